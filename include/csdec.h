@@ -1,0 +1,471 @@
+/*
+ * csdec.h - the one public header of libcsdec, a decoder for ARM CoreSight
+ * program-flow trace: ETMv3 (ARM IHI 0014) and PTM/PFT (ARM IHI 0035).
+ *
+ * Layers (each usable on its own):
+ *   frame demultiplexer  capture bytes -> per-trace-ID byte runs
+ *   packet decoders      per-ID bytes  -> struct csd_packet
+ *   packet encoders      struct csd_packet -> bytes (tests, trace generator)
+ *   snapshot reader      CoreSight snapshot directory -> buffers, sources, dumps
+ *
+ * Conventions
+ *   - Every function that can fail returns an int: 0 (CSD_OK) or a positive
+ *     count on success, a negative enum csd_error value on failure.
+ *   - Decoders are opaque and allocated by *_new(); *_free(NULL) is a no-op.
+ *   - Configuration structs start with a `size` member that the caller sets to
+ *     sizeof(the struct) it was compiled with; the library accepts smaller
+ *     (older) structs and treats missing members as zero.
+ *   - Nothing in the library prints; nothing keeps a pointer to caller
+ *     memory beyond what the function documents.
+ */
+#ifndef CSDEC_H
+#define CSDEC_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define CSDEC_VERSION_MAJOR 0
+#define CSDEC_VERSION_MINOR 1
+#define CSDEC_VERSION_PATCH 0
+
+/** Library version as "MAJOR.MINOR.PATCH". Never fails. */
+const char *csd_version(void);
+
+/* ------------------------------------------------------------------------
+ * Errors
+ * ---------------------------------------------------------------------- */
+
+enum csd_error {
+	CSD_OK = 0,
+	CSD_EINVAL = -1,       /**< invalid argument: NULL pointer, bad size, value out of range */
+	CSD_ENOMEM = -2,       /**< memory allocation failed */
+	CSD_EAGAIN = -3,       /**< decoder needs more input (all bytes given were consumed) */
+	CSD_EEOS = -4,         /**< end of stream: finished and fully drained */
+	CSD_EIO = -5,          /**< a file could not be opened or read */
+	CSD_EFORMAT = -6,      /**< malformed input file (snapshot .ini, ELF, ...) */
+	CSD_ENOENT = -7,       /**< the named item (file, section, key, device, trace ID) does not exist */
+	CSD_EBADPKT = -8,      /**< a packet cannot be encoded as given (field out of range for the protocol) */
+	CSD_ENOSPC = -9,       /**< the output buffer is too small */
+	CSD_EUNSUPPORTED = -10,/**< protocol, version or feature not supported */
+	CSD_ENOMAP = -11,      /**< memory not accessible: no image section covers the address */
+};
+
+/** Short English description of an error code; never NULL. */
+const char *csd_errstr(int err);
+
+/* ------------------------------------------------------------------------
+ * Common types
+ * ---------------------------------------------------------------------- */
+
+/** Instruction set state. */
+enum csd_isa {
+	CSD_ISA_UNKNOWN = 0,
+	CSD_ISA_ARM = 1,       /**< A32 */
+	CSD_ISA_THUMB = 2,     /**< T32 (Thumb and Thumb-2) */
+	CSD_ISA_THUMBEE = 3,
+	CSD_ISA_JAZELLE = 4,
+};
+
+/** Short name of an instruction set: "A32", "T32", "ThumbEE", "Jazelle", "unknown". */
+const char *csd_isa_name(int isa);
+
+enum csd_protocol {
+	CSD_PROTO_UNKNOWN = 0,
+	CSD_PROTO_ETM3 = 1,    /**< ETMv3.0 - ETMv3.5 */
+	CSD_PROTO_PTM = 2,     /**< PFT 1.0 / 1.1 (PTM) */
+};
+
+/**
+ * A run of trace bytes of one source together with where each byte sits in
+ * the capture file. Input of the packet decoders, output of the frame
+ * demultiplexer.
+ */
+struct csd_bytes {
+	const uint8_t *data;
+	size_t size;
+	/** offsets[i] is the capture offset of data[i]; NULL means base + i. */
+	const uint64_t *offsets;
+	uint64_t base;
+	/** Trace ID the bytes belong to (0 when not known). */
+	uint8_t id;
+};
+
+/* ------------------------------------------------------------------------
+ * Trace source configuration
+ * ---------------------------------------------------------------------- */
+
+/** Core profile, where it changes the meaning of trace (exception numbers). */
+enum csd_core_profile {
+	CSD_CORE_A = 0,        /**< Cortex-A / classic ARM (default) */
+	CSD_CORE_R = 1,
+	CSD_CORE_M = 2,        /**< ARMv7-M: Thumb only, exception numbers up to 511 */
+};
+
+/**
+ * Configuration of one trace source, as the ETM/PTM registers were programmed
+ * during capture. Everything the packet parsers need is derived from these:
+ *   ETMCR   cycle-accurate (bit 12), context ID size (bits 15:14), timestamps
+ *           (bit 28), VMID (bit 30), return stack (PTM bit 29), branch
+ *           broadcast (bit 8), data trace (bits 3:2), data-only mode (bit 20)
+ *   ETMCCER timestamp size and encoding, virtualisation extensions
+ *   ETMIDR  protocol version (ETMv3.x / PFT1.x), alternative branch encoding
+ */
+struct csd_trace_config {
+	size_t size;            /**< sizeof(struct csd_trace_config) */
+	uint32_t protocol;      /**< enum csd_protocol */
+	uint32_t etmcr;
+	uint32_t etmccer;
+	uint32_t etmidr;
+	uint8_t trace_id;
+	uint8_t core_profile;   /**< enum csd_core_profile */
+};
+
+/* ------------------------------------------------------------------------
+ * Frame demultiplexer (CoreSight trace formatter)
+ * ---------------------------------------------------------------------- */
+
+enum csd_frame_format {
+	/** One unformatted source: every byte belongs to config.raw_id. */
+	CSD_FRAME_RAW = 0,
+	/** 16-byte formatter frames aligned to the buffer start (ETB, ETF, ETR). */
+	CSD_FRAME_ALIGNED = 1,
+	/**
+	 * Formatter frames on a trace port (TPIU, DSTREAM): frame
+	 * synchronisation packets (FSYNC 0x7FFFFFFF, bytes FF FF FF 7F) give
+	 * alignment and may appear between frames; half-word syncs (HSYNC
+	 * 0x7FFF, bytes FF 7F) may appear at half-word positions inside frames
+	 * and are removed.
+	 */
+	CSD_FRAME_PORT = 2,
+};
+
+struct csd_frame_config {
+	size_t size;            /**< sizeof(struct csd_frame_config) */
+	uint32_t format;        /**< enum csd_frame_format */
+	uint8_t raw_id;         /**< CSD_FRAME_RAW: trace ID reported for every byte */
+};
+
+/** What csd_frame_next() delivers. */
+enum csd_frame_event {
+	CSD_FRAME_DATA = 1,     /**< out->bytes holds trace bytes of one ID */
+	CSD_FRAME_SYNC = 2,     /**< a frame synchronisation packet at out->offset */
+	CSD_FRAME_ERROR = 3,    /**< bad frame bytes at out->offset; out->reason says why */
+};
+
+struct csd_frame_out {
+	uint32_t event;         /**< enum csd_frame_event */
+	struct csd_bytes bytes; /**< CSD_FRAME_DATA: valid until the next call */
+	uint64_t offset;        /**< CSD_FRAME_SYNC / CSD_FRAME_ERROR: capture offset */
+	const char *reason;     /**< CSD_FRAME_ERROR: static English text */
+};
+
+typedef struct csd_frame_decoder csd_frame_decoder;
+
+/**
+ * Create a frame demultiplexer.
+ * Returns NULL if cfg is NULL or invalid, or memory is short.
+ */
+csd_frame_decoder *csd_frame_new(const struct csd_frame_config *cfg);
+
+/** Free a frame demultiplexer; NULL is ignored. */
+void csd_frame_free(csd_frame_decoder *dec);
+
+/**
+ * Give the next bytes of the capture, which start at capture offset
+ * `offset`. The bytes must stay valid until csd_frame_next() returns
+ * CSD_EAGAIN. Partial frames are kept internally across calls.
+ * Errors: CSD_EINVAL (NULL decoder, or data NULL with size > 0, or input
+ * still pending).
+ */
+int csd_frame_feed(csd_frame_decoder *dec, const uint8_t *data, size_t size, uint64_t offset);
+
+/**
+ * Deliver the next event. Returns 0 with *out filled, CSD_EAGAIN when the
+ * fed bytes are used up, CSD_EEOS after csd_frame_finish() once drained.
+ * Errors: CSD_EINVAL (NULL argument).
+ */
+int csd_frame_next(csd_frame_decoder *dec, struct csd_frame_out *out);
+
+/**
+ * Declare the end of the capture. An incomplete last frame is reported by
+ * csd_frame_next() as a CSD_FRAME_ERROR. Errors: CSD_EINVAL.
+ */
+int csd_frame_finish(csd_frame_decoder *dec);
+
+/* ------------------------------------------------------------------------
+ * Packets (shared by both protocols)
+ * ---------------------------------------------------------------------- */
+
+enum csd_pkt_type {
+	CSD_PKT_NOSYNC = 1,          /**< bytes seen before the first A-sync (size = count) */
+	CSD_PKT_ASYNC,               /**< alignment synchronisation */
+	CSD_PKT_ISYNC,               /**< instruction synchronisation */
+	CSD_PKT_PHEADER,             /**< ETMv3 P-header: atoms */
+	CSD_PKT_ATOM,                /**< PTM atom packet */
+	CSD_PKT_BRANCH,              /**< branch address, with or without exception */
+	CSD_PKT_WAYPOINT,            /**< PTM waypoint update */
+	CSD_PKT_CYCLE_COUNT,
+	CSD_PKT_CONTEXT_ID,
+	CSD_PKT_VMID,
+	CSD_PKT_TIMESTAMP,
+	CSD_PKT_TRIGGER,
+	CSD_PKT_IGNORE,
+	CSD_PKT_EXCEPTION_RETURN,    /**< PTM exception return */
+	CSD_PKT_EXCEPTION_ENTRY,     /**< ETMv3 exception entry (Cortex-M) */
+	CSD_PKT_EXCEPTION_EXIT,      /**< ETMv3 exception exit (Cortex-M) */
+	CSD_PKT_NORMAL_DATA,         /**< ETMv3 data trace */
+	CSD_PKT_OOO_DATA,            /**< ETMv3 out-of-order data */
+	CSD_PKT_OOO_PLACEHOLDER,     /**< ETMv3 out-of-order placeholder */
+	CSD_PKT_STORE_FAILED,
+	CSD_PKT_VALUE_NOT_TRACED,
+	CSD_PKT_DATA_SUPPRESSED,
+	CSD_PKT_ERROR,               /**< bad bytes; `error` says why; decoder resynchronises at the next A-sync */
+	CSD_PKT_TYPE_COUNT
+};
+
+/** Lower-case name of a packet type ("isync", "pheader", "nosync", ...); "unknown" if out of range. */
+const char *csd_pkt_type_name(int type);
+
+/** I-sync reason (both protocols use the same 2-bit codes). */
+enum csd_sync_reason {
+	CSD_REASON_PERIODIC = 0,
+	CSD_REASON_TRACE_ON = 1,
+	CSD_REASON_OVERFLOW = 2,
+	CSD_REASON_DEBUG_EXIT = 3,
+};
+
+/** Lower-case name of an I-sync reason: "periodic", "trace_on", "overflow", "debug_exit". */
+const char *csd_reason_name(int reason);
+
+/** Flags of struct csd_packet: which optional facts the packet carries. */
+enum csd_pkt_flag {
+	CSD_PKTF_ISA = 1u << 0,          /**< `isa` is stated by this packet */
+	CSD_PKTF_SECURITY = 1u << 1,     /**< NS and HYP are stated by this packet */
+	CSD_PKTF_NS = 1u << 2,           /**< non-secure state */
+	CSD_PKTF_HYP = 1u << 3,          /**< Hyp mode */
+	CSD_PKTF_ALTISA = 1u << 4,       /**< AltISA bit set (ThumbEE with T) */
+	CSD_PKTF_EXCEPTION = 1u << 5,    /**< branch: exception information present; `exception` valid */
+	CSD_PKTF_CANCEL = 1u << 6,       /**< branch: the last traced instruction was cancelled */
+	CSD_PKTF_RESUME = 1u << 7,       /**< ETMv3 branch: resume (Cortex-M exception return into a part-executed instruction) */
+	CSD_PKTF_CYCLE_COUNT = 1u << 8,  /**< `cycle_count` valid */
+	CSD_PKTF_CONTEXT_ID = 1u << 9,   /**< `context_id` valid */
+	CSD_PKTF_LSIP = 1u << 10,        /**< ETMv3 load/store-in-progress I-sync; `data_insn_addr` valid */
+	CSD_PKTF_DATA_ONLY = 1u << 11,   /**< ETMv3 data-only I-sync (no instruction address) */
+	CSD_PKTF_DATA_ADDR = 1u << 12,   /**< `data_addr` valid */
+	CSD_PKTF_DATA_VALUE = 1u << 13,  /**< `data_value` / `data_size` valid */
+	CSD_PKTF_BIG_ENDIAN = 1u << 14,  /**< ETMv3 data: big-endian access (E bit of the data address) */
+	CSD_PKTF_LINK = 1u << 15,        /**< reserved for decoders that know a branch links */
+};
+
+/** Atoms of an ETMv3 P-header or a PTM atom packet. */
+struct csd_atoms {
+	uint32_t en;      /**< bit i (i = 0 oldest): 1 = E (executed / passed), 0 = N (failed) */
+	uint8_t num;      /**< number of instruction atoms (E or N) */
+	uint8_t w;        /**< ETMv3 cycle-accurate: number of W (cycle) atoms */
+	uint8_t format;   /**< ETMv3 P-header format 0..4 (see IHI 0014 tables 7.2, 7.3); PTM: 0 */
+};
+
+#define CSD_PKT_RAW_MAX 24
+
+/**
+ * One decoded packet. Addresses are fully resolved: compressed addresses
+ * are expanded against the decoder's previous address.
+ */
+struct csd_packet {
+	uint32_t type;            /**< enum csd_pkt_type */
+	uint32_t flags;           /**< enum csd_pkt_flag bits */
+	uint64_t offset;          /**< capture offset of the first byte */
+	uint32_t size;            /**< bytes in the packet (NOSYNC, ASYNC, IGNORE: bytes in the run) */
+	uint8_t raw[CSD_PKT_RAW_MAX]; /**< the first min(size, CSD_PKT_RAW_MAX) bytes */
+
+	uint32_t addr;            /**< ISYNC / BRANCH / WAYPOINT / OOO_PLACEHOLDER: instruction address */
+	uint8_t addr_bytes;       /**< BRANCH / WAYPOINT / LSiP: address bytes in the packet; encoders: 0 = smallest */
+	uint8_t isa;              /**< enum csd_isa, valid with CSD_PKTF_ISA */
+	uint8_t reason;           /**< ISYNC: enum csd_sync_reason */
+	uint8_t vmid;             /**< VMID */
+	uint16_t exception;       /**< BRANCH with CSD_PKTF_EXCEPTION: exception number as encoded */
+	uint8_t ts_bits;          /**< TIMESTAMP: number of low timestamp bits the packet supplied */
+	uint8_t data_size;        /**< data packets: value size in bytes (0, 1, 2, 4) */
+	uint32_t cycle_count;     /**< with CSD_PKTF_CYCLE_COUNT */
+	uint32_t context_id;      /**< CONTEXT_ID, or ISYNC with CSD_PKTF_CONTEXT_ID */
+	uint64_t timestamp;       /**< TIMESTAMP: full value (low bits merged into the previous one) */
+	struct csd_atoms atoms;   /**< PHEADER / ATOM */
+	uint32_t data_insn_addr;  /**< LSiP I-sync: address of the data instruction (implied executed) */
+	uint32_t data_addr;       /**< data packets with CSD_PKTF_DATA_ADDR */
+	uint32_t data_value;      /**< data packets with CSD_PKTF_DATA_VALUE */
+	uint8_t tag;              /**< OOO_DATA / OOO_PLACEHOLDER: tag 1..3 */
+	const char *error;        /**< ERROR: static English reason */
+};
+
+/* ------------------------------------------------------------------------
+ * ETMv3 packet decoder and encoder
+ * ---------------------------------------------------------------------- */
+
+typedef struct csd_etm3_pkt_decoder csd_etm3_pkt_decoder;
+
+/**
+ * Create an ETMv3 packet decoder for a source configured as `cfg`.
+ * Returns NULL if cfg is NULL, cfg->size is too small, or memory is short.
+ */
+csd_etm3_pkt_decoder *csd_etm3_pkt_new(const struct csd_trace_config *cfg);
+
+/** Free an ETMv3 packet decoder; NULL is ignored. */
+void csd_etm3_pkt_free(csd_etm3_pkt_decoder *dec);
+
+/**
+ * Give the decoder the next bytes of its source. The bytes (and offsets)
+ * must stay valid until csd_etm3_pkt_next() returns CSD_EAGAIN; a packet
+ * split across two runs is reassembled internally.
+ * Errors: CSD_EINVAL (NULL argument, or previous input not yet consumed).
+ */
+int csd_etm3_pkt_feed(csd_etm3_pkt_decoder *dec, const struct csd_bytes *in);
+
+/**
+ * Decode the next packet into *pkt. Returns 0 on a packet, CSD_EAGAIN when
+ * the input is used up, CSD_EEOS after csd_etm3_pkt_finish() once drained.
+ * Bad bytes come out as CSD_PKT_ERROR packets (not as a negative return).
+ * Errors: CSD_EINVAL (NULL argument).
+ */
+int csd_etm3_pkt_next(csd_etm3_pkt_decoder *dec, struct csd_packet *pkt);
+
+/**
+ * Declare the end of the stream: a partial packet held internally is
+ * delivered by csd_etm3_pkt_next() as a CSD_PKT_ERROR ("truncated").
+ * Errors: CSD_EINVAL.
+ */
+int csd_etm3_pkt_finish(csd_etm3_pkt_decoder *dec);
+
+/** Forget all state; the decoder waits for an A-sync again. Errors: CSD_EINVAL. */
+int csd_etm3_pkt_reset(csd_etm3_pkt_decoder *dec);
+
+typedef struct csd_etm3_encoder csd_etm3_encoder;
+
+/** Create an ETMv3 packet encoder; NULL if cfg is invalid or memory is short. */
+csd_etm3_encoder *csd_etm3_enc_new(const struct csd_trace_config *cfg);
+
+/** Free an encoder; NULL is ignored. */
+void csd_etm3_enc_free(csd_etm3_encoder *enc);
+
+/**
+ * Encode one packet into buf. Branch and I-sync addresses are compressed
+ * against the encoder's previous address exactly as the decoder expands
+ * them (pkt->addr_bytes forces a longer form; 0 = smallest). Returns the
+ * number of bytes written.
+ * Errors: CSD_EINVAL (NULL argument), CSD_EBADPKT (type or field cannot be
+ * encoded under this configuration), CSD_ENOSPC (cap too small).
+ */
+int csd_etm3_enc_packet(csd_etm3_encoder *enc, const struct csd_packet *pkt, uint8_t *buf, size_t cap);
+
+/* ------------------------------------------------------------------------
+ * PTM (PFT) packet decoder and encoder
+ * ---------------------------------------------------------------------- */
+
+typedef struct csd_ptm_pkt_decoder csd_ptm_pkt_decoder;
+
+/** Create a PTM packet decoder; NULL if cfg is invalid or memory is short. */
+csd_ptm_pkt_decoder *csd_ptm_pkt_new(const struct csd_trace_config *cfg);
+
+/** Free a PTM packet decoder; NULL is ignored. */
+void csd_ptm_pkt_free(csd_ptm_pkt_decoder *dec);
+
+/** As csd_etm3_pkt_feed(). Errors: CSD_EINVAL. */
+int csd_ptm_pkt_feed(csd_ptm_pkt_decoder *dec, const struct csd_bytes *in);
+
+/** As csd_etm3_pkt_next(). Errors: CSD_EINVAL. */
+int csd_ptm_pkt_next(csd_ptm_pkt_decoder *dec, struct csd_packet *pkt);
+
+/** As csd_etm3_pkt_finish(). Errors: CSD_EINVAL. */
+int csd_ptm_pkt_finish(csd_ptm_pkt_decoder *dec);
+
+/** As csd_etm3_pkt_reset(). Errors: CSD_EINVAL. */
+int csd_ptm_pkt_reset(csd_ptm_pkt_decoder *dec);
+
+typedef struct csd_ptm_encoder csd_ptm_encoder;
+
+/** Create a PTM packet encoder; NULL if cfg is invalid or memory is short. */
+csd_ptm_encoder *csd_ptm_enc_new(const struct csd_trace_config *cfg);
+
+/** Free an encoder; NULL is ignored. */
+void csd_ptm_enc_free(csd_ptm_encoder *enc);
+
+/** As csd_etm3_enc_packet(). Errors: CSD_EINVAL, CSD_EBADPKT, CSD_ENOSPC. */
+int csd_ptm_enc_packet(csd_ptm_encoder *enc, const struct csd_packet *pkt, uint8_t *buf, size_t cap);
+
+/* ------------------------------------------------------------------------
+ * Snapshot reader (CoreSight snapshot directories as written by DS-5)
+ * ---------------------------------------------------------------------- */
+
+typedef struct csd_snapshot csd_snapshot;
+
+/** A trace buffer of the snapshot (trace.ini [bufferN]). */
+struct csd_snapshot_buffer {
+	const char *name;         /**< e.g. "ETB_0" */
+	const char *path;         /**< file path, joined with the snapshot directory */
+	const char *format;       /**< as written: "coresight", "source_data", "dstream_coresight", ... */
+	uint32_t frame_format;    /**< enum csd_frame_format implied by `format` */
+};
+
+/** A trace source of the snapshot (device with class=trace_source). */
+struct csd_snapshot_source {
+	const char *name;         /**< device name, e.g. "ETM_0" */
+	const char *type;         /**< device type, e.g. "ETM3.5", "PTM1.1", "ITM" */
+	const char *core_name;    /**< core it traces (core_trace_sources), or NULL */
+	const char *core_type;    /**< that core's type, e.g. "Cortex-A7", or NULL */
+	int buffer;               /**< index of its buffer (source_buffers), or -1 */
+	struct csd_trace_config config; /**< protocol, registers, trace ID, core profile */
+};
+
+/** A memory dump of a core device ([dump*] section). */
+struct csd_snapshot_dump {
+	const char *device;       /**< device name the dump belongs to */
+	const char *path;         /**< file path, joined with the snapshot directory */
+	const char *space;        /**< memory space as written ("S", "N", ...), or NULL */
+	uint64_t address;         /**< load address */
+	uint64_t offset;          /**< offset into the file (0 if not given) */
+	uint64_t length;          /**< bytes; 0 = to the end of the file */
+};
+
+/**
+ * Read the snapshot in directory `dir` (snapshot.ini, the device files and
+ * trace metadata it names). On failure *out is NULL and, if errbuf is not
+ * NULL, errbuf receives "FILE:LINE: reason" (or "FILE: reason").
+ * Errors: CSD_EINVAL, CSD_EIO (missing/unreadable file), CSD_EFORMAT
+ * (malformed file), CSD_ENOMEM.
+ */
+int csd_snapshot_open(const char *dir, csd_snapshot **out, char *errbuf, size_t errlen);
+
+/** Free a snapshot; NULL is ignored. */
+void csd_snapshot_free(csd_snapshot *snap);
+
+/** Number of trace buffers; 0 for NULL. */
+size_t csd_snapshot_num_buffers(const csd_snapshot *snap);
+/** Buffer i; NULL if out of range. Valid until csd_snapshot_free(). */
+const struct csd_snapshot_buffer *csd_snapshot_buffer(const csd_snapshot *snap, size_t i);
+
+/** Number of trace sources (all, including protocols csdec does not decode); 0 for NULL. */
+size_t csd_snapshot_num_sources(const csd_snapshot *snap);
+/** Source i; NULL if out of range. Valid until csd_snapshot_free(). */
+const struct csd_snapshot_source *csd_snapshot_source(const csd_snapshot *snap, size_t i);
+
+/** Number of memory dumps; 0 for NULL. */
+size_t csd_snapshot_num_dumps(const csd_snapshot *snap);
+/** Dump i; NULL if out of range. Valid until csd_snapshot_free(). */
+const struct csd_snapshot_dump *csd_snapshot_dump(const csd_snapshot *snap, size_t i);
+
+/**
+ * Look up register `reg` of device `device` (names case-insensitive; the
+ * register may be written "ETMCR", "ETMCR(0x000)" or "ETMCR(id:0x0)").
+ * Errors: CSD_EINVAL, CSD_ENOENT (no such device or register),
+ * CSD_EFORMAT (value is not a number).
+ */
+int csd_snapshot_reg(const csd_snapshot *snap, const char *device, const char *reg, uint64_t *value);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* CSDEC_H */

@@ -1,0 +1,58 @@
+/* pkt_input.h - the byte input of a packet decoder: runs of one source's
+ * bytes, reassembly of packets split across runs, and the search for the
+ * A-sync pattern shared by ETMv3 and PTM (internal). */
+#ifndef CSD_PKT_INPUT_H
+#define CSD_PKT_INPUT_H
+
+#include "csdec.h"
+
+/* Longest packet either protocol can produce, plus room: ETMv3 LSiP I-sync
+ * with cycle count and a 6-byte address is 21 bytes. */
+#define CSDI_STAGE_MAX 48
+
+struct csdi_input {
+	struct csd_bytes run;   /* bytes of the current feed */
+	size_t pos;             /* run bytes consumed */
+	int have_run;           /* a run was fed and not yet used up */
+	int finished;           /* end of stream declared */
+	/* Bytes of a packet that began in an earlier run. */
+	uint8_t stage[CSDI_STAGE_MAX];
+	uint64_t stage_off[CSDI_STAGE_MAX];
+	size_t stage_len;       /* bytes kept from earlier runs */
+	size_t view_len;        /* stage_len + run bytes copied in by the last view */
+	/* A-sync search state (unsynchronised decoder). */
+	size_t skipped;         /* bytes passed over, not yet reported */
+	uint64_t skip_off;
+	uint8_t skip_raw[CSD_PKT_RAW_MAX];
+	size_t zeros;           /* consecutive 0x00 bytes seen */
+	uint64_t zero_off;      /* offset of the first of them */
+	int async_ready;        /* an A-sync was found; report it next */
+	size_t async_len;
+};
+
+void csdi_in_reset(struct csdi_input *in);
+/* Accept a new run; CSD_EINVAL if the previous one is not used up. */
+int csdi_in_feed(struct csdi_input *in, const struct csd_bytes *b);
+/* The unread bytes, contiguous: packet bytes kept from earlier runs followed
+ * by (a prefix of) the current run. Returns how many; *p points at them. */
+size_t csdi_in_view(struct csdi_input *in, const uint8_t **p);
+/* Capture offset of byte k of the last view. */
+uint64_t csdi_in_offset(const struct csdi_input *in, size_t k);
+/* n bytes of the last view form a packet (or were skipped). */
+void csdi_in_consume(struct csdi_input *in, size_t n);
+/* The last view holds only the start of a packet: keep those bytes until
+ * the next run arrives. */
+void csdi_in_stash(struct csdi_input *in);
+/* Fill pkt's offset, size and raw bytes from the first n view bytes. */
+void csdi_in_fill(const struct csdi_input *in, const uint8_t *p, size_t n, struct csd_packet *pkt);
+
+/*
+ * Look for the A-sync pattern: at least five 0x00 bytes then 0x80.
+ * Returns 1 with *pkt set to a CSD_PKT_NOSYNC packet (the bytes passed over
+ * before the pattern, or everything at the end of the stream), or to the
+ * CSD_PKT_ASYNC packet once found (the decoder is then synchronised);
+ * returns 0 when more input is needed.
+ */
+int csdi_in_seek_async(struct csdi_input *in, struct csd_packet *pkt);
+
+#endif

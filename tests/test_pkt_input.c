@@ -1,0 +1,102 @@
+/* Unit tests of the shared packet-decoder input: staging across runs and
+ * the A-sync search. */
+#include "check.h"
+#include "pkt_input.h"
+
+static void test_stage_across_runs(void)
+{
+	struct csdi_input in;
+	csdi_in_reset(&in);
+	const uint8_t a[] = { 1, 2, 3 };
+	const uint8_t b[] = { 4, 5, 6, 7 };
+	uint64_t boff[] = { 100, 101, 110, 111 };
+	struct csd_bytes ra = { .data = a, .size = 3, .base = 10 };
+	struct csd_bytes rb = { .data = b, .size = 4, .offsets = boff };
+	const uint8_t *p;
+
+	CHECK_EQ(csdi_in_feed(&in, &ra), 0);
+	CHECK_EQ(csdi_in_view(&in, &p), 3);
+	csdi_in_consume(&in, 1);                 /* packet "1" */
+	CHECK_EQ(csdi_in_view(&in, &p), 2);
+	CHECK_EQ(p[0], 2);
+	CHECK_EQ(csdi_in_offset(&in, 0), 11);
+	csdi_in_stash(&in);                      /* "2 3" needs more */
+	CHECK_EQ(csdi_in_view(&in, &p), 2);      /* nothing new yet */
+	CHECK_EQ(csdi_in_feed(&in, &rb), 0);
+	CHECK_EQ(csdi_in_view(&in, &p), 6);
+	CHECK_EQ(p[0], 2);
+	CHECK_EQ(p[2], 4);
+	CHECK_EQ(csdi_in_offset(&in, 1), 12);
+	CHECK_EQ(csdi_in_offset(&in, 3), 101);
+	csdi_in_consume(&in, 4);                 /* packet "2 3 4 5" */
+	CHECK_EQ(csdi_in_view(&in, &p), 2);
+	CHECK_EQ(p[0], 6);
+	CHECK_EQ(csdi_in_offset(&in, 0), 110);
+	csdi_in_consume(&in, 1);
+	/* Consuming less than the staged part keeps the rest staged. */
+	csdi_in_stash(&in);                      /* "7" */
+	const uint8_t c[] = { 8 };
+	struct csd_bytes rc = { .data = c, .size = 1, .base = 200 };
+	CHECK_EQ(csdi_in_feed(&in, &rc), 0);
+	CHECK_EQ(csdi_in_view(&in, &p), 2);
+	csdi_in_consume(&in, 1);
+	CHECK_EQ(csdi_in_view(&in, &p), 1);
+	CHECK_EQ(p[0], 8);
+	CHECK_EQ(csdi_in_offset(&in, 0), 200);
+	csdi_in_consume(&in, 1);
+	CHECK_EQ(csdi_in_view(&in, &p), 0);
+	/* A new run is refused while the previous one is unread. */
+	CHECK_EQ(csdi_in_feed(&in, &rb), 0);
+	CHECK_EQ(csdi_in_feed(&in, &rb), CSD_EINVAL);
+}
+
+static void test_seek_async(void)
+{
+	struct csdi_input in;
+	struct csd_packet pkt;
+	csdi_in_reset(&in);
+	/* 3 junk bytes, 4 zeros (too few), junk, then 6 zeros + 0x80 split over two runs. */
+	const uint8_t a[] = { 0x12, 0x34, 0x56, 0, 0, 0, 0, 0x80, 0, 0, 0 };
+	const uint8_t b[] = { 0, 0, 0, 0x80, 0x99 };
+	struct csd_bytes ra = { .data = a, .size = sizeof(a), .base = 0 };
+	struct csd_bytes rb = { .data = b, .size = sizeof(b), .base = 1000 };
+	CHECK_EQ(csdi_in_feed(&in, &ra), 0);
+	CHECK_EQ(csdi_in_seek_async(&in, &pkt), 0);
+	CHECK_EQ(csdi_in_feed(&in, &rb), 0);
+	CHECK_EQ(csdi_in_seek_async(&in, &pkt), 1);
+	CHECK_EQ(pkt.type, CSD_PKT_NOSYNC);
+	CHECK_EQ(pkt.offset, 0);
+	CHECK_EQ(pkt.size, 8);
+	CHECK_EQ(pkt.raw[7], 0x80);
+	CHECK_EQ(csdi_in_seek_async(&in, &pkt), 1);
+	CHECK_EQ(pkt.type, CSD_PKT_ASYNC);
+	CHECK_EQ(pkt.offset, 8);
+	CHECK_EQ(pkt.size, 7);
+	CHECK_EQ(pkt.raw[6], 0x80);
+	const uint8_t *p;
+	CHECK_EQ(csdi_in_view(&in, &p), 1);
+	CHECK_EQ(p[0], 0x99);
+
+	/* End of stream with no A-sync: everything is one nosync packet. */
+	csdi_in_reset(&in);
+	const uint8_t c[] = { 0, 0, 7, 0, 0 };
+	struct csd_bytes rcb = { .data = c, .size = sizeof(c), .base = 50 };
+	CHECK_EQ(csdi_in_feed(&in, &rcb), 0);
+	CHECK_EQ(csdi_in_seek_async(&in, &pkt), 0);
+	in.finished = 1;
+	CHECK_EQ(csdi_in_seek_async(&in, &pkt), 1);
+	CHECK_EQ(pkt.type, CSD_PKT_NOSYNC);
+	CHECK_EQ(pkt.offset, 50);
+	CHECK_EQ(pkt.size, 5);
+	CHECK_EQ(csdi_in_seek_async(&in, &pkt), 0);
+}
+
+int main(void)
+{
+	test_stage_across_runs();
+	test_seek_async();
+	CHECK_STR(csd_pkt_type_name(CSD_PKT_NOSYNC), "nosync");
+	CHECK_STR(csd_pkt_type_name(0), "unknown");
+	CHECK_STR(csd_errstr(CSD_EAGAIN), "more input needed");
+	return check_done("test_pkt_input");
+}
