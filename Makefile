@@ -58,12 +58,14 @@ $(B)/csdec: tools/csdec.c $(B)/libcsdec.a
 
 # Unit tests: each tests/test_X.c is one program, linked with the library
 # objects built from source (internal headers in src/ are visible).
+# A test needing extra libraries sets TEST_LDLIBS_<name> in tests/<name>.mk.
+-include $(wildcard tests/*.mk)
 $(B)/tests/%: tests/%.c tests/check.h $(LIB_OBJ)
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) -Isrc $(CFLAGS) -o $@ $< $(LIB_OBJ)
+	$(CC) $(CPPFLAGS) -Isrc $(CFLAGS) -o $@ $< $(LIB_OBJ) $(TEST_LDLIBS_$*)
 $(B)/tests-san/%: tests/%.c tests/check.h $(SAN_OBJ)
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) -Isrc $(CFLAGS) $(SAN) -o $@ $< $(SAN_OBJ)
+	$(CC) $(CPPFLAGS) -Isrc $(CFLAGS) $(SAN) -o $@ $< $(SAN_OBJ) $(TEST_LDLIBS_$*)
 
 test: test-plain test-san
 
