@@ -396,6 +396,64 @@ void csd_ptm_enc_free(csd_ptm_encoder *enc);
 int csd_ptm_enc_packet(csd_ptm_encoder *enc, const struct csd_packet *pkt, uint8_t *buf, size_t cap);
 
 /* ------------------------------------------------------------------------
+ * Memory image: the program code the flow decoders walk
+ * ---------------------------------------------------------------------- */
+
+typedef struct csd_image csd_image;
+
+/**
+ * Read-memory callback: copy up to `size` bytes at `addr` into buf and
+ * return how many were copied (0: not accessible). Called only for
+ * addresses no section covers.
+ */
+typedef size_t (*csd_read_memory_fn)(void *ctx, uint64_t addr, uint8_t *buf, size_t size);
+
+/** Create an empty image; NULL if memory is short. */
+csd_image *csd_image_new(void);
+
+/** Free an image and everything it loaded or mapped; NULL is ignored. */
+void csd_image_free(csd_image *img);
+
+/**
+ * Add `size` bytes of caller memory as the contents of [addr, addr+size).
+ * With copy = 0 the memory is referenced and must outlive the image.
+ * Sections added later take precedence where they overlap earlier ones.
+ * Errors: CSD_EINVAL (NULL image, data NULL with size > 0, range wraps
+ * past 2^32), CSD_ENOMEM.
+ */
+int csd_image_add_buffer(csd_image *img, uint64_t addr, const void *data, size_t size, int copy);
+
+/**
+ * Add bytes of a raw binary file: `size` bytes (0 = to the end) from
+ * `file_offset`, at address `addr`.
+ * Errors: CSD_EINVAL, CSD_EIO (cannot open/read, or range past the end of
+ * the file), CSD_ENOMEM.
+ */
+int csd_image_add_file(csd_image *img, const char *path, uint64_t file_offset, uint64_t size, uint64_t addr);
+
+/**
+ * Add the PT_LOAD segments of a 32-bit little-endian ELF file (their file
+ * bytes; zero-fill is not code), each moved by `bias` bytes.
+ * Returns the number of segments added.
+ * Errors: CSD_EINVAL, CSD_EIO, CSD_EFORMAT (not a 32-bit little-endian
+ * ELF, or headers point outside the file), CSD_ENOMEM.
+ */
+int csd_image_add_elf(csd_image *img, const char *path, int64_t bias);
+
+/**
+ * Use `fn` for addresses that no section covers (NULL removes it).
+ * Errors: CSD_EINVAL.
+ */
+int csd_image_set_callback(csd_image *img, csd_read_memory_fn fn, void *ctx);
+
+/**
+ * Copy up to `size` bytes at `addr` into buf; returns how many bytes were
+ * readable contiguously from addr (stopping at the first inaccessible one).
+ * Errors: CSD_EINVAL, CSD_ENOMAP (the byte at addr is not accessible).
+ */
+int csd_image_read(csd_image *img, uint64_t addr, uint8_t *buf, size_t size);
+
+/* ------------------------------------------------------------------------
  * Snapshot reader (CoreSight snapshot directories as written by DS-5)
  * ---------------------------------------------------------------------- */
 

@@ -1,0 +1,334 @@
+/*
+ * image.c - the memory image the flow decoders read code from: sections
+ * from caller buffers, raw files and ELF PT_LOAD segments, plus an optional
+ * read callback for everything else.
+ *
+ * Files are mapped, not copied, so a large image costs address space only.
+ * Lookups first try the section that satisfied the previous one: code is
+ * read in runs, so that hit rate is nearly 100%.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "image.h"
+
+#define ADDR_LIMIT (UINT64_C(1) << 32)
+#define CB_PAGE 4096
+
+struct section {
+	uint64_t start, end;      /* [start, end) */
+	const uint8_t *data;      /* bytes of start */
+	void *owned;              /* malloc'ed copy to free, or NULL */
+	void *map;                /* mmap'ed region to unmap, or NULL */
+	size_t map_len;
+};
+
+struct csd_image {
+	struct section *sec;
+	size_t nsec, cap;
+	/* The previous hit: section `last` is what is visible in
+	 * [win_lo, win_hi) (newer overlapping sections cut the window). */
+	size_t last;
+	uint64_t win_lo, win_hi;
+	csd_read_memory_fn cb;
+	void *cb_ctx;
+	uint8_t page[CB_PAGE];    /* callback memory cache */
+	uint64_t page_addr;
+	size_t page_len;          /* 0: cache empty */
+	uint64_t generation;
+};
+
+csd_image *csd_image_new(void)
+{
+	csd_image *img = calloc(1, sizeof(*img));
+	return img;
+}
+
+void csd_image_free(csd_image *img)
+{
+	if (!img)
+		return;
+	for (size_t i = 0; i < img->nsec; i++) {
+		free(img->sec[i].owned);
+		if (img->sec[i].map)
+			munmap(img->sec[i].map, img->sec[i].map_len);
+	}
+	free(img->sec);
+	free(img);
+}
+
+static struct section *add_section(csd_image *img, uint64_t addr, size_t size)
+{
+	if (img->nsec == img->cap) {
+		size_t ncap = img->cap ? img->cap * 2 : 8;
+		struct section *n = realloc(img->sec, ncap * sizeof(*n));
+		if (!n)
+			return NULL;
+		img->sec = n;
+		img->cap = ncap;
+	}
+	struct section *s = &img->sec[img->nsec++];
+	memset(s, 0, sizeof(*s));
+	s->start = addr;
+	s->end = addr + size;
+	img->win_lo = img->win_hi = 0;
+	img->generation++;
+	img->page_len = 0;
+	return s;
+}
+
+static int range_ok(uint64_t addr, uint64_t size)
+{
+	return addr < ADDR_LIMIT && size <= ADDR_LIMIT - addr;
+}
+
+int csd_image_add_buffer(csd_image *img, uint64_t addr, const void *data, size_t size, int copy)
+{
+	if (!img || (!data && size) || !range_ok(addr, size))
+		return CSD_EINVAL;
+	if (size == 0)
+		return CSD_OK;
+	void *owned = NULL;
+	if (copy) {
+		owned = malloc(size);
+		if (!owned)
+			return CSD_ENOMEM;
+		memcpy(owned, data, size);
+	}
+	struct section *s = add_section(img, addr, size);
+	if (!s) {
+		free(owned);
+		return CSD_ENOMEM;
+	}
+	s->owned = owned;
+	s->data = owned ? owned : data;
+	return CSD_OK;
+}
+
+/* Map [off, off+len) of an open file; the section data points at off. */
+static int add_mapped(csd_image *img, int fd, uint64_t off, uint64_t len, uint64_t addr)
+{
+	long pg = sysconf(_SC_PAGESIZE);
+	uint64_t page = pg > 0 ? (uint64_t)pg : 4096;
+	uint64_t base = off - off % page;
+	size_t map_len = (size_t)(off - base + len);
+	void *m = mmap(NULL, map_len, PROT_READ, MAP_PRIVATE, fd, (off_t)base);
+	if (m == MAP_FAILED) {
+		/* Some files cannot be mapped (pipes, special files): copy. */
+		void *buf = malloc((size_t)len);
+		if (!buf)
+			return CSD_ENOMEM;
+		ssize_t got = pread(fd, buf, (size_t)len, (off_t)off);
+		if (got < 0 || (uint64_t)got != len) {
+			free(buf);
+			return CSD_EIO;
+		}
+		struct section *s = add_section(img, addr, (size_t)len);
+		if (!s) {
+			free(buf);
+			return CSD_ENOMEM;
+		}
+		s->owned = buf;
+		s->data = buf;
+		return CSD_OK;
+	}
+	struct section *s = add_section(img, addr, (size_t)len);
+	if (!s) {
+		munmap(m, map_len);
+		return CSD_ENOMEM;
+	}
+	s->map = m;
+	s->map_len = map_len;
+	s->data = (const uint8_t *)m + (off - base);
+	return CSD_OK;
+}
+
+static int open_sized(const char *path, uint64_t *fsize)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	struct stat st;
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return -1;
+	}
+	*fsize = (uint64_t)st.st_size;
+	return fd;
+}
+
+int csd_image_add_file(csd_image *img, const char *path, uint64_t file_offset, uint64_t size, uint64_t addr)
+{
+	if (!img || !path)
+		return CSD_EINVAL;
+	uint64_t fsize;
+	int fd = open_sized(path, &fsize);
+	if (fd < 0)
+		return CSD_EIO;
+	int rc;
+	if (file_offset > fsize || (size && size > fsize - file_offset)) {
+		rc = CSD_EIO;
+	} else {
+		if (!size)
+			size = fsize - file_offset;
+		if (!range_ok(addr, size))
+			rc = CSD_EINVAL;
+		else
+			rc = size ? add_mapped(img, fd, file_offset, size, addr) : CSD_OK;
+	}
+	close(fd);
+	return rc;
+}
+
+static uint32_t le32(const uint8_t *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+static uint16_t le16(const uint8_t *p)
+{
+	return (uint16_t)(p[0] | p[1] << 8);
+}
+
+int csd_image_add_elf(csd_image *img, const char *path, int64_t bias)
+{
+	if (!img || !path)
+		return CSD_EINVAL;
+	uint64_t fsize;
+	int fd = open_sized(path, &fsize);
+	if (fd < 0)
+		return CSD_EIO;
+	uint8_t eh[52];
+	int rc = CSD_EFORMAT;
+	int added = 0;
+	if (pread(fd, eh, sizeof(eh), 0) != (ssize_t)sizeof(eh))
+		goto out;
+	/* ELFCLASS32, ELFDATA2LSB; any machine (the caller knows it is ARM). */
+	if (memcmp(eh, "\177ELF", 4) != 0 || eh[4] != 1 || eh[5] != 1)
+		goto out;
+	uint32_t phoff = le32(eh + 28);
+	uint16_t phentsize = le16(eh + 42), phnum = le16(eh + 44);
+	if (phnum && (phentsize < 32 || phoff > fsize || (uint64_t)phentsize * phnum > fsize - phoff))
+		goto out;
+	for (unsigned i = 0; i < phnum; i++) {
+		uint8_t ph[32];
+		if (pread(fd, ph, sizeof(ph), (off_t)(phoff + (uint64_t)i * phentsize)) != (ssize_t)sizeof(ph)) {
+			rc = CSD_EIO;
+			goto out;
+		}
+		uint32_t type = le32(ph), off = le32(ph + 4), vaddr = le32(ph + 8), filesz = le32(ph + 16);
+		if (type != 1 /* PT_LOAD */ || filesz == 0)
+			continue;
+		if ((uint64_t)off + filesz > fsize)
+			goto out;
+		int64_t a = (int64_t)vaddr + bias;
+		if (a < 0 || !range_ok((uint64_t)a, filesz)) {
+			rc = CSD_EINVAL;
+			goto out;
+		}
+		int r = add_mapped(img, fd, off, filesz, (uint64_t)a);
+		if (r < 0) {
+			rc = r;
+			goto out;
+		}
+		added++;
+	}
+	rc = added;
+out:
+	close(fd);
+	return rc;
+}
+
+int csd_image_set_callback(csd_image *img, csd_read_memory_fn fn, void *ctx)
+{
+	if (!img)
+		return CSD_EINVAL;
+	img->cb = fn;
+	img->cb_ctx = ctx;
+	img->page_len = 0;
+	img->generation++;
+	return CSD_OK;
+}
+
+size_t csdi_image_fetch(csd_image *img, uint64_t addr, const uint8_t **p)
+{
+	if (addr >= img->win_lo && addr < img->win_hi) {
+		const struct section *s = &img->sec[img->last];
+		*p = s->data + (addr - s->start);
+		return (size_t)(img->win_hi - addr);
+	}
+	/* Newest first: later sections override earlier ones. */
+	for (size_t i = img->nsec; i-- > 0;) {
+		const struct section *s = &img->sec[i];
+		if (addr < s->start || addr >= s->end)
+			continue;
+		uint64_t lo = s->start, hi = s->end;
+		for (size_t j = i + 1; j < img->nsec; j++) {
+			const struct section *n = &img->sec[j];
+			if (n->start > addr && n->start < hi)
+				hi = n->start;
+			if (n->end <= addr && n->end > lo)
+				lo = n->end;
+		}
+		img->last = i;
+		img->win_lo = lo;
+		img->win_hi = hi;
+		*p = s->data + (addr - s->start);
+		return (size_t)(hi - addr);
+	}
+	if (!img->cb || addr >= ADDR_LIMIT)
+		return 0;
+	if (!(img->page_len && addr >= img->page_addr && addr < img->page_addr + img->page_len)) {
+		uint64_t base = addr - addr % CB_PAGE;
+		size_t got = img->cb(img->cb_ctx, base, img->page, CB_PAGE);
+		if (got > CB_PAGE)
+			got = CB_PAGE;
+		if (got <= addr - base) {
+			/* The page start may be inaccessible while addr is not. */
+			got = img->cb(img->cb_ctx, addr, img->page, CB_PAGE - (size_t)(addr - base));
+			if (got == 0) {
+				img->page_len = 0;
+				return 0;
+			}
+			if (got > CB_PAGE - (addr - base))
+				got = CB_PAGE - (size_t)(addr - base);
+			base = addr;
+		}
+		img->page_addr = base;
+		img->page_len = got;
+	}
+	*p = img->page + (addr - img->page_addr);
+	return (size_t)(img->page_addr + img->page_len - addr);
+}
+
+uint64_t csdi_image_generation(const csd_image *img)
+{
+	return img->generation;
+}
+
+int csd_image_read(csd_image *img, uint64_t addr, uint8_t *buf, size_t size)
+{
+	if (!img || (!buf && size))
+		return CSD_EINVAL;
+	size_t done = 0;
+	if (size > INT32_MAX)
+		size = INT32_MAX;
+	while (done < size) {
+		const uint8_t *p;
+		size_t n = csdi_image_fetch(img, addr + done, &p);
+		if (n == 0)
+			break;
+		if (n > size - done)
+			n = size - done;
+		memcpy(buf + done, p, n);
+		done += n;
+	}
+	if (done == 0 && size)
+		return CSD_ENOMAP;
+	return (int)done;
+}
