@@ -1,0 +1,106 @@
+/* ptm_internal.h - what the PTM (PFT 1.0 / 1.1) packet decoder and encoder
+ * share: packet header values, the configuration they derive from the
+ * registers, and the address / timestamp arithmetic both sides must agree
+ * on (internal). Encodings follow ARM IHI 0035B chapter 4. */
+#ifndef CSD_PTM_INTERNAL_H
+#define CSD_PTM_INTERNAL_H
+
+#include <stdint.h>
+
+#include "csdec.h"
+
+/* Header bytes (IHI 0035B table 4.1). Atoms are b1xxxxxx0, branch
+ * addresses bxxxxxxx1; everything else is one exact value. */
+#define PTM_HDR_ASYNC      0x00
+#define PTM_HDR_ISYNC      0x08
+#define PTM_HDR_TRIGGER    0x0C
+#define PTM_HDR_VMID       0x3C
+#define PTM_HDR_TIMESTAMP  0x42 /* 0x46 with the R (clock changed) bit */
+#define PTM_HDR_TS_R       0x04
+#define PTM_HDR_IGNORE     0x66
+#define PTM_HDR_CONTEXT_ID 0x6E
+#define PTM_HDR_WAYPOINT   0x72
+#define PTM_HDR_ERET       0x76
+
+/* Register bits the packet layer reads (see the top of ptm_pkt.c). */
+#define PTM_ETMCR_CYCLE_ACC   (1u << 12)
+#define PTM_ETMCR_CID_SHIFT   14
+#define PTM_ETMCCER_TS_BINARY (1u << 28)
+#define PTM_ETMCCER_TS_64BIT  (1u << 29)
+
+/* What the registers mean for the byte format. */
+struct csdi_ptm_cfg {
+	uint8_t cycle_acc;  /* ETMCR[12]: cycle counts in atoms, branches, I-syncs, timestamps */
+	uint8_t cid_bytes;  /* ETMCR[15:14]: 0, 1, 2 or 4 context ID bytes */
+	uint8_t ts_bits;    /* 48 or 64: ETMCCER[29], PFT 1.1 only */
+	uint8_t ts_gray;    /* timestamps Gray coded: ETMCCER[28] clear, or PFT 1.0 */
+	uint8_t pft_minor;  /* ETMIDR[7:4]: 0 = PFT 1.0, 1 = PFT 1.1 */
+};
+
+/* Derive the format from a caller's configuration (which may be an older,
+ * shorter struct). Returns CSD_OK or CSD_EINVAL. */
+int csdi_ptm_cfg_init(const struct csd_trace_config *cfg, struct csdi_ptm_cfg *out);
+
+/*
+ * Address bytes: byte 0 carries 6 address bits in [6:1] (bit 0 is the
+ * branch header bit); middle bytes 7 bits; the last byte of a 2-4 byte
+ * address 6 bits (its bit 6 flags following information bytes); a fifth
+ * byte 3 (ARM), 4 (Thumb) or 5 (Jazelle) bits. The bits start at bit
+ * `shift` of the address: 2 for ARM, 1 for Thumb, 0 for Jazelle.
+ */
+static inline unsigned ptm_addr_shift(unsigned isa)
+{
+	switch (isa) {
+	case CSD_ISA_ARM: return 2;
+	case CSD_ISA_JAZELLE: return 0;
+	default: return 1; /* Thumb, ThumbEE, and unknown before the first I-sync */
+	}
+}
+
+/* Address bits (counted from bit 0, alignment bits included) that an
+ * address of k bytes (1..5) replaces. */
+static inline unsigned ptm_addr_span(unsigned isa, unsigned k)
+{
+	static const unsigned payload[5] = { 6, 12, 19, 26, 0 };
+	if (k >= 5)
+		return 32;
+	return payload[k - 1] + ptm_addr_shift(isa);
+}
+
+/* Replace the low `span` bits of `prev` by those of `val`. */
+static inline uint32_t ptm_addr_merge(uint32_t prev, uint32_t val, unsigned span)
+{
+	uint32_t mask = span >= 32 ? 0xFFFFFFFFu : ((1u << span) - 1u);
+	return (prev & ~mask) | (val & mask);
+}
+
+/* Timestamp bits supplied by n timestamp bytes (7 each; the last possible
+ * byte holds the remaining 6 or 8 bits). */
+static inline unsigned ptm_ts_max_bytes(unsigned ts_bits)
+{
+	return ts_bits == 64 ? 9 : 7;
+}
+
+static inline unsigned ptm_ts_span(unsigned ts_bits, unsigned n)
+{
+	return n >= ptm_ts_max_bytes(ts_bits) ? ts_bits : 7 * n;
+}
+
+static inline uint64_t ptm_ts_mask(unsigned bits)
+{
+	return bits >= 64 ? ~0ull : ((1ull << bits) - 1u);
+}
+
+static inline uint64_t ptm_bin_to_gray(uint64_t v)
+{
+	return v ^ (v >> 1);
+}
+
+static inline uint64_t ptm_gray_to_bin(uint64_t g)
+{
+	for (unsigned s = 1; s < 64; s <<= 1)
+		g ^= g >> s;
+	return g;
+}
+
+#endif

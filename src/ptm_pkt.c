@@ -1,0 +1,733 @@
+/*
+ * ptm_pkt.c - PTM (Program Flow Trace, PFT 1.0 and 1.1) packet decoder:
+ * one source's bytes -> struct csd_packet. Encodings: ARM IHI 0035B,
+ * chapter 4 (packets).
+ *
+ * Registers used (struct csd_trace_config):
+ *   ETMCR[12]     cycle-accurate: atoms carry a cycle count (one atom per
+ *                 packet), and branch address, timestamp and non-periodic
+ *                 I-sync packets end in one
+ *   ETMCR[15:14]  context ID size: 0, 1, 2 or 4 bytes in I-sync and
+ *                 context ID packets
+ *   ETMCCER[29]   timestamp size 48 / 64 bits (PFT 1.1; 48 in PFT 1.0)
+ *   ETMCCER[28]   timestamp natural binary (1) or Gray coded (0) (PFT 1.1;
+ *                 Gray in PFT 1.0)
+ *   ETMIDR[7:4]   PFT minor version; ETMIDR = 0 (not given) means PFT 1.1
+ * Not used, because they do not change the byte format: ETMCR[28]
+ * (timestamp enable), [29] (return stack), [30] (VMID enable) and [8]
+ * (branch broadcast) - their packets are decoded whenever they appear.
+ *
+ * Conventions of the output:
+ *   - addr is the full address: the bits a branch address, waypoint update
+ *     packet supplies are merged into the last address of any of those or
+ *     an I-sync (which sets all 32 bits). Before the first I-sync the
+ *     instruction set is unknown and compressed addresses are read with
+ *     Thumb (halfword) alignment.
+ *   - CSD_PKTF_ISA marks packets that state the instruction set: I-sync,
+ *     five-byte addresses, and addresses followed by information bytes
+ *     (whose AltIS bit selects Thumb / ThumbEE). `isa` always holds the
+ *     instruction set the packet's address is in.
+ *   - A branch with exception information bytes has CSD_PKTF_EXCEPTION,
+ *     `exception` = the encoded number (0 = no exception: the bytes only
+ *     state NS / Hyp / AltIS) and CSD_PKTF_SECURITY with NS and HYP (Hyp is
+ *     0 when the second information byte is absent).
+ *   - Consecutive ignore bytes are one CSD_PKT_IGNORE packet; a run of
+ *     0x00 bytes ended by 0x80 is one CSD_PKT_ASYNC packet.
+ *   - The timestamp R bit (clock frequency changed) is bit 2 of raw[0].
+ *   - Bad bytes give one CSD_PKT_ERROR packet covering the packet that
+ *     began at `offset`; the decoder then waits for the next A-sync.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "pkt_input.h"
+#include "ptm_internal.h"
+
+/* What a header byte starts (table-driven dispatch). */
+enum hdr_kind {
+	K_RESERVED = 0,
+	K_ASYNC,
+	K_ISYNC,
+	K_ATOM,
+	K_ATOM_NONE,     /* b1000 00x0 outside cycle-accurate mode: no atoms */
+	K_BRANCH,
+	K_WAYPOINT,
+	K_TRIGGER,
+	K_CONTEXT_ID,
+	K_VMID,
+	K_TIMESTAMP,
+	K_ERET,
+	K_IGNORE,
+};
+
+/* A run of identical bytes being counted across feeds. */
+enum run_kind {
+	RUN_NONE = 0,
+	RUN_ZEROS,       /* A-sync 0x00 bytes, waiting for the 0x80 */
+	RUN_IGNORE,
+};
+
+struct csd_ptm_pkt_decoder {
+	struct csdi_input in;
+	struct csdi_ptm_cfg cfg;
+	uint8_t kind[256];
+	int synced;
+	/* Decompression state. */
+	uint32_t addr;          /* last address (branch, waypoint, I-sync) */
+	uint8_t isa;            /* enum csd_isa of that address */
+	uint64_t ts;            /* last timestamp, natural binary */
+	/* Run being counted. */
+	int run;
+	uint64_t run_len;
+	uint64_t run_off;
+};
+
+/* Outcome of parsing the bytes at the start of a view. */
+#define PARSE_MORE 0    /* the packet continues past the view */
+
+int csdi_ptm_cfg_init(const struct csd_trace_config *cfg, struct csdi_ptm_cfg *out)
+{
+	struct csd_trace_config c;
+	static const uint8_t cid_sizes[4] = { 0, 1, 2, 4 };
+
+	if (!cfg || !out || cfg->size < sizeof(cfg->size))
+		return CSD_EINVAL;
+	memset(&c, 0, sizeof(c));
+	memcpy(&c, cfg, cfg->size < sizeof(c) ? cfg->size : sizeof(c));
+	if (c.protocol != CSD_PROTO_PTM && c.protocol != CSD_PROTO_UNKNOWN)
+		return CSD_EINVAL;
+	memset(out, 0, sizeof(*out));
+	out->cycle_acc = (c.etmcr & PTM_ETMCR_CYCLE_ACC) != 0;
+	out->cid_bytes = cid_sizes[(c.etmcr >> PTM_ETMCR_CID_SHIFT) & 3];
+	out->pft_minor = c.etmidr ? (uint8_t)((c.etmidr >> 4) & 0xF) : 1;
+	if (out->pft_minor >= 1) {
+		out->ts_bits = (c.etmccer & PTM_ETMCCER_TS_64BIT) ? 64 : 48;
+		out->ts_gray = (c.etmccer & PTM_ETMCCER_TS_BINARY) == 0;
+	} else {
+		out->ts_bits = 48;
+		out->ts_gray = 1;
+	}
+	return CSD_OK;
+}
+
+static void build_table(struct csd_ptm_pkt_decoder *dec)
+{
+	for (unsigned h = 0; h < 256; h++) {
+		if (h & 1)
+			dec->kind[h] = K_BRANCH;
+		else if (h & 0x80)
+			dec->kind[h] = K_ATOM;
+		else
+			dec->kind[h] = K_RESERVED;
+	}
+	/* Outside cycle-accurate mode the highest set bit of [6:2] marks the
+	 * first atom; 0x80 and 0x82 hold none. */
+	if (!dec->cfg.cycle_acc)
+		dec->kind[0x80] = dec->kind[0x82] = K_ATOM_NONE;
+	dec->kind[PTM_HDR_ASYNC] = K_ASYNC;
+	dec->kind[PTM_HDR_ISYNC] = K_ISYNC;
+	dec->kind[PTM_HDR_TRIGGER] = K_TRIGGER;
+	dec->kind[PTM_HDR_VMID] = K_VMID;
+	dec->kind[PTM_HDR_TIMESTAMP] = K_TIMESTAMP;
+	dec->kind[PTM_HDR_TIMESTAMP | PTM_HDR_TS_R] = K_TIMESTAMP;
+	dec->kind[PTM_HDR_IGNORE] = K_IGNORE;
+	dec->kind[PTM_HDR_CONTEXT_ID] = K_CONTEXT_ID;
+	dec->kind[PTM_HDR_WAYPOINT] = K_WAYPOINT;
+	dec->kind[PTM_HDR_ERET] = K_ERET;
+}
+
+static void reset_state(struct csd_ptm_pkt_decoder *dec)
+{
+	csdi_in_reset(&dec->in);
+	dec->synced = 0;
+	dec->addr = 0;
+	dec->isa = CSD_ISA_UNKNOWN;
+	dec->ts = 0;
+	dec->run = RUN_NONE;
+	dec->run_len = 0;
+	dec->run_off = 0;
+}
+
+csd_ptm_pkt_decoder *csd_ptm_pkt_new(const struct csd_trace_config *cfg)
+{
+	struct csdi_ptm_cfg pc;
+	if (csdi_ptm_cfg_init(cfg, &pc) != CSD_OK)
+		return NULL;
+	struct csd_ptm_pkt_decoder *dec = calloc(1, sizeof(*dec));
+	if (!dec)
+		return NULL;
+	dec->cfg = pc;
+	build_table(dec);
+	reset_state(dec);
+	return dec;
+}
+
+void csd_ptm_pkt_free(csd_ptm_pkt_decoder *dec)
+{
+	free(dec);
+}
+
+int csd_ptm_pkt_feed(csd_ptm_pkt_decoder *dec, const struct csd_bytes *in)
+{
+	if (!dec || !in)
+		return CSD_EINVAL;
+	return csdi_in_feed(&dec->in, in);
+}
+
+int csd_ptm_pkt_finish(csd_ptm_pkt_decoder *dec)
+{
+	if (!dec)
+		return CSD_EINVAL;
+	dec->in.finished = 1;
+	return CSD_OK;
+}
+
+int csd_ptm_pkt_reset(csd_ptm_pkt_decoder *dec)
+{
+	if (!dec)
+		return CSD_EINVAL;
+	reset_state(dec);
+	return CSD_OK;
+}
+
+/* ---- field parsers: each reads from p[0..n) and returns the bytes used,
+ * PARSE_MORE if they run past n, or -(bytes up to and including the
+ * impossible one) with *err set. ---- */
+
+/* Cycle count: the first byte holds count[3:0] in [5:2] and a continuation
+ * bit 6; up to four more bytes hold 7 bits each with continuation bit 7. */
+static int parse_cycle_count(const uint8_t *p, size_t n, uint32_t *count)
+{
+	if (n < 1)
+		return PARSE_MORE;
+	uint32_t v = (p[0] >> 2) & 0xF;
+	if (!(p[0] & 0x40)) {
+		*count = v;
+		return 1;
+	}
+	for (size_t i = 1; i < 5; i++) {
+		if (i >= n)
+			return PARSE_MORE;
+		v |= (uint32_t)(p[i] & 0x7F) << (4 + 7 * (i - 1));
+		if (!(p[i] & 0x80)) {
+			*count = v;
+			return (int)i + 1;
+		}
+	}
+	return -5; /* the 32 bits are complete after five bytes */
+}
+
+/* The cycle count at p[at]: its length, PARSE_MORE, or the negative length
+ * of the packet up to the bad byte. */
+static int cycle_count_field(const uint8_t *p, size_t n, size_t at, struct csd_packet *pkt, const char **err)
+{
+	int c = parse_cycle_count(p + at, n - at, &pkt->cycle_count);
+	if (c < 0) {
+		*err = "cycle count continues past its fifth byte";
+		return c - (int)at;
+	}
+	if (c > 0)
+		pkt->flags |= CSD_PKTF_CYCLE_COUNT;
+	return c;
+}
+
+/* Little-endian value of `bytes` bytes. */
+static uint32_t get_le(const uint8_t *p, unsigned bytes)
+{
+	uint32_t v = 0;
+	for (unsigned i = 0; i < bytes; i++)
+		v |= (uint32_t)p[i] << (8 * i);
+	return v;
+}
+
+/* Result of reading the address bytes shared by branch address and
+ * waypoint update packets. */
+struct addr_field {
+	unsigned bytes;     /* 1..5 */
+	unsigned isa;       /* instruction set the bits are in */
+	int isa_stated;     /* a fifth byte named it */
+	int info_follows;   /* bit 6 of a last byte of 2..5 */
+	uint32_t addr;      /* merged address */
+};
+
+/* Read 1..5 address bytes starting at p[0] (whose bit 0 is not address).
+ * cur_isa is the instruction set before the packet. */
+static int parse_address(const uint8_t *p, size_t n, unsigned cur_isa, uint32_t prev,
+			 struct addr_field *a, const char **err)
+{
+	unsigned k = 1;
+	while (p[k - 1] & 0x80) {
+		if (k == 5) {
+			*err = "address: continuation bit set in the fifth byte";
+			return -5;
+		}
+		if (k >= n)
+			return PARSE_MORE;
+		k++;
+	}
+	const uint8_t last = p[k - 1];
+	uint32_t v = (p[0] >> 1) & 0x3F;
+	unsigned isa = cur_isa;
+	a->isa_stated = 0;
+	a->info_follows = k > 1 && (last & 0x40);
+	if (k < 5) {
+		for (unsigned i = 1; i < k; i++) {
+			uint32_t bits = (i == k - 1) ? (p[i] & 0x3Fu) : (p[i] & 0x7Fu);
+			v |= bits << (6 + 7 * (i - 1));
+		}
+	} else {
+		for (unsigned i = 1; i < 4; i++)
+			v |= (uint32_t)(p[i] & 0x7F) << (6 + 7 * (i - 1));
+		/* Fifth byte: 0 E 1 a a a a a (Jazelle), 0 E 0 1 a a a a (Thumb),
+		 * 0 E 0 0 1 a a a (ARM). */
+		if (last & 0x20) {
+			isa = CSD_ISA_JAZELLE;
+			v |= (uint32_t)(last & 0x1F) << 27;
+		} else if (last & 0x10) {
+			isa = cur_isa == CSD_ISA_THUMBEE ? CSD_ISA_THUMBEE : CSD_ISA_THUMB;
+			v |= (uint32_t)(last & 0x0F) << 27;
+		} else if (last & 0x08) {
+			isa = CSD_ISA_ARM;
+			v |= (uint32_t)(last & 0x07) << 27;
+		} else {
+			*err = "address: reserved instruction set encoding in the fifth byte";
+			return -5;
+		}
+		a->isa_stated = 1;
+	}
+	unsigned shift = ptm_addr_shift(isa);
+	a->bytes = k;
+	a->isa = isa;
+	a->addr = ptm_addr_merge(prev, (uint32_t)((uint64_t)v << shift), ptm_addr_span(isa, k));
+	return (int)k;
+}
+
+/* Apply the AltIS bit of an information byte to the instruction set. */
+static int apply_altis(unsigned *isa, int altis, const char **err)
+{
+	if (*isa == CSD_ISA_THUMB || *isa == CSD_ISA_THUMBEE) {
+		*isa = altis ? CSD_ISA_THUMBEE : CSD_ISA_THUMB;
+		return 0;
+	}
+	if (altis && *isa != CSD_ISA_UNKNOWN) {
+		*err = "AltIS bit set outside Thumb state";
+		return -1;
+	}
+	return 0;
+}
+
+static int parse_branch(struct csd_ptm_pkt_decoder *dec, const uint8_t *p, size_t n,
+			struct csd_packet *pkt, const char **err)
+{
+	struct addr_field a;
+	int r = parse_address(p, n, dec->isa, dec->addr, &a, err);
+	if (r <= 0)
+		return r;
+	size_t len = (size_t)r;
+	unsigned isa = a.isa;
+	if (a.info_follows) {
+		/* Exception information: C AltIS x Exc[3:0] NS, then
+		 * 0 x Hyp Exc[8:4]. */
+		if (len >= n)
+			return PARSE_MORE;
+		uint8_t e1 = p[len++];
+		uint8_t e2 = 0;
+		if (e1 & 0x80) {
+			if (len >= n)
+				return PARSE_MORE;
+			e2 = p[len++];
+			if (e2 & 0x80) {
+				*err = "more than two exception information bytes";
+				return -(int)len;
+			}
+		}
+		if (apply_altis(&isa, (e1 & 0x40) != 0, err) < 0)
+			return -(int)len;
+		pkt->flags |= CSD_PKTF_EXCEPTION | CSD_PKTF_SECURITY | CSD_PKTF_ISA;
+		if (e1 & 0x01)
+			pkt->flags |= CSD_PKTF_NS;
+		if (e1 & 0x40)
+			pkt->flags |= CSD_PKTF_ALTISA;
+		if (e2 & 0x20)
+			pkt->flags |= CSD_PKTF_HYP;
+		pkt->exception = (uint16_t)(((e1 >> 1) & 0xF) | ((e2 & 0x1F) << 4));
+	}
+	if (dec->cfg.cycle_acc) {
+		int c = cycle_count_field(p, n, len, pkt, err);
+		if (c <= 0)
+			return c;
+		len += (size_t)c;
+	}
+	if (a.isa_stated)
+		pkt->flags |= CSD_PKTF_ISA;
+	pkt->type = CSD_PKT_BRANCH;
+	pkt->addr = a.addr;
+	pkt->addr_bytes = (uint8_t)a.bytes;
+	pkt->isa = (uint8_t)isa;
+	dec->addr = a.addr;
+	dec->isa = (uint8_t)isa;
+	return (int)len;
+}
+
+static int parse_waypoint(struct csd_ptm_pkt_decoder *dec, const uint8_t *p, size_t n,
+			  struct csd_packet *pkt, const char **err)
+{
+	if (n < 2)
+		return PARSE_MORE;
+	struct addr_field a;
+	int r = parse_address(p + 1, n - 1, dec->isa, dec->addr, &a, err);
+	if (r <= 0)
+		return r < 0 ? r - 1 : r;
+	size_t len = 1 + (size_t)r;
+	unsigned isa = a.isa;
+	if (a.info_follows) {
+		/* Only a full address may be followed by the AltIS byte. */
+		if (a.bytes < 5) {
+			*err = "waypoint update: bit 6 set in the last byte of a short address";
+			return -(int)len;
+		}
+		if (len >= n)
+			return PARSE_MORE;
+		uint8_t info = p[len++];
+		if (apply_altis(&isa, (info & 0x40) != 0, err) < 0)
+			return -(int)len;
+		pkt->flags |= CSD_PKTF_ISA;
+		if (info & 0x40)
+			pkt->flags |= CSD_PKTF_ALTISA;
+	}
+	if (a.isa_stated)
+		pkt->flags |= CSD_PKTF_ISA;
+	pkt->type = CSD_PKT_WAYPOINT;
+	pkt->addr = a.addr;
+	pkt->addr_bytes = (uint8_t)a.bytes;
+	pkt->isa = (uint8_t)isa;
+	dec->addr = a.addr;
+	dec->isa = (uint8_t)isa;
+	return (int)len;
+}
+
+static int parse_isync(struct csd_ptm_pkt_decoder *dec, const uint8_t *p, size_t n,
+		       struct csd_packet *pkt, const char **err)
+{
+	if (n < 6)
+		return PARSE_MORE;
+	uint32_t word = get_le(p + 1, 4);
+	uint8_t info = p[5];
+	/* Information byte: x Reason[1:0] J NS AltIS Hyp x. */
+	unsigned reason = (info >> 5) & 3;
+	int j = (info >> 4) & 1, t = word & 1, altis = (info >> 2) & 1;
+	unsigned isa;
+	if (j)
+		isa = CSD_ISA_JAZELLE;
+	else if (t)
+		isa = altis ? CSD_ISA_THUMBEE : CSD_ISA_THUMB;
+	else
+		isa = CSD_ISA_ARM;
+	if (altis && isa != CSD_ISA_THUMBEE) {
+		*err = "I-sync: reserved combination of J, T and AltIS bits";
+		return -6;
+	}
+	size_t len = 6;
+	/* A non-periodic I-sync marks a gap, so in cycle-accurate mode it
+	 * carries the cycles since the last atom. */
+	if (dec->cfg.cycle_acc && reason != CSD_REASON_PERIODIC) {
+		int c = cycle_count_field(p, n, len, pkt, err);
+		if (c <= 0)
+			return c;
+		len += (size_t)c;
+	}
+	if (dec->cfg.cid_bytes) {
+		if (n - len < dec->cfg.cid_bytes)
+			return PARSE_MORE;
+		pkt->context_id = get_le(p + len, dec->cfg.cid_bytes);
+		len += dec->cfg.cid_bytes;
+		pkt->flags |= CSD_PKTF_CONTEXT_ID;
+	}
+	pkt->type = CSD_PKT_ISYNC;
+	pkt->flags |= CSD_PKTF_ISA | CSD_PKTF_SECURITY;
+	if (info & 0x08)
+		pkt->flags |= CSD_PKTF_NS;
+	if (info & 0x02)
+		pkt->flags |= CSD_PKTF_HYP;
+	if (altis)
+		pkt->flags |= CSD_PKTF_ALTISA;
+	pkt->reason = (uint8_t)reason;
+	pkt->isa = (uint8_t)isa;
+	/* In Jazelle state the T bit position is address bit 0. */
+	pkt->addr = isa == CSD_ISA_JAZELLE ? word : (word & ~1u);
+	dec->addr = pkt->addr;
+	dec->isa = (uint8_t)isa;
+	return (int)len;
+}
+
+static int parse_atom(struct csd_ptm_pkt_decoder *dec, const uint8_t *p, size_t n,
+		      struct csd_packet *pkt, const char **err)
+{
+	uint8_t h = p[0];
+	pkt->type = CSD_PKT_ATOM;
+	if (dec->cfg.cycle_acc) {
+		/* 1 C count[3:0] F 0: one atom, F = 1 for N; the header is the
+		 * first cycle count byte. */
+		int c = cycle_count_field(p, n, 0, pkt, err);
+		if (c <= 0)
+			return c;
+		pkt->atoms.num = 1;
+		pkt->atoms.en = (h & 0x02) ? 0 : 1;
+		return c;
+	}
+	/* 1 [stop bit] F(oldest) .. F(newest at bit 1) 0: up to five atoms
+	 * below the highest set bit of [6:2]; F = 1 for N. */
+	unsigned num = 5;
+	while (!(h & (1u << (num + 1))))
+		num--;
+	uint32_t en = 0;
+	for (unsigned i = 0; i < num; i++) {
+		/* atom i (0 = oldest) is header bit num - i */
+		if (!(h & (1u << (num - i))))
+			en |= 1u << i;
+	}
+	pkt->atoms.num = (uint8_t)num;
+	pkt->atoms.en = en;
+	return 1;
+}
+
+static int parse_timestamp(struct csd_ptm_pkt_decoder *dec, const uint8_t *p, size_t n,
+			   struct csd_packet *pkt, const char **err)
+{
+	const unsigned max = ptm_ts_max_bytes(dec->cfg.ts_bits);
+	uint64_t v = 0;
+	unsigned i = 1;
+	for (;;) {
+		if (i >= n)
+			return PARSE_MORE;
+		uint8_t b = p[i];
+		if (i == max) {
+			v |= (uint64_t)b << (7 * (i - 1)); /* last byte: 6 or 8 bits */
+			break;
+		}
+		v |= (uint64_t)(b & 0x7F) << (7 * (i - 1));
+		if (!(b & 0x80))
+			break;
+		i++;
+	}
+	size_t len = i + 1;
+	if (dec->cfg.cycle_acc) {
+		int c = cycle_count_field(p, n, len, pkt, err);
+		if (c <= 0)
+			return c;
+		len += (size_t)c;
+	}
+	unsigned span = ptm_ts_span(dec->cfg.ts_bits, i);
+	uint64_t full = ptm_ts_mask(dec->cfg.ts_bits);
+	v &= ptm_ts_mask(span);
+	uint64_t ts;
+	if (dec->cfg.ts_gray) {
+		/* Unchanged high bits are those of the previous Gray code. */
+		uint64_t g = ptm_bin_to_gray(dec->ts) & full;
+		g = (g & ~ptm_ts_mask(span)) | v;
+		ts = ptm_gray_to_bin(g);
+	} else {
+		ts = (dec->ts & ~ptm_ts_mask(span)) | v;
+	}
+	pkt->type = CSD_PKT_TIMESTAMP;
+	pkt->timestamp = ts;
+	pkt->ts_bits = (uint8_t)span;
+	dec->ts = ts;
+	return (int)len;
+}
+
+/*
+ * Parse the packet at the start of the view. Returns its length, or
+ * PARSE_MORE, or -(length) of an impossible packet with *err set.
+ * Decoder state changes only when a packet is complete.
+ */
+static int parse_packet(struct csd_ptm_pkt_decoder *dec, const uint8_t *p, size_t n,
+			struct csd_packet *pkt, const char **err)
+{
+	switch (dec->kind[p[0]]) {
+	case K_ATOM:
+		return parse_atom(dec, p, n, pkt, err);
+	case K_BRANCH:
+		return parse_branch(dec, p, n, pkt, err);
+	case K_ISYNC:
+		return parse_isync(dec, p, n, pkt, err);
+	case K_WAYPOINT:
+		return parse_waypoint(dec, p, n, pkt, err);
+	case K_TIMESTAMP:
+		return parse_timestamp(dec, p, n, pkt, err);
+	case K_CONTEXT_ID:
+		if (!dec->cfg.cid_bytes) {
+			*err = "context ID packet while context ID tracing is off (ETMCR[15:14] = 0)";
+			return -1;
+		}
+		if (n < 1u + dec->cfg.cid_bytes)
+			return PARSE_MORE;
+		pkt->type = CSD_PKT_CONTEXT_ID;
+		pkt->flags |= CSD_PKTF_CONTEXT_ID;
+		pkt->context_id = get_le(p + 1, dec->cfg.cid_bytes);
+		return 1 + dec->cfg.cid_bytes;
+	case K_VMID:
+		if (n < 2)
+			return PARSE_MORE;
+		pkt->type = CSD_PKT_VMID;
+		pkt->vmid = p[1];
+		return 2;
+	case K_TRIGGER:
+		pkt->type = CSD_PKT_TRIGGER;
+		return 1;
+	case K_ERET:
+		pkt->type = CSD_PKT_EXCEPTION_RETURN;
+		return 1;
+	case K_ATOM_NONE:
+		*err = "atom header without atoms";
+		return -1;
+	default:
+		*err = "reserved packet header";
+		return -1;
+	}
+}
+
+static const char *truncated_reason(unsigned kind)
+{
+	switch (kind) {
+	case K_ISYNC: return "truncated I-sync packet at end of stream";
+	case K_ATOM: return "truncated atom packet at end of stream";
+	case K_BRANCH: return "truncated branch address packet at end of stream";
+	case K_WAYPOINT: return "truncated waypoint update packet at end of stream";
+	case K_CONTEXT_ID: return "truncated context ID packet at end of stream";
+	case K_VMID: return "truncated VMID packet at end of stream";
+	case K_TIMESTAMP: return "truncated timestamp packet at end of stream";
+	case K_ASYNC: return "truncated A-sync packet at end of stream";
+	}
+	return "truncated packet at end of stream";
+}
+
+/* An error packet for the first n bytes of the view; the decoder then
+ * looks for the next A-sync. */
+static void error_packet(struct csd_ptm_pkt_decoder *dec, const uint8_t *p, size_t n,
+			 const char *reason, struct csd_packet *pkt)
+{
+	memset(pkt, 0, sizeof(*pkt));
+	csdi_in_fill(&dec->in, p, n, pkt);
+	pkt->type = CSD_PKT_ERROR;
+	pkt->error = reason;
+	csdi_in_consume(&dec->in, n);
+	dec->synced = 0;
+}
+
+/* Packet for a finished run of zeros / ignore bytes. */
+static void run_packet(struct csd_ptm_pkt_decoder *dec, uint32_t type, uint64_t len, struct csd_packet *pkt)
+{
+	memset(pkt, 0, sizeof(*pkt));
+	pkt->type = type;
+	pkt->offset = dec->run_off;
+	pkt->size = len > UINT32_MAX ? UINT32_MAX : (uint32_t)len;
+	size_t r = len < CSD_PKT_RAW_MAX ? (size_t)len : CSD_PKT_RAW_MAX;
+	memset(pkt->raw, type == CSD_PKT_IGNORE ? PTM_HDR_IGNORE : 0, r);
+	if (type == CSD_PKT_ASYNC && len <= CSD_PKT_RAW_MAX)
+		pkt->raw[len - 1] = 0x80;
+	dec->run = RUN_NONE;
+	dec->run_len = 0;
+}
+
+/*
+ * Continue (or start) a run at the start of the view. Returns 1 with *pkt
+ * set when the run ended in a packet, 0 when all view bytes were taken.
+ */
+static int continue_run(struct csd_ptm_pkt_decoder *dec, const uint8_t *p, size_t n, struct csd_packet *pkt)
+{
+	const uint8_t want = dec->run == RUN_ZEROS ? 0x00 : PTM_HDR_IGNORE;
+	size_t i = 0;
+	while (i < n && p[i] == want)
+		i++;
+	if (dec->run_len == 0)
+		dec->run_off = csdi_in_offset(&dec->in, 0);
+	dec->run_len += i;
+	if (i == n) {
+		csdi_in_consume(&dec->in, n);
+		return 0;
+	}
+	if (dec->run == RUN_IGNORE) {
+		csdi_in_consume(&dec->in, i);
+		run_packet(dec, CSD_PKT_IGNORE, dec->run_len, pkt);
+		return 1;
+	}
+	/* Zeros ended: an A-sync needs at least five of them and 0x80. */
+	if (p[i] == 0x80 && dec->run_len >= 5) {
+		csdi_in_consume(&dec->in, i + 1);
+		run_packet(dec, CSD_PKT_ASYNC, dec->run_len + 1, pkt);
+		return 1;
+	}
+	uint64_t zeros = dec->run_len;
+	int with_end = p[i] == 0x80;
+	csdi_in_consume(&dec->in, i + (with_end ? 1 : 0));
+	run_packet(dec, CSD_PKT_ERROR, zeros + (with_end ? 1 : 0), pkt);
+	pkt->error = with_end ? "A-sync with fewer than five 0x00 bytes"
+			      : "0x00 bytes not followed by 0x80 (bad A-sync)";
+	if (with_end && pkt->size <= CSD_PKT_RAW_MAX)
+		pkt->raw[pkt->size - 1] = 0x80;
+	dec->synced = 0;
+	return 1;
+}
+
+int csd_ptm_pkt_next(csd_ptm_pkt_decoder *dec, struct csd_packet *pkt)
+{
+	if (!dec || !pkt)
+		return CSD_EINVAL;
+	for (;;) {
+		if (!dec->synced) {
+			if (csdi_in_seek_async(&dec->in, pkt)) {
+				if (pkt->type == CSD_PKT_ASYNC)
+					dec->synced = 1;
+				return CSD_OK;
+			}
+			return dec->in.finished ? CSD_EEOS : CSD_EAGAIN;
+		}
+		const uint8_t *p;
+		size_t n = csdi_in_view(&dec->in, &p);
+		if (n == 0) {
+			if (!dec->in.finished)
+				return CSD_EAGAIN;
+			if (dec->run == RUN_IGNORE) {
+				run_packet(dec, CSD_PKT_IGNORE, dec->run_len, pkt);
+				return CSD_OK;
+			}
+			if (dec->run == RUN_ZEROS) {
+				run_packet(dec, CSD_PKT_ERROR, dec->run_len, pkt);
+				pkt->error = truncated_reason(K_ASYNC);
+				dec->synced = 0;
+				return CSD_OK;
+			}
+			return CSD_EEOS;
+		}
+		if (dec->run == RUN_NONE) {
+			if (p[0] == PTM_HDR_ASYNC)
+				dec->run = RUN_ZEROS;
+			else if (p[0] == PTM_HDR_IGNORE)
+				dec->run = RUN_IGNORE;
+		}
+		if (dec->run != RUN_NONE) {
+			if (continue_run(dec, p, n, pkt))
+				return CSD_OK;
+			continue;
+		}
+		const char *err = NULL;
+		memset(pkt, 0, sizeof(*pkt));
+		int r = parse_packet(dec, p, n, pkt, &err);
+		if (r > 0) {
+			csdi_in_fill(&dec->in, p, (size_t)r, pkt);
+			csdi_in_consume(&dec->in, (size_t)r);
+			return CSD_OK;
+		}
+		if (r < 0) {
+			error_packet(dec, p, (size_t)-r, err, pkt);
+			return CSD_OK;
+		}
+		if (dec->in.finished) {
+			/* Everything left is the start of one packet. */
+			error_packet(dec, p, n, truncated_reason(dec->kind[p[0]]), pkt);
+			return CSD_OK;
+		}
+		csdi_in_stash(&dec->in);
+	}
+}
