@@ -1,0 +1,480 @@
+/* frame.c - CoreSight trace formatter demultiplexer (csd_frame_*).
+ *
+ * A formatter frame is 16 bytes. Bytes 0, 2, ..., 14 are either data (bit 0
+ * clear; the real bit 0 is the matching bit of the auxiliary byte 15) or an
+ * ID change (bit 0 set, new ID in bits 7:1). Bytes 1, 3, ..., 13 are always
+ * data. The auxiliary bit of an ID byte says whether the data byte right
+ * after it still belongs to the old ID (1) or already to the new one (0). An
+ * ID in byte 14 takes effect with the next frame.
+ *
+ * Trace IDs: 0x01-0x6F are trace sources and delivered; 0x00 is null trace
+ * (padding, discarded); 0x7D marks a trigger and carries no source trace
+ * (discarded); every other ID from 0x70 up is reserved and reported as a
+ * CSD_FRAME_ERROR, its data discarded until the next ID byte. Data seen before
+ * the first ID byte of the capture (ETB wrap-around) cannot be attributed to
+ * a source and is discarded too, as is data after a resynchronisation until
+ * the next ID byte.
+ *
+ * Port format: 0xFF never appears in an ID position of a valid frame (ID
+ * 0x7F is never assigned), so the byte 0xFF in an even position always means
+ * a synchronisation packet or lost alignment. FSYNC (FF FF FF 7F) is searched
+ * for at every byte, whatever the current alignment, so a capture that
+ * dropped a byte realigns at the next FSYNC. Periodic FSYNCs between frames
+ * keep the current ID; an FSYNC that cuts a frame or does not line up with
+ * the frame grid drops the partial frame (error) and forgets the ID.
+ *
+ * Aligned format: a frame consisting of four FSYNCs (ETR buffers written by
+ * Linux perf separate blocks this way) is reported as CSD_FRAME_SYNC and the
+ * current ID is forgotten, because the trace on either side is not
+ * continuous.
+ *
+ * Output is staged in fixed buffers: decoded bytes with their capture
+ * offsets, and a small queue of events; memory does not depend on input
+ * size.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "csdec.h"
+
+#define FRAME_SIZE 16
+#define OUT_CAP 8192            /* staged data bytes */
+#define ITEM_CAP 64             /* staged events */
+/* Events one production step can add at most: a frame's 8 ID bytes can each
+ * add an error and a data run (17 with the first run), plus the events of
+ * one FSYNC or alignment loss (3). */
+#define ITEM_PER_FRAME 24
+#define PORT_STEP 4             /* port bytes handled per room check */
+
+#define ID_NONE 0xFF            /* current ID not known: data is discarded */
+#define ID_TRIGGER 0x7D
+
+struct frame_item {
+	uint8_t event;          /* enum csd_frame_event */
+	uint8_t id;
+	uint32_t start, len;    /* CSD_FRAME_DATA: range of out[] */
+	uint64_t offset;
+	const char *reason;
+};
+
+struct csd_frame_decoder {
+	uint32_t format;
+	uint8_t raw_id;
+
+	/* Current feed. */
+	const uint8_t *in;
+	size_t in_size, in_pos;
+	uint64_t in_base;
+	int finished;
+	int end_reported;       /* end-of-capture checks done */
+
+	/* Frame being assembled (split across feeds, or port format). */
+	uint8_t frame[FRAME_SIZE];
+	uint64_t frame_off[FRAME_SIZE];
+	unsigned fill;
+	uint8_t cur_id;         /* ID in effect for the next data byte */
+	int in_sync_run;        /* last thing seen was an FSYNC (report runs once) */
+
+	/* Port format. */
+	int synced;             /* frame grid known */
+	int ever_synced;
+	unsigned ff_run;        /* consecutive 0xFF bytes just seen (max 3) */
+	uint64_t ff_off[3];     /* offsets of the last three 0xFF bytes, oldest first */
+	int have_even;          /* first byte of a half-word is held */
+	uint8_t even;
+	uint64_t even_off;
+	int ffff_held;          /* a FF FF half-word: FSYNC start or garbage */
+	uint64_t ffff_off;
+	uint64_t skipped;       /* bytes seen before the first FSYNC */
+	uint64_t skip_off;
+
+	/* Staged output. */
+	uint8_t out[OUT_CAP];
+	uint64_t out_off[OUT_CAP];
+	size_t out_len;
+	struct frame_item items[ITEM_CAP];
+	unsigned n_items, head;
+};
+
+csd_frame_decoder *csd_frame_new(const struct csd_frame_config *cfg)
+{
+	struct csd_frame_config c;
+
+	if (!cfg || cfg->size < sizeof(cfg->size))
+		return NULL;
+	memset(&c, 0, sizeof(c));
+	memcpy(&c, cfg, cfg->size < sizeof(c) ? cfg->size : sizeof(c));
+	if (c.format != CSD_FRAME_RAW && c.format != CSD_FRAME_ALIGNED && c.format != CSD_FRAME_PORT)
+		return NULL;
+	csd_frame_decoder *dec = calloc(1, sizeof(*dec));
+	if (!dec)
+		return NULL;
+	dec->format = c.format;
+	dec->raw_id = c.raw_id;
+	dec->cur_id = ID_NONE;
+	return dec;
+}
+
+void csd_frame_free(csd_frame_decoder *dec)
+{
+	free(dec);
+}
+
+int csd_frame_feed(csd_frame_decoder *dec, const uint8_t *data, size_t size, uint64_t offset)
+{
+	if (!dec || (size && !data) || dec->finished)
+		return CSD_EINVAL;
+	if (dec->in_pos < dec->in_size || dec->head < dec->n_items)
+		return CSD_EINVAL;
+	dec->in = data;
+	dec->in_size = size;
+	dec->in_pos = 0;
+	dec->in_base = offset;
+	return CSD_OK;
+}
+
+int csd_frame_finish(csd_frame_decoder *dec)
+{
+	if (!dec)
+		return CSD_EINVAL;
+	dec->finished = 1;
+	return CSD_OK;
+}
+
+/* ---- staging ---------------------------------------------------------- */
+
+static void push_event(csd_frame_decoder *dec, uint8_t event, uint64_t offset, const char *reason)
+{
+	struct frame_item *it = &dec->items[dec->n_items++];
+
+	it->event = event;
+	it->id = 0;
+	it->start = it->len = 0;
+	it->offset = offset;
+	it->reason = reason;
+}
+
+/* Append one byte of source `id` to the staged output. */
+static inline void emit(csd_frame_decoder *dec, uint8_t id, uint8_t byte, uint64_t off)
+{
+	if (id == 0 || id >= 0x70)      /* null, trigger, reserved or unknown */
+		return;
+	struct frame_item *last = dec->n_items ? &dec->items[dec->n_items - 1] : NULL;
+	if (!last || last->event != CSD_FRAME_DATA || last->id != id) {
+		last = &dec->items[dec->n_items++];
+		last->event = CSD_FRAME_DATA;
+		last->id = id;
+		last->start = (uint32_t)dec->out_len;
+		last->len = 0;
+		last->offset = off;
+		last->reason = NULL;
+	}
+	dec->out[dec->out_len] = byte;
+	dec->out_off[dec->out_len] = off;
+	dec->out_len++;
+	last->len++;
+}
+
+/* The ID byte at `off` names `id`; returns the ID now in effect. */
+static uint8_t switch_id(csd_frame_decoder *dec, uint8_t id, uint64_t off)
+{
+	if (id < 0x70 || id == ID_TRIGGER)
+		return id;
+	push_event(dec, CSD_FRAME_ERROR, off, "reserved trace ID in formatter frame");
+	return ID_NONE;
+}
+
+/* Split one complete frame into the staged output. */
+static void unpack(csd_frame_decoder *dec, const uint8_t *f, const uint64_t *o)
+{
+	unsigned aux = f[15];
+	uint8_t id = dec->cur_id;
+
+	for (unsigned i = 0; i < 7; i++) {
+		unsigned k = 2 * i;
+		uint8_t b = f[k];
+		unsigned auxbit = (aux >> i) & 1;
+		if (b & 1) {
+			uint8_t nid = b >> 1;
+			if (nid != id && auxbit) {
+				/* Delayed change: the next byte is still the old ID's. */
+				emit(dec, id, f[k + 1], o[k + 1]);
+				id = switch_id(dec, nid, o[k]);
+			} else {
+				id = switch_id(dec, nid, o[k]);
+				emit(dec, id, f[k + 1], o[k + 1]);
+			}
+		} else {
+			emit(dec, id, (uint8_t)(b | auxbit), o[k]);
+			emit(dec, id, f[k + 1], o[k + 1]);
+		}
+	}
+	/* Byte 14: an ID here applies from the next frame (no data follows). */
+	if (f[14] & 1)
+		id = switch_id(dec, f[14] >> 1, o[14]);
+	else
+		emit(dec, id, (uint8_t)(f[14] | (aux >> 7)), o[14]);
+	dec->cur_id = id;
+	dec->in_sync_run = 0;
+}
+
+static int room(const csd_frame_decoder *dec)
+{
+	return dec->out_len + FRAME_SIZE <= OUT_CAP && dec->n_items + ITEM_PER_FRAME <= ITEM_CAP;
+}
+
+/* ---- aligned format --------------------------------------------------- */
+
+static const uint8_t fsync_frame[FRAME_SIZE] = {
+	0xFF, 0xFF, 0xFF, 0x7F, 0xFF, 0xFF, 0xFF, 0x7F,
+	0xFF, 0xFF, 0xFF, 0x7F, 0xFF, 0xFF, 0xFF, 0x7F,
+};
+
+static void aligned_frame(csd_frame_decoder *dec, const uint8_t *f, const uint64_t *o)
+{
+	if (memcmp(f, fsync_frame, FRAME_SIZE) == 0) {
+		if (!dec->in_sync_run)
+			push_event(dec, CSD_FRAME_SYNC, o[0], NULL);
+		dec->in_sync_run = 1;
+		dec->cur_id = ID_NONE;
+		return;
+	}
+	unpack(dec, f, o);
+}
+
+static void produce_aligned(csd_frame_decoder *dec)
+{
+	uint64_t o[FRAME_SIZE];
+
+	while (dec->in_pos < dec->in_size && room(dec)) {
+		size_t avail = dec->in_size - dec->in_pos;
+		uint64_t base = dec->in_base + dec->in_pos;
+		if (dec->fill == 0 && avail >= FRAME_SIZE) {
+			for (unsigned k = 0; k < FRAME_SIZE; k++)
+				o[k] = base + k;
+			aligned_frame(dec, dec->in + dec->in_pos, o);
+			dec->in_pos += FRAME_SIZE;
+			continue;
+		}
+		size_t take = FRAME_SIZE - dec->fill;
+		if (take > avail)
+			take = avail;
+		memcpy(dec->frame + dec->fill, dec->in + dec->in_pos, take);
+		for (size_t k = 0; k < take; k++)
+			dec->frame_off[dec->fill + k] = base + k;
+		dec->fill += (unsigned)take;
+		dec->in_pos += take;
+		if (dec->fill == FRAME_SIZE) {
+			aligned_frame(dec, dec->frame, dec->frame_off);
+			dec->fill = 0;
+		}
+	}
+}
+
+/* ---- port format ------------------------------------------------------ */
+
+static void port_drop_partial(csd_frame_decoder *dec)
+{
+	dec->fill = 0;
+	dec->have_even = 0;
+	dec->ffff_held = 0;
+}
+
+/* Offset of the first byte of the partial frame, if any. */
+static int port_partial_offset(const csd_frame_decoder *dec, uint64_t *off)
+{
+	if (dec->fill)
+		*off = dec->frame_off[0];
+	else if (dec->ffff_held)
+		*off = dec->ffff_off;
+	else if (dec->have_even)
+		*off = dec->even_off;
+	else
+		return 0;
+	return 1;
+}
+
+static void port_lose_sync(csd_frame_decoder *dec, uint64_t off, const char *reason)
+{
+	push_event(dec, CSD_FRAME_ERROR, off, reason);
+	port_drop_partial(dec);
+	dec->synced = 0;
+	dec->cur_id = ID_NONE;
+	dec->in_sync_run = 0;
+}
+
+/* An FSYNC starting at `start` has just ended. */
+static void port_fsync(csd_frame_decoder *dec, uint64_t start)
+{
+	if (!dec->synced) {
+		if (!dec->ever_synced && dec->skipped > 3)
+			push_event(dec, CSD_FRAME_ERROR, dec->skip_off,
+				   "bytes before the first frame synchronisation skipped");
+		dec->synced = dec->ever_synced = 1;
+		port_drop_partial(dec);
+		push_event(dec, CSD_FRAME_SYNC, start, NULL);
+		dec->in_sync_run = 1;
+		return;
+	}
+	/* In step with the frame grid: FF FF held, then FF 7F. */
+	int on_grid = dec->ffff_held && dec->have_even && dec->even == 0xFF;
+	uint64_t off;
+	if (on_grid && dec->fill == 0) {
+		if (!dec->in_sync_run)
+			push_event(dec, CSD_FRAME_SYNC, start, NULL);
+	} else {
+		if (!port_partial_offset(dec, &off) || !on_grid)
+			off = start;
+		push_event(dec, CSD_FRAME_ERROR, off, on_grid ?
+			   "frame cut short by frame synchronisation" :
+			   "frame synchronisation off the frame grid; realigned");
+		push_event(dec, CSD_FRAME_SYNC, start, NULL);
+		dec->cur_id = ID_NONE;
+	}
+	port_drop_partial(dec);
+	dec->in_sync_run = 1;
+}
+
+static void port_byte(csd_frame_decoder *dec, uint8_t c, uint64_t off)
+{
+	/* FSYNC is recognised at any byte position, aligned or not. */
+	if (c == 0x7F && dec->ff_run == 3) {
+		dec->ff_run = 0;
+		port_fsync(dec, dec->ff_off[0]);
+		return;
+	}
+	if (c == 0xFF) {
+		dec->ff_off[0] = dec->ff_off[1];
+		dec->ff_off[1] = dec->ff_off[2];
+		dec->ff_off[2] = off;
+		if (dec->ff_run < 3)
+			dec->ff_run++;
+	} else {
+		dec->ff_run = 0;
+	}
+	if (!dec->synced) {
+		if (!dec->ever_synced && dec->skipped++ == 0)
+			dec->skip_off = off;
+		return;
+	}
+	if (!dec->have_even) {
+		dec->even = c;
+		dec->even_off = off;
+		dec->have_even = 1;
+		return;
+	}
+	dec->have_even = 0;
+	uint8_t b0 = dec->even;
+	if (b0 == 0xFF) {
+		if (c == 0x7F && !dec->ffff_held)
+			return;                 /* HSYNC: idle filler */
+		if (c == 0xFF && !dec->ffff_held) {
+			dec->ffff_held = 1;     /* maybe the first half of an FSYNC */
+			dec->ffff_off = dec->even_off;
+			return;
+		}
+		port_lose_sync(dec, dec->ffff_held ? dec->ffff_off : dec->even_off,
+			       "0xFF in an ID position: frame alignment lost");
+		return;
+	}
+	if (dec->ffff_held) {
+		port_lose_sync(dec, dec->ffff_off, "0xFF in an ID position: frame alignment lost");
+		return;
+	}
+	dec->frame[dec->fill] = b0;
+	dec->frame_off[dec->fill] = dec->even_off;
+	dec->frame[dec->fill + 1] = c;
+	dec->frame_off[dec->fill + 1] = off;
+	dec->fill += 2;
+	if (dec->fill == FRAME_SIZE) {
+		unpack(dec, dec->frame, dec->frame_off);
+		dec->fill = 0;
+	}
+}
+
+static void produce_port(csd_frame_decoder *dec)
+{
+	while (dec->in_pos < dec->in_size && room(dec)) {
+		/* PORT_STEP bytes complete at most one frame and one FSYNC. */
+		size_t n = dec->in_size - dec->in_pos;
+		if (n > PORT_STEP)
+			n = PORT_STEP;
+		const uint8_t *p = dec->in + dec->in_pos;
+		uint64_t base = dec->in_base + dec->in_pos;
+		for (size_t k = 0; k < n; k++)
+			port_byte(dec, p[k], base + k);
+		dec->in_pos += n;
+	}
+}
+
+/* ---- end of capture --------------------------------------------------- */
+
+static void report_end(csd_frame_decoder *dec)
+{
+	uint64_t off;
+
+	dec->end_reported = 1;
+	if (dec->format == CSD_FRAME_ALIGNED) {
+		if (dec->fill)
+			push_event(dec, CSD_FRAME_ERROR, dec->frame_off[0], "incomplete frame at end of capture");
+		dec->fill = 0;
+	} else if (dec->format == CSD_FRAME_PORT) {
+		if (!dec->ever_synced && dec->skipped)
+			push_event(dec, CSD_FRAME_ERROR, dec->skip_off, "no frame synchronisation (FSYNC) found");
+		else if (dec->synced && port_partial_offset(dec, &off))
+			push_event(dec, CSD_FRAME_ERROR, off, "incomplete frame at end of capture");
+		port_drop_partial(dec);
+	}
+}
+
+/* ---- delivery --------------------------------------------------------- */
+
+int csd_frame_next(csd_frame_decoder *dec, struct csd_frame_out *out)
+{
+	if (!dec || !out)
+		return CSD_EINVAL;
+	if (dec->head == dec->n_items) {
+		dec->head = dec->n_items = 0;
+		dec->out_len = 0;
+		if (dec->format == CSD_FRAME_RAW) {
+			if (dec->in_pos < dec->in_size) {
+				memset(out, 0, sizeof(*out));
+				out->event = CSD_FRAME_DATA;
+				out->bytes.data = dec->in + dec->in_pos;
+				out->bytes.size = dec->in_size - dec->in_pos;
+				out->bytes.base = dec->in_base + dec->in_pos;
+				out->bytes.id = dec->raw_id;
+				out->offset = out->bytes.base;
+				dec->in_pos = dec->in_size;
+				return CSD_OK;
+			}
+		} else if (dec->format == CSD_FRAME_ALIGNED) {
+			produce_aligned(dec);
+		} else {
+			produce_port(dec);
+		}
+		if (dec->n_items == 0 && dec->in_pos == dec->in_size) {
+			if (!dec->finished)
+				return CSD_EAGAIN;
+			if (!dec->end_reported)
+				report_end(dec);
+			if (dec->n_items == 0)
+				return CSD_EEOS;
+		}
+		if (dec->n_items == 0)
+			return CSD_EAGAIN;      /* cannot happen: room() holds after a reset */
+	}
+	const struct frame_item *it = &dec->items[dec->head++];
+	memset(out, 0, sizeof(*out));
+	out->event = it->event;
+	out->offset = it->offset;
+	out->reason = it->reason;
+	if (it->event == CSD_FRAME_DATA) {
+		out->bytes.data = dec->out + it->start;
+		out->bytes.size = it->len;
+		out->bytes.offsets = dec->out_off + it->start;
+		out->bytes.base = dec->out_off[it->start];
+		out->bytes.id = it->id;
+	}
+	return CSD_OK;
+}
