@@ -1,0 +1,106 @@
+/* etm3_internal.h - ETMv3 facts shared by the packet decoder (etm3_pkt.c)
+ * and the packet encoder (etm3_enc.c): configuration derived from the
+ * registers and the branch address layout (ARM IHI 0014Q chapter 7). */
+#ifndef CSD_ETM3_INTERNAL_H
+#define CSD_ETM3_INTERNAL_H
+
+#include <stdint.h>
+
+#include "csdec.h"
+
+/* What the packet format depends on, derived from ETMCR/ETMCCER/ETMIDR.
+ * The bits used and why are listed at the top of etm3_pkt.c. */
+struct csdi_etm3_cfg {
+	uint8_t minor;          /* x of ETMv3.x (0..5; higher treated as 5) */
+	uint8_t cycle_acc;      /* ETMCR[12] */
+	uint8_t cid_bytes;      /* ETMCR[15:14] -> 0, 1, 2, 4 */
+	uint8_t data_value;     /* ETMCR[2]: data values traced */
+	uint8_t data_addr;      /* ETMCR[3]: data addresses traced */
+	uint8_t data_only;      /* ETMCR[20]: I-sync without instruction address */
+	uint8_t alt_branch;     /* ETMIDR[20]: alternative branch address encoding */
+	uint8_t ts64;           /* ETMCCER[29]: 64-bit timestamps (else 48) */
+	uint8_t ts_gray;        /* ETMCCER[22] set and ETMCCER[28] clear: Gray-coded timestamps */
+	uint8_t virt;           /* ETMCCER[26] on ETMv3.5: Hyp bits are present */
+	uint8_t core_m;         /* core_profile == CSD_CORE_M */
+};
+
+/* Fill *out from a caller's configuration (any cfg->size accepted that
+ * holds at least etmcr). CSD_EINVAL if cfg is unusable for ETMv3. */
+int csdi_etm3_cfg_init(struct csdi_etm3_cfg *out, const struct csd_trace_config *cfg);
+
+/* Instruction set families as the branch address alignment sees them;
+ * ThumbEE is the Thumb family with the AltISA bit set. */
+enum csdi_etm3_family {
+	CSDI_ETM3_FAM_ARM = 0,
+	CSDI_ETM3_FAM_THUMB = 1,
+	CSDI_ETM3_FAM_JAZELLE = 2,
+	CSDI_ETM3_FAM_UNKNOWN = 3,   /* before any I-sync: aligned as ARM */
+};
+
+/* Address bit 0 lines up with packet bit `shift` removed: ARM addresses are
+ * word aligned, Thumb halfword, Jazelle byte. */
+static inline unsigned csdi_etm3_shift(unsigned fam)
+{
+	return fam == CSDI_ETM3_FAM_THUMB ? 1u : fam == CSDI_ETM3_FAM_JAZELLE ? 0u : 2u;
+}
+
+/* Address bits (before the alignment shift) carried by a branch address of
+ * k = 1..4 bytes. Byte 1 has 6 (bit 0 is the branch marker), bytes 2-4 have
+ * 7, except that in the alternative encoding a last byte 2-4 has 6 because
+ * its bit 6 says whether exception information follows. */
+static inline unsigned csdi_etm3_addr_bits(int alt_branch, unsigned k)
+{
+	static const uint8_t orig[5] = { 0, 6, 13, 20, 27 };
+	static const uint8_t alt[5] = { 0, 6, 12, 19, 26 };
+	return alt_branch ? alt[k] : orig[k];
+}
+
+/* Byte 5 of a branch address: b0E001AAA (ARM, A[31:29]), b0E01AAAA (Thumb,
+ * A[31:28]), b0E1AAAAA (Jazelle, A[31:27]); E = exception bytes follow. */
+static inline uint8_t csdi_etm3_byte5_tag(unsigned fam)
+{
+	return fam == CSDI_ETM3_FAM_THUMB ? 0x10 : fam == CSDI_ETM3_FAM_JAZELLE ? 0x20 : 0x08;
+}
+static inline uint8_t csdi_etm3_byte5_mask(unsigned fam)
+{
+	return fam == CSDI_ETM3_FAM_THUMB ? 0x0F : fam == CSDI_ETM3_FAM_JAZELLE ? 0x1F : 0x07;
+}
+
+static inline unsigned csdi_etm3_family_of(unsigned isa)
+{
+	switch (isa) {
+	case CSD_ISA_ARM: return CSDI_ETM3_FAM_ARM;
+	case CSD_ISA_THUMB:
+	case CSD_ISA_THUMBEE: return CSDI_ETM3_FAM_THUMB;
+	case CSD_ISA_JAZELLE: return CSDI_ETM3_FAM_JAZELLE;
+	}
+	return CSDI_ETM3_FAM_UNKNOWN;
+}
+
+static inline unsigned csdi_etm3_isa_of(unsigned fam, int altisa)
+{
+	switch (fam) {
+	case CSDI_ETM3_FAM_ARM: return CSD_ISA_ARM;
+	case CSDI_ETM3_FAM_THUMB: return altisa ? CSD_ISA_THUMBEE : CSD_ISA_THUMB;
+	case CSDI_ETM3_FAM_JAZELLE: return CSD_ISA_JAZELLE;
+	}
+	return CSD_ISA_UNKNOWN;
+}
+
+/* Size in bytes of a data value with header size field SS. */
+static inline unsigned csdi_etm3_value_size(unsigned ss)
+{
+	return ss == 3 ? 4u : ss;
+}
+
+/* Timestamp width in bits and the most payload bytes it takes. */
+static inline unsigned csdi_etm3_ts_width(const struct csdi_etm3_cfg *c)
+{
+	return c->ts64 ? 64u : 48u;
+}
+static inline unsigned csdi_etm3_ts_max_bytes(const struct csdi_etm3_cfg *c)
+{
+	return c->ts64 ? 9u : 7u;
+}
+
+#endif

@@ -1,0 +1,960 @@
+/* etm3_pkt.c - ETMv3 (ETMv3.0 - ETMv3.5) packet decoder, ARM IHI 0014Q
+ * chapter 7.
+ *
+ * Register bits used, and why (everything else is ignored):
+ *   ETMCR[2]      data value tracing: data packets carry value bytes
+ *   ETMCR[3]      data address tracing: data packets with the A bit carry
+ *                 a compressed data address
+ *   ETMCR[12]     cycle-accurate mode: selects the P-header table (7.3 vs 7.2)
+ *   ETMCR[15:14]  context ID size 0/1/2/4 bytes, in I-sync and context ID
+ *                 packets
+ *   ETMCR[20]     data-only mode: I-sync packets carry no instruction address
+ *   ETMCCER[22]   timestamps implemented; only then is ETMCCER[28] trusted
+ *   ETMCCER[26]   virtualization extensions: Hyp bits exist (ETMv3.5)
+ *   ETMCCER[28]   timestamp encoding: 1 natural binary, 0 Gray code
+ *   ETMCCER[29]   timestamp size: 1 = 64 bits, 0 = 48 bits
+ *   ETMIDR[11:8]  major architecture (2 = ETMv3); 0 register = not given
+ *   ETMIDR[7:4]   minor version x of ETMv3.x: format 0 P-header (3.0 only),
+ *                 format 4 and AltISA (3.3+), exception entry/exit (3.4+),
+ *                 VMID, timestamps and Hyp (3.5). ETMIDR = 0 means ETMv3.5.
+ *   ETMIDR[20]    alternative branch address encoding (ETMv3.4+)
+ * The timestamp-enable (ETMCR[28]) and VMID-enable (ETMCR[30]) bits are not
+ * needed: those packets are self-describing once the version allows them.
+ *
+ * Decoding works on the contiguous view of pkt_input: a packet is parsed
+ * from its first byte each time; when the view ends inside it, the bytes
+ * are staged until the next feed (state only changes once a packet is
+ * complete). Runs of 0x00 (A-sync) and 0x66 (ignore) can be arbitrarily
+ * long and are counted instead of staged.
+ */
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "etm3_internal.h"
+#include "pkt_input.h"
+
+/* What a header byte starts, for this configuration (see build_tables). */
+enum hdr_kind {
+	K_BAD = 0,        /* reserved or not allowed here: error, reason in bad[] */
+	K_PHDR,
+	K_BRANCH,
+	K_ASYNC,
+	K_CYCLE_COUNT,
+	K_ISYNC,
+	K_ISYNC_CC,
+	K_TRIGGER,
+	K_OOO_DATA,
+	K_STORE_FAILED,
+	K_OOO_PLACEHOLDER,
+	K_VMID,
+	K_NORMAL_DATA,
+	K_TIMESTAMP,
+	K_DATA_SUPPRESSED,
+	K_IGNORE,
+	K_VALUE_NOT_TRACED,
+	K_CONTEXT_ID,
+	K_EXC_EXIT,
+	K_EXC_ENTRY,
+};
+
+/* Instruction state the branch address compression works against. */
+struct istate {
+	uint32_t addr;     /* last branch / I-sync address */
+	uint8_t fam;       /* enum csdi_etm3_family */
+	uint8_t altisa;
+	uint8_t ns;
+	uint8_t hyp;
+};
+
+struct csd_etm3_pkt_decoder {
+	struct csdi_input in;
+	struct csdi_etm3_cfg cfg;
+	int synced;
+	/* Pending run of 0x00 (A-sync) or 0x66 (ignore) bytes. */
+	uint8_t run_byte;
+	size_t run_len;           /* 0 = no run pending */
+	uint64_t run_off;
+	struct istate ist;
+	uint32_t data_addr;
+	uint8_t data_be;
+	uint64_t ts_raw;          /* timestamp as traced (Gray if Gray-coded) */
+	const char *err;          /* reason of the error a parser reported */
+	uint8_t kind[256];
+	struct csd_atoms atoms[256];
+	const char *bad[256];
+};
+
+/* ------------------------------------------------------------------------
+ * Configuration
+ * ---------------------------------------------------------------------- */
+
+int csdi_etm3_cfg_init(struct csdi_etm3_cfg *out, const struct csd_trace_config *cfg)
+{
+	struct csd_trace_config c;
+
+	if (!out || !cfg || cfg->size < offsetof(struct csd_trace_config, etmcr) + sizeof(cfg->etmcr))
+		return CSD_EINVAL;
+	memset(&c, 0, sizeof(c));
+	memcpy(&c, cfg, cfg->size < sizeof(c) ? cfg->size : sizeof(c));
+	if (c.protocol != CSD_PROTO_UNKNOWN && c.protocol != CSD_PROTO_ETM3)
+		return CSD_EINVAL;
+	memset(out, 0, sizeof(*out));
+	if (c.etmidr == 0) {
+		out->minor = 5;
+	} else {
+		if (((c.etmidr >> 8) & 0xF) != 2)
+			return CSD_EINVAL; /* not an ETMv3 */
+		out->minor = (c.etmidr >> 4) & 0xF;
+		if (out->minor > 5)
+			out->minor = 5;
+		out->alt_branch = (c.etmidr >> 20) & 1;
+	}
+	static const uint8_t cid_sizes[4] = { 0, 1, 2, 4 };
+	out->data_value = (c.etmcr >> 2) & 1;
+	out->data_addr = (c.etmcr >> 3) & 1;
+	out->cycle_acc = (c.etmcr >> 12) & 1;
+	out->cid_bytes = cid_sizes[(c.etmcr >> 14) & 3];
+	out->data_only = (c.etmcr >> 20) & 1;
+	out->ts64 = (c.etmccer >> 29) & 1;
+	out->ts_gray = ((c.etmccer >> 22) & 1) && !((c.etmccer >> 28) & 1);
+	out->virt = out->minor >= 5 && ((c.etmccer >> 26) & 1);
+	out->core_m = c.core_profile == CSD_CORE_M;
+	return CSD_OK;
+}
+
+/* Atoms of P-header h, or NULL with *why set if h is not a valid P-header
+ * here (IHI 0014Q tables 7.2 and 7.3). */
+static int phdr_atoms(const struct csdi_etm3_cfg *c, uint8_t h, struct csd_atoms *a, const char **why)
+{
+	memset(a, 0, sizeof(*a));
+	if (!c->cycle_acc) {
+		if ((h & 0x83) == 0x80) {                 /* b1NEEEE00 */
+			unsigned e = (h >> 2) & 0xF, nbit = (h >> 6) & 1;
+			a->format = 1;
+			a->num = (uint8_t)(e + nbit);
+			a->en = (1u << e) - 1;            /* E atoms first, then the N */
+			return 1;
+		}
+		if ((h & 0xF3) == 0x82) {                 /* b1000FF10 */
+			a->format = 2;
+			a->num = 2;
+			a->en = (((h >> 3) & 1) ? 0 : 1u) | (((h >> 2) & 1) ? 0 : 2u);
+			return 1;
+		}
+		*why = "reserved P-header encoding (non-cycle-accurate mode)";
+		return 0;
+	}
+	if (h == 0x80) {                                  /* format 0: W */
+		if (c->minor != 0) {
+			*why = "format 0 P-header is reserved after ETMv3.0";
+			return 0;
+		}
+		a->format = 0;
+		a->w = 1;
+		return 1;
+	}
+	if ((h & 0xA3) == 0x80) {                         /* b1N0EEE00 */
+		unsigned e = (h >> 2) & 7, nbit = (h >> 6) & 1;
+		a->format = 1;
+		a->num = (uint8_t)(e + nbit);
+		a->w = a->num;                            /* each atom in its own cycle */
+		a->en = (1u << e) - 1;
+		return 1;
+	}
+	if ((h & 0xA3) == 0xA0) {                         /* b1E1WWW00 */
+		a->format = 3;
+		a->w = (uint8_t)(((h >> 2) & 7) + 1);
+		a->num = (h >> 6) & 1;
+		a->en = a->num;
+		return 1;
+	}
+	if ((h & 0xF3) == 0x82) {                         /* b1000FF10 */
+		a->format = 2;
+		a->w = 1;
+		a->num = 2;
+		a->en = (((h >> 3) & 1) ? 0 : 1u) | (((h >> 2) & 1) ? 0 : 2u);
+		return 1;
+	}
+	if ((h & 0xFB) == 0x92) {                         /* b10010F10 */
+		if (c->minor < 3) {
+			*why = "format 4 P-header is reserved before ETMv3.3";
+			return 0;
+		}
+		a->format = 4;
+		a->num = 1;
+		a->en = ((h >> 2) & 1) ? 0 : 1u;
+		return 1;
+	}
+	*why = "reserved P-header encoding (cycle-accurate mode)";
+	return 0;
+}
+
+/* Table 7.1 header encodings, resolved for this configuration. */
+static void build_tables(struct csd_etm3_pkt_decoder *d)
+{
+	const struct csdi_etm3_cfg *c = &d->cfg;
+	const int data_on = c->data_value || c->data_addr;
+	static const char data_off[] = "data trace packet, but data tracing is off (ETMCR[3:2])";
+
+	for (unsigned h = 0; h < 256; h++) {
+		uint8_t k = K_BAD;
+		const char *why = "reserved packet header";
+
+		if (h & 1) {
+			k = K_BRANCH;
+		} else if (h & 0x80) {
+			if (phdr_atoms(c, (uint8_t)h, &d->atoms[h], &why))
+				k = K_PHDR;
+		} else if (h == 0x00) {
+			k = K_ASYNC;
+		} else if (h == 0x04) {
+			k = K_CYCLE_COUNT;
+		} else if (h == 0x08) {
+			k = K_ISYNC;
+		} else if (h == 0x0C) {
+			k = K_TRIGGER;
+		} else if (h == 0x70) {
+			k = K_ISYNC_CC;
+		} else if (h == 0x66) {
+			k = K_IGNORE;
+		} else if (h == 0x6E) {
+			if (c->cid_bytes)
+				k = K_CONTEXT_ID;
+			else
+				why = "context ID packet, but context ID tracing is off (ETMCR[15:14])";
+		} else if (h == 0x3C) {
+			if (c->minor >= 5)
+				k = K_VMID;
+			else
+				why = "VMID packet is reserved before ETMv3.5";
+		} else if (h == 0x42 || h == 0x46) {
+			if (c->minor >= 5)
+				k = K_TIMESTAMP;
+			else
+				why = "timestamp packet is reserved before ETMv3.5";
+		} else if (h == 0x76 || h == 0x7E) {
+			if (c->minor >= 4)
+				k = h == 0x76 ? K_EXC_EXIT : K_EXC_ENTRY;
+			else
+				why = "exception entry/exit packet is reserved before ETMv3.4";
+		} else if (h == 0x50 || h == 0x62 || h == 0x6A || h == 0x7A
+			   || (h & 0xD3) == 0x02 || ((h & 0xD3) == 0x50 && (h & 0x0C))) {
+			/* store failed, data suppressed, value not traced, normal
+			 * data b00A0SS10, out-of-order placeholder b01A1TT00 */
+			if (data_on)
+				k = h == 0x50 ? K_STORE_FAILED : h == 0x62 ? K_DATA_SUPPRESSED
+				  : (h == 0x6A || h == 0x7A) ? K_VALUE_NOT_TRACED
+				  : (h & 0xD3) == 0x02 ? K_NORMAL_DATA : K_OOO_PLACEHOLDER;
+			else
+				why = data_off;
+		} else if ((h & 0x93) == 0x00 && (h & 0x60)) {
+			/* out-of-order data b0TT0SS00: only a value */
+			if (c->data_value)
+				k = K_OOO_DATA;
+			else
+				why = "out-of-order data packet, but data value tracing is off (ETMCR[2])";
+		}
+		d->kind[h] = k;
+		d->bad[h] = k == K_BAD ? why : NULL;
+	}
+}
+
+/* ------------------------------------------------------------------------
+ * Life cycle
+ * ---------------------------------------------------------------------- */
+
+static void reset_state(struct csd_etm3_pkt_decoder *d)
+{
+	csdi_in_reset(&d->in);
+	d->synced = 0;
+	d->run_len = 0;
+	memset(&d->ist, 0, sizeof(d->ist));
+	d->ist.fam = CSDI_ETM3_FAM_UNKNOWN;
+	d->data_addr = 0;
+	d->data_be = 0;
+	d->ts_raw = 0;
+	d->err = NULL;
+}
+
+csd_etm3_pkt_decoder *csd_etm3_pkt_new(const struct csd_trace_config *cfg)
+{
+	struct csdi_etm3_cfg c;
+
+	if (csdi_etm3_cfg_init(&c, cfg) != CSD_OK)
+		return NULL;
+	csd_etm3_pkt_decoder *d = calloc(1, sizeof(*d));
+	if (!d)
+		return NULL;
+	d->cfg = c;
+	build_tables(d);
+	reset_state(d);
+	return d;
+}
+
+void csd_etm3_pkt_free(csd_etm3_pkt_decoder *dec)
+{
+	free(dec);
+}
+
+int csd_etm3_pkt_feed(csd_etm3_pkt_decoder *dec, const struct csd_bytes *in)
+{
+	if (!dec)
+		return CSD_EINVAL;
+	return csdi_in_feed(&dec->in, in);
+}
+
+int csd_etm3_pkt_finish(csd_etm3_pkt_decoder *dec)
+{
+	if (!dec)
+		return CSD_EINVAL;
+	dec->in.finished = 1;
+	return CSD_OK;
+}
+
+int csd_etm3_pkt_reset(csd_etm3_pkt_decoder *dec)
+{
+	if (!dec)
+		return CSD_EINVAL;
+	reset_state(dec);
+	return CSD_OK;
+}
+
+/* ------------------------------------------------------------------------
+ * Field parsers. Each returns the bytes used (> 0), 0 if the view ends
+ * first, or minus the bytes that are bad (d->err says why).
+ * ---------------------------------------------------------------------- */
+
+static long fail(struct csd_etm3_pkt_decoder *d, size_t len, const char *why)
+{
+	d->err = why;
+	return -(long)len;
+}
+
+/* Cycle count: 1-5 bytes, 7 bits each with a continuation bit, the fifth
+ * byte holds bits [31:28]. */
+static long parse_cycle_count(struct csd_etm3_pkt_decoder *d, const uint8_t *p, size_t n, uint32_t *out)
+{
+	uint32_t v = 0;
+	for (unsigned k = 0; k < 4; k++) {
+		if (k >= n)
+			return 0;
+		v |= (uint32_t)(p[k] & 0x7F) << (7 * k);
+		if (!(p[k] & 0x80)) {
+			*out = v;
+			return k + 1;
+		}
+	}
+	if (n < 5)
+		return 0;
+	if (p[4] & 0xF0)
+		return fail(d, 5, "cycle count byte 5 has bits above bit 31");
+	*out = v | (uint32_t)p[4] << 28;
+	return 5;
+}
+
+/* Compressed data address: 1-5 bytes of 7 bits, byte 5 holds A[31:28] and
+ * the big-endian bit E in bit 4. Merged into the last data address. */
+static long parse_data_addr(struct csd_etm3_pkt_decoder *d, const uint8_t *p, size_t n,
+			    uint32_t *addr, uint8_t *be)
+{
+	uint32_t v = 0;
+	for (unsigned k = 0; k < 4; k++) {
+		if (k >= n)
+			return 0;
+		v |= (uint32_t)(p[k] & 0x7F) << (7 * k);
+		if (!(p[k] & 0x80)) {
+			uint32_t mask = (1u << (7 * (k + 1))) - 1;
+			*addr = (d->data_addr & ~mask) | v;
+			*be = d->data_be;
+			return k + 1;
+		}
+	}
+	if (n < 5)
+		return 0;
+	if (p[4] & 0xE0)
+		return fail(d, 5, "data address byte 5 has reserved bits set");
+	*addr = v | (uint32_t)(p[4] & 0x0F) << 28;
+	*be = (p[4] >> 4) & 1;
+	return 5;
+}
+
+/* Result of a branch-style address (branch packet, LSiP current address). */
+struct baddr {
+	struct istate st;      /* state after the address */
+	uint8_t addr_bytes;
+	uint8_t full;          /* 5-byte address: states the instruction set */
+	uint8_t info;          /* exception information bytes present */
+	uint8_t hyp_stated;    /* exception information byte 1 present */
+	uint8_t deprecated;    /* exception given in byte 5 (original encoding) */
+	uint8_t cancel;
+	uint8_t resume_present;
+	uint8_t resume;
+	uint16_t exception;
+};
+
+/* Exception numbers of the deprecated byte-5 form (ARM state only), mapped
+ * to the numbering of the exception information byte: reset, IRQ,
+ * reserved, reserved, Jazelle, FIQ, asynchronous data abort, debug halt. */
+static const int8_t deprecated_exception[8] = { 8, 14, -1, -1, 5, 15, 4, 1 };
+
+/* A branch address of 1-5 bytes plus 0-3 exception information bytes
+ * (IHI 0014Q 7.3.5), compressed against `base`. */
+static long parse_branch_addr(struct csd_etm3_pkt_decoder *d, const uint8_t *p, size_t n,
+			      const struct istate *base, int lsip, struct baddr *r)
+{
+	const struct csdi_etm3_cfg *c = &d->cfg;
+	const int alt = c->alt_branch;
+	uint32_t v = (uint32_t)(p[0] >> 1) & 0x3F;
+	unsigned bits = 6, k = 1;
+	int more = p[0] & 0x80, exc_follows = 0;
+
+	memset(r, 0, sizeof(*r));
+	r->st = *base;
+	while (more && k < 4) {
+		if (k >= n)
+			return 0;
+		uint8_t b = p[k++];
+		more = b & 0x80;
+		if (!more && alt) {
+			exc_follows = b & 0x40;
+			v |= (uint32_t)(b & 0x3F) << bits;
+			bits += 6;
+		} else {
+			v |= (uint32_t)(b & 0x7F) << bits;
+			bits += 7;
+		}
+	}
+	unsigned fam = base->fam;
+	if (more) {
+		if (n < 5)
+			return 0;
+		uint8_t b = p[4];
+		k = 5;
+		r->full = 1;
+		if (b & 0x80) {
+			/* Exception in the address byte: original encoding,
+			 * ARM state only, deprecated; b1CEEEAAA. */
+			int e = deprecated_exception[(b >> 3) & 7];
+			if (alt || lsip)
+				return fail(d, 5, "branch address byte 5 has bit 7 set");
+			if (e < 0)
+				return fail(d, 5, "reserved exception in branch address byte 5");
+			fam = CSDI_ETM3_FAM_ARM;
+			v |= (uint32_t)(b & 7) << bits;
+			r->deprecated = 1;
+			r->exception = (uint16_t)e;
+			r->cancel = (b >> 6) & 1;
+		} else {
+			exc_follows = b & 0x40;
+			if ((b & 0x38) == 0x08)
+				fam = CSDI_ETM3_FAM_ARM;
+			else if ((b & 0x30) == 0x10)
+				fam = CSDI_ETM3_FAM_THUMB;
+			else if (b & 0x20)
+				fam = CSDI_ETM3_FAM_JAZELLE;
+			else
+				return fail(d, 5, "reserved instruction set in branch address byte 5");
+			v |= (uint32_t)(b & csdi_etm3_byte5_mask(fam)) << bits;
+		}
+		r->st.addr = v << csdi_etm3_shift(fam);
+	} else {
+		unsigned cover = bits + csdi_etm3_shift(fam);
+		uint32_t mask = (1u << cover) - 1;
+		r->st.addr = (base->addr & ~mask) | ((v << csdi_etm3_shift(fam)) & mask);
+	}
+	r->addr_bytes = (uint8_t)k;
+	if (r->full && fam != base->fam)
+		r->st.altisa = 0;   /* a new family starts without AltISA unless stated */
+	r->st.fam = (uint8_t)fam;
+
+	if (exc_follows) {
+		size_t i = k;
+		if (i >= n)
+			return 0;
+		uint8_t e = p[i++];
+		r->info = 1;
+		r->st.ns = e & 1;
+		r->exception = (e >> 1) & 0xF;
+		r->cancel = (e >> 5) & 1;
+		if (c->minor >= 3)
+			r->st.altisa = (e >> 6) & 1;
+		if (e & 0x80) {
+			if (i >= n)
+				return 0;
+			e = p[i++];
+			if (!(e & 0x40)) {
+				/* byte 1: exception [8:4], Hyp */
+				r->exception |= (uint16_t)((e & 0x1F) << 4);
+				r->hyp_stated = 1;
+				if (c->virt && !c->core_m)
+					r->st.hyp = (e >> 5) & 1;
+				if (e & 0x80) {
+					if (i >= n)
+						return 0;
+					e = p[i++];
+					if (!(e & 0x40))
+						return fail(d, i, "exception information byte 2 expected after byte 1");
+				} else {
+					return (long)i;
+				}
+			}
+			/* byte 2: resume */
+			if (e & 0x80)
+				return fail(d, i, "continuation bit set in exception information byte 2");
+			r->resume_present = 1;
+			r->resume = e & 0xF;
+		}
+		return (long)i;
+	}
+	return (long)k;
+}
+
+/* ------------------------------------------------------------------------
+ * Packet parsers: fill *pkt (already zeroed) and return the packet length,
+ * 0 for more input, or minus the bad length. State is only changed once
+ * the whole packet is there.
+ * ---------------------------------------------------------------------- */
+
+static void state_flags(const struct istate *st, struct csd_packet *pkt)
+{
+	pkt->flags |= CSD_PKTF_SECURITY;
+	if (st->ns)
+		pkt->flags |= CSD_PKTF_NS;
+	if (st->hyp)
+		pkt->flags |= CSD_PKTF_HYP;
+}
+
+static long parse_branch(struct csd_etm3_pkt_decoder *d, const uint8_t *p, size_t n, struct csd_packet *pkt)
+{
+	struct baddr r;
+	long len = parse_branch_addr(d, p, n, &d->ist, 0, &r);
+	if (len <= 0)
+		return len;
+	pkt->type = CSD_PKT_BRANCH;
+	pkt->addr = r.st.addr;
+	pkt->addr_bytes = r.addr_bytes;
+	pkt->isa = (uint8_t)csdi_etm3_isa_of(r.st.fam, r.st.altisa);
+	if (r.full || r.info)
+		pkt->flags |= CSD_PKTF_ISA;
+	if (r.info) {
+		state_flags(&r.st, pkt);
+		if (r.st.altisa)
+			pkt->flags |= CSD_PKTF_ALTISA;
+	}
+	if (r.info || r.deprecated) {
+		pkt->flags |= CSD_PKTF_EXCEPTION;
+		pkt->exception = r.exception;
+		if (r.cancel)
+			pkt->flags |= CSD_PKTF_CANCEL;
+		if (r.resume_present) {
+			pkt->flags |= CSD_PKTF_RESUME;
+			pkt->tag = r.resume; /* no resume field in struct csd_packet */
+		}
+	}
+	d->ist = r.st;
+	return len;
+}
+
+static long parse_isync(struct csd_etm3_pkt_decoder *d, const uint8_t *p, size_t n, struct csd_packet *pkt)
+{
+	const struct csdi_etm3_cfg *c = &d->cfg;
+	size_t i = 1;
+	uint32_t cc = 0;
+
+	if (p[0] == 0x70) {
+		long r = parse_cycle_count(d, p + 1, n - 1, &cc);
+		if (r <= 0)
+			return r < 0 ? r - 1 : 0;
+		i += (size_t)r;
+		pkt->flags |= CSD_PKTF_CYCLE_COUNT;
+		pkt->cycle_count = cc;
+	}
+	if (i + c->cid_bytes + 1 > n)
+		return 0;
+	if (c->cid_bytes) {
+		uint32_t cid = 0;
+		for (unsigned k = 0; k < c->cid_bytes; k++)
+			cid |= (uint32_t)p[i + k] << (8 * k);
+		i += c->cid_bytes;
+		pkt->flags |= CSD_PKTF_CONTEXT_ID;
+		pkt->context_id = cid;
+	}
+	uint8_t info = p[i++];
+	struct istate st = d->ist;
+	pkt->type = CSD_PKT_ISYNC;
+	pkt->reason = (info >> 5) & 3;
+	st.ns = (info >> 3) & 1;
+	st.hyp = c->virt && !c->core_m ? (info >> 1) & 1 : 0;
+	if (c->data_only) {
+		pkt->flags |= CSD_PKTF_DATA_ONLY;
+		state_flags(&st, pkt);
+		d->ist.ns = st.ns;
+		d->ist.hyp = st.hyp;
+		return (long)i;
+	}
+	if (i + 4 > n)
+		return 0;
+	uint32_t a = (uint32_t)p[i] | (uint32_t)p[i + 1] << 8 | (uint32_t)p[i + 2] << 16 | (uint32_t)p[i + 3] << 24;
+	i += 4;
+	unsigned j = (info >> 4) & 1, t = a & 1;
+	st.altisa = c->minor >= 3 ? (info >> 2) & 1 : 0;
+	if (j) {
+		if (st.altisa)
+			return fail(d, i, "I-sync: reserved combination J=1 AltISA=1");
+		st.fam = CSDI_ETM3_FAM_JAZELLE;
+		st.addr = a;                       /* T is address bit 0 */
+	} else if (t) {
+		st.fam = CSDI_ETM3_FAM_THUMB;
+		st.addr = a & ~1u;
+	} else {
+		if (st.altisa)
+			return fail(d, i, "I-sync: reserved combination J=0 T=0 AltISA=1");
+		st.fam = CSDI_ETM3_FAM_ARM;
+		st.addr = a;
+	}
+	pkt->addr = st.addr;
+	if (info & 0x80) {
+		/* LSiP: the current instruction address follows, compressed
+		 * against the data instruction address. */
+		struct baddr r;
+		if (i >= n)
+			return 0;
+		long len = parse_branch_addr(d, p + i, n - i, &st, 1, &r);
+		if (len <= 0)
+			return len < 0 ? len - (long)i : 0;
+		if (r.exception || r.cancel || r.resume)
+			return fail(d, i + (size_t)len, "I-sync: exception in the LSiP address");
+		i += (size_t)len;
+		pkt->flags |= CSD_PKTF_LSIP;
+		pkt->data_insn_addr = st.addr;
+		pkt->addr_bytes = r.addr_bytes;
+		pkt->addr = r.st.addr;
+		st = r.st;
+	}
+	pkt->flags |= CSD_PKTF_ISA;
+	pkt->isa = (uint8_t)csdi_etm3_isa_of(st.fam, st.altisa);
+	if (st.altisa)
+		pkt->flags |= CSD_PKTF_ALTISA;
+	state_flags(&st, pkt);
+	d->ist = st;
+	return (long)i;
+}
+
+/* Timestamp: up to 7 (48-bit) or 9 (64-bit) bytes of 7 bits with a
+ * continuation bit; the last possible byte carries the remaining 6 or 8. */
+static long parse_timestamp(struct csd_etm3_pkt_decoder *d, const uint8_t *p, size_t n, struct csd_packet *pkt)
+{
+	const struct csdi_etm3_cfg *c = &d->cfg;
+	const unsigned maxb = csdi_etm3_ts_max_bytes(c), width = csdi_etm3_ts_width(c);
+	uint64_t v = 0;
+	unsigned bits = 0;
+	size_t i = 1;
+
+	for (unsigned k = 0;; k++) {
+		if (i >= n)
+			return 0;
+		uint8_t b = p[i++];
+		if (k + 1 == maxb) {
+			unsigned last = width - bits;   /* 6 or 8 */
+			if (last < 8 && (b >> last))
+				return fail(d, i, "timestamp: last byte has bits above the timestamp size");
+			v |= (uint64_t)b << bits;
+			bits = width;
+			break;
+		}
+		v |= (uint64_t)(b & 0x7F) << bits;
+		bits += 7;
+		if (!(b & 0x80))
+			break;
+	}
+	uint64_t mask = bits >= 64 ? ~(uint64_t)0 : ((uint64_t)1 << bits) - 1;
+	uint64_t raw = (d->ts_raw & ~mask) | v;
+	uint64_t ts = raw;
+	if (c->ts_gray) {
+		/* binary[n] = XOR of Gray[N:n] (IHI 0014Q 7.7.3) */
+		for (unsigned s = 1; s < 64; s <<= 1)
+			ts ^= ts >> s;
+	}
+	pkt->type = CSD_PKT_TIMESTAMP;
+	pkt->ts_bits = (uint8_t)bits;
+	pkt->timestamp = ts;
+	d->ts_raw = raw;
+	return (long)i;
+}
+
+/* Normal data b00A0SS10, out-of-order data b0TT0SS00, out-of-order
+ * placeholder b01A1TT00, value not traced b011A1010 (IHI 0014Q 7.4). */
+static long parse_data(struct csd_etm3_pkt_decoder *d, const uint8_t *p, size_t n, unsigned kind,
+		       struct csd_packet *pkt)
+{
+	const struct csdi_etm3_cfg *c = &d->cfg;
+	const uint8_t h = p[0];
+	size_t i = 1;
+	uint32_t addr = d->data_addr;
+	uint8_t be = d->data_be;
+	int has_addr = 0, has_value = 0;
+	unsigned size = 0;
+
+	switch (kind) {
+	case K_NORMAL_DATA:
+		pkt->type = CSD_PKT_NORMAL_DATA;
+		has_addr = (h & 0x20) && c->data_addr;
+		size = csdi_etm3_value_size((h >> 2) & 3);
+		has_value = c->data_value;
+		if (size && !c->data_value)
+			return fail(d, 1, "normal data packet has a value size, but data value tracing is off (ETMCR[2])");
+		break;
+	case K_OOO_DATA:
+		pkt->type = CSD_PKT_OOO_DATA;
+		pkt->tag = (h >> 5) & 3;
+		size = csdi_etm3_value_size((h >> 2) & 3);
+		has_value = 1;
+		break;
+	case K_OOO_PLACEHOLDER:
+		pkt->type = CSD_PKT_OOO_PLACEHOLDER;
+		pkt->tag = (h >> 2) & 3;
+		has_addr = (h & 0x20) && c->data_addr;
+		break;
+	default: /* K_VALUE_NOT_TRACED */
+		pkt->type = CSD_PKT_VALUE_NOT_TRACED;
+		has_addr = (h & 0x10) && c->data_addr;
+		break;
+	}
+	if (has_addr) {
+		long r = parse_data_addr(d, p + 1, n - 1, &addr, &be);
+		if (r <= 0)
+			return r < 0 ? r - 1 : 0;
+		i += (size_t)r;
+		pkt->flags |= CSD_PKTF_DATA_ADDR;
+		pkt->data_addr = addr;
+		pkt->addr_bytes = (uint8_t)r;
+		if (be)
+			pkt->flags |= CSD_PKTF_BIG_ENDIAN;
+		if (kind == K_OOO_PLACEHOLDER)
+			pkt->addr = addr;
+	}
+	if (has_value) {
+		if (i + size > n)
+			return 0;
+		uint32_t v = 0;
+		for (unsigned k = 0; k < size; k++)
+			v |= (uint32_t)p[i + k] << (8 * k);
+		i += size;
+		pkt->flags |= CSD_PKTF_DATA_VALUE;
+		pkt->data_value = v;
+		pkt->data_size = (uint8_t)size;
+	}
+	d->data_addr = addr;
+	d->data_be = be;
+	return (long)i;
+}
+
+/* Parse the packet starting at p[0] (a header in a synchronised stream). */
+static long parse_packet(struct csd_etm3_pkt_decoder *d, const uint8_t *p, size_t n, struct csd_packet *pkt)
+{
+	const uint8_t h = p[0];
+	const unsigned kind = d->kind[h];
+
+	switch (kind) {
+	case K_PHDR:
+		pkt->type = CSD_PKT_PHEADER;
+		pkt->atoms = d->atoms[h];
+		return 1;
+	case K_BRANCH:
+		if (!(h & 0x80)) {
+			/* 1-byte branch: A[6:1] (Thumb) etc. replace the low bits */
+			unsigned fam = d->ist.fam, sh = csdi_etm3_shift(fam);
+			uint32_t mask = (1u << (6 + sh)) - 1;
+			d->ist.addr = (d->ist.addr & ~mask) | (((uint32_t)(h >> 1) & 0x3F) << sh);
+			pkt->type = CSD_PKT_BRANCH;
+			pkt->addr = d->ist.addr;
+			pkt->addr_bytes = 1;
+			pkt->isa = (uint8_t)csdi_etm3_isa_of(fam, d->ist.altisa);
+			return 1;
+		}
+		return parse_branch(d, p, n, pkt);
+	case K_ISYNC:
+	case K_ISYNC_CC:
+		return parse_isync(d, p, n, pkt);
+	case K_CYCLE_COUNT: {
+		uint32_t cc = 0;
+		long r = parse_cycle_count(d, p + 1, n - 1, &cc);
+		if (r <= 0)
+			return r < 0 ? r - 1 : 0;
+		pkt->type = CSD_PKT_CYCLE_COUNT;
+		pkt->flags |= CSD_PKTF_CYCLE_COUNT;
+		pkt->cycle_count = cc;
+		return r + 1;
+	}
+	case K_CONTEXT_ID: {
+		unsigned nb = d->cfg.cid_bytes;
+		if (n < 1 + nb)
+			return 0;
+		uint32_t cid = 0;
+		for (unsigned k = 0; k < nb; k++)
+			cid |= (uint32_t)p[1 + k] << (8 * k);
+		pkt->type = CSD_PKT_CONTEXT_ID;
+		pkt->flags |= CSD_PKTF_CONTEXT_ID;
+		pkt->context_id = cid;
+		return 1 + (long)nb;
+	}
+	case K_VMID:
+		if (n < 2)
+			return 0;
+		pkt->type = CSD_PKT_VMID;
+		pkt->vmid = p[1];
+		return 2;
+	case K_TIMESTAMP:
+		return parse_timestamp(d, p, n, pkt);
+	case K_TRIGGER:
+		pkt->type = CSD_PKT_TRIGGER;
+		return 1;
+	case K_EXC_EXIT:
+		pkt->type = CSD_PKT_EXCEPTION_EXIT;
+		return 1;
+	case K_EXC_ENTRY:
+		pkt->type = CSD_PKT_EXCEPTION_ENTRY;
+		return 1;
+	case K_STORE_FAILED:
+		pkt->type = CSD_PKT_STORE_FAILED;
+		return 1;
+	case K_DATA_SUPPRESSED:
+		pkt->type = CSD_PKT_DATA_SUPPRESSED;
+		return 1;
+	case K_NORMAL_DATA:
+	case K_OOO_DATA:
+	case K_OOO_PLACEHOLDER:
+	case K_VALUE_NOT_TRACED:
+		return parse_data(d, p, n, kind, pkt);
+	}
+	return fail(d, 1, d->bad[h]);
+}
+
+/* ------------------------------------------------------------------------
+ * Runs: A-sync (0x00 ... 0x80) and ignore (0x66 ...)
+ * ---------------------------------------------------------------------- */
+
+static void run_packet(struct csd_etm3_pkt_decoder *d, uint32_t type, size_t size, struct csd_packet *pkt)
+{
+	pkt->type = type;
+	pkt->offset = d->run_off;
+	pkt->size = size > UINT32_MAX ? UINT32_MAX : (uint32_t)size;
+	size_t r = size < CSD_PKT_RAW_MAX ? size : CSD_PKT_RAW_MAX;
+	memset(pkt->raw, d->run_byte, r);
+	if (type == CSD_PKT_ASYNC && size <= CSD_PKT_RAW_MAX)
+		pkt->raw[size - 1] = 0x80;
+	d->run_len = 0;
+}
+
+/* Continue a pending run. Returns 1 with *pkt set, 0 if input ran out. */
+static int continue_run(struct csd_etm3_pkt_decoder *d, struct csd_packet *pkt)
+{
+	for (;;) {
+		const uint8_t *p;
+		size_t n = csdi_in_view(&d->in, &p), i = 0;
+		while (i < n && p[i] == d->run_byte)
+			i++;
+		if (i == n) {
+			d->run_len += n;
+			csdi_in_consume(&d->in, n);
+			if (n > 0)
+				continue;
+			if (!d->in.finished)
+				return 0;
+			/* end of stream inside the run */
+			memset(pkt, 0, sizeof(*pkt));
+			if (d->run_byte == 0x66) {
+				run_packet(d, CSD_PKT_IGNORE, d->run_len, pkt);
+			} else {
+				run_packet(d, CSD_PKT_ERROR, d->run_len, pkt);
+				pkt->error = "truncated A-sync packet at end of stream";
+				d->synced = 0;
+			}
+			return 1;
+		}
+		d->run_len += i;
+		memset(pkt, 0, sizeof(*pkt));
+		if (d->run_byte == 0x66) {
+			csdi_in_consume(&d->in, i);
+			run_packet(d, CSD_PKT_IGNORE, d->run_len, pkt);
+		} else if (p[i] == 0x80 && d->run_len >= 5) {
+			csdi_in_consume(&d->in, i + 1);
+			run_packet(d, CSD_PKT_ASYNC, d->run_len + 1, pkt);
+		} else {
+			/* The zeros are bad; the byte after them is looked at
+			 * again by the A-sync search. */
+			csdi_in_consume(&d->in, i);
+			run_packet(d, CSD_PKT_ERROR, d->run_len, pkt);
+			pkt->error = p[i] == 0x80 ? "A-sync with fewer than five 0x00 bytes"
+						  : "0x00 bytes not followed by 0x80 (bad A-sync)";
+			d->synced = 0;
+		}
+		return 1;
+	}
+}
+
+/* ------------------------------------------------------------------------
+ * Main loop
+ * ---------------------------------------------------------------------- */
+
+int csd_etm3_pkt_next(csd_etm3_pkt_decoder *dec, struct csd_packet *pkt)
+{
+	if (!dec || !pkt)
+		return CSD_EINVAL;
+	struct csd_etm3_pkt_decoder *d = dec;
+
+	if (!d->synced) {
+		if (csdi_in_seek_async(&d->in, pkt)) {
+			if (pkt->type == CSD_PKT_ASYNC)
+				d->synced = 1;
+			return CSD_OK;
+		}
+		return d->in.finished ? CSD_EEOS : CSD_EAGAIN;
+	}
+	if (d->run_len)
+		return continue_run(d, pkt) ? CSD_OK : CSD_EAGAIN;
+
+	const uint8_t *p;
+	size_t n = csdi_in_view(&d->in, &p);
+	if (n == 0)
+		return d->in.finished ? CSD_EEOS : CSD_EAGAIN;
+	if (p[0] == 0x00 || p[0] == 0x66) {
+		d->run_byte = p[0];
+		d->run_off = csdi_in_offset(&d->in, 0);
+		d->run_len = 0;
+		/* run_len == 0 with run_byte set: continue_run counts from p[0] */
+		if (continue_run(d, pkt))
+			return CSD_OK;
+		return CSD_EAGAIN;
+	}
+
+	memset(pkt, 0, sizeof(*pkt));
+	long len = parse_packet(d, p, n, pkt);
+	if (len > 0) {
+		csdi_in_fill(&d->in, p, (size_t)len, pkt);
+		csdi_in_consume(&d->in, (size_t)len);
+		return CSD_OK;
+	}
+	if (len == 0) {
+		if (!d->in.finished) {
+			csdi_in_stash(&d->in);
+			return CSD_EAGAIN;
+		}
+		memset(pkt, 0, sizeof(*pkt));
+		pkt->type = CSD_PKT_ERROR;
+		pkt->error = "truncated packet at end of stream";
+		csdi_in_fill(&d->in, p, n, pkt);
+		csdi_in_consume(&d->in, n);
+		d->synced = 0;
+		return CSD_OK;
+	}
+	size_t bad = (size_t)-len;
+	memset(pkt, 0, sizeof(*pkt));
+	pkt->type = CSD_PKT_ERROR;
+	pkt->error = d->err ? d->err : "bad packet";
+	csdi_in_fill(&d->in, p, bad, pkt);
+	csdi_in_consume(&d->in, bad);
+	d->synced = 0;
+	return CSD_OK;
+}
