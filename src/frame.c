@@ -21,7 +21,11 @@
  * for at every byte, whatever the current alignment, so a capture that
  * dropped a byte realigns at the next FSYNC. Periodic FSYNCs between frames
  * keep the current ID; an FSYNC that cuts a frame or does not line up with
- * the frame grid drops the partial frame (error) and forgets the ID.
+ * the frame grid drops the partial frame (error) and forgets the ID. A 0xFF
+ * in an ID position that is not part of a sync is reported once and
+ * everything up to the next FSYNC is skipped. Bytes before the first FSYNC
+ * are reported as one error at their first offset. A run of consecutive
+ * FSYNCs gives one CSD_FRAME_SYNC, at the first.
  *
  * Aligned format: a frame consisting of four FSYNCs (ETR buffers written by
  * Linux perf separate blocks this way) is reported as CSD_FRAME_SYNC and the
