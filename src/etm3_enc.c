@@ -316,8 +316,8 @@ static int enc_pheader(const struct csdi_etm3_cfg *c, const struct csd_atoms *a,
 		o[0] = (uint8_t)(0x82 | ((en & 1) ? 0 : 0x08) | ((en & 2) ? 0 : 0x04));
 		return 1;
 	case 3:
-		if (!c->cycle_acc || w < 1 || w > 8 || num > 1)
-			return CSD_EBADPKT;
+		if (!c->cycle_acc || w < 1 || w > 8 || num > 1 || en != num)
+			return CSD_EBADPKT;        /* 1-8 W, then at most one E */
 		o[0] = (uint8_t)(0xA0 | num << 6 | (w - 1) << 2);
 		return 1;
 	case 4:
