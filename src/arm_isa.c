@@ -177,9 +177,10 @@ static void apply(unsigned kind, uint32_t addr, uint32_t w, struct csdi_insn *o)
 		o->flags |= CSDI_INSNF_ISB;
 		break;
 	case K_RFE:
+		/* the low halfword is fixed: 0x0A00 in A32, 0xC000 in T32 */
 		pc_write(o);
 		o->flags |= CSDI_INSNF_EXC_RETURN;
-		if (bits(w, 19, 16) == 15)
+		if (bits(w, 19, 16) == 15 || (w & 0xFFFF) != (o->isa == CSD_ISA_ARM ? 0x0A00u : 0xC000u))
 			o->flags |= CSDI_INSNF_UNPREDICTABLE;
 		break;
 	case K_BLX_IMM:
@@ -412,6 +413,13 @@ static void a32_extra_ldst(uint32_t w, struct csdi_insn *o)
 		o->flags |= CSDI_INSNF_UNPREDICTABLE;
 }
 
+/* MOV and MVN have Rn should-be-zero. */
+static inline void mov_rn_sbz(uint32_t w, struct csdi_insn *o)
+{
+	if ((w & 0x01A00000u) == 0x01A00000u && bits(w, 19, 16) != 0)
+		o->flags |= CSDI_INSNF_UNPREDICTABLE;
+}
+
 /* A5.2 Data-processing and miscellaneous instructions: bits 27:25 = 000. */
 static void a32_dp_reg(uint32_t addr, uint32_t w, struct csdi_insn *o)
 {
@@ -431,7 +439,14 @@ static void a32_dp_reg(uint32_t addr, uint32_t w, struct csdi_insn *o)
 			/* A5.2.7 halfword multiply: SMLALxy has two destinations */
 			apply(bits(w, 22, 21) == 2 ? K_RD16_12 : K_RD16, addr, w, o);
 		} else {
-			apply(match(a32_misc, NROWS(a32_misc), w), addr, w, o);
+			unsigned kind = match(a32_misc, NROWS(a32_misc), w);
+			apply(kind, addr, w, o);
+			/* should-be-one / should-be-zero fields of the branches */
+			if ((kind == K_BX || kind == K_BXJ || kind == K_BLX_REG) &&
+			    (w & 0x000FFF00u) != 0x000FFF00u)
+				o->flags |= CSDI_INSNF_UNPREDICTABLE;
+			if (kind == K_ERET && (w & 0x000FFF0Fu) != 0x0000000Eu)
+				o->flags |= CSDI_INSNF_UNPREDICTABLE;
 		}
 		return;
 	}
@@ -447,6 +462,7 @@ static void a32_dp_reg(uint32_t addr, uint32_t w, struct csdi_insn *o)
 		pc_write(o);
 		if (bits(w, 20, 20))
 			o->flags |= CSDI_INSNF_EXC_RETURN;   /* SUBS pc, lr and related */
+		mov_rn_sbz(w, o);
 	}
 }
 
@@ -468,6 +484,7 @@ static void a32_dp_imm(uint32_t w, struct csdi_insn *o)
 		pc_write(o);
 		if (bits(w, 20, 20))
 			o->flags |= CSDI_INSNF_EXC_RETURN;
+		mov_rn_sbz(w, o);
 	}
 }
 
@@ -762,7 +779,7 @@ static void t32_ldst_dual(uint32_t w, struct csdi_insn *o)
 		/* op1 = 01 */
 		if (op3 == 0 || op3 == 1) {
 			pc_write(o);                    /* TBB, TBH */
-			if (bits(w, 3, 0) == 15 || n == 13)
+			if (bits(w, 3, 0) == 15 || n == 13 || (w & 0xFF00) != 0xF000)
 				o->flags |= CSDI_INSNF_UNPREDICTABLE;
 		} else if (op3 == 4 || op3 == 5) {
 			dest_unpred(o, t);              /* LDREXB, LDREXH */
@@ -958,10 +975,17 @@ static void t32(uint32_t addr, uint32_t w, int isa, struct csdi_insn *o)
 				 * state changes as direct branches to the next
 				 * instruction (IHI 0035B table 2.3). */
 				direct(o, addr + 4, (hw2 & 0x10) ? CSD_ISA_THUMBEE : CSD_ISA_THUMB);
+				if ((w & 0x000F2F0Fu) != 0x000F0F0Fu)
+					o->flags |= CSDI_INSNF_UNPREDICTABLE;
 			} else {
 				unsigned kind = match(t32_misc_ctrl, NROWS(t32_misc_ctrl), w);
 				/* BXJ has Rm in hw1 3:0, where apply() looks in 3:0 */
 				apply(kind, addr, kind == K_BXJ ? w >> 16 : w, o);
+				/* fixed fields: BXJ hw2 = 10(0)0 1111 0000 0000,
+				 * SUBS pc, lr: Rn = 1110, hw2 = 10(0)0 1111 imm8 */
+				if ((kind == K_BXJ && (hw2 & 0x2FFF) != 0x0F00) ||
+				    (kind == K_ERET && ((hw2 & 0x2F00) != 0x0F00 || (hw1 & 0xF) != 0xE)))
+					o->flags |= CSDI_INSNF_UNPREDICTABLE;
 			}
 		} else if (hw1 & 0x0200) {
 			t32_dp_plain(w, o);

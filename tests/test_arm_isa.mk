@@ -1,0 +1,1 @@
+TEST_LDLIBS_test_arm_isa := -lcapstone
