@@ -15,7 +15,6 @@
  */
 #include "arm_isa.h"
 
-#include <string.h>
 
 /* What to do with an encoding once its table row is known. */
 enum kind {
@@ -41,8 +40,6 @@ enum kind {
 	K_ISB,
 	K_RFE,
 	K_BLX_IMM,     /* A32 BLX (immediate) */
-	K_MRC,         /* MRC/MRC2: Rt == 15 means APSR_nzcv, not the PC */
-	K_MSR_HINT,    /* A32 MSR (immediate) and hints */
 };
 
 struct row {
@@ -188,11 +185,6 @@ static void apply(unsigned kind, uint32_t addr, uint32_t w, struct csdi_insn *o)
 		direct(o, addr + 8 + sext((bits(w, 23, 0) << 2) | (bits(w, 24, 24) << 1), 26),
 		       CSD_ISA_THUMB);
 		o->flags |= CSDI_INSNF_LINK;
-		break;
-	case K_MRC:
-		/* Rt = 15 transfers the flags to APSR, a normal instruction. */
-		break;
-	case K_MSR_HINT:
 		break;
 	}
 }
@@ -1097,6 +1089,9 @@ void csdi_insn_apply_it(struct csdi_insn *insn, uint8_t itstate)
 	/* A PC write must be the last instruction of the block. */
 	if (insn->cls != CSDI_INSN_NORMAL && !csdi_it_last(itstate))
 		insn->flags |= CSDI_INSNF_UNPREDICTABLE;
+	/* BKPT executes whatever the IT condition */
+	if (insn->size == 2 && (op & 0xFF00) == 0xBE00)
+		return;
 	cond = csdi_it_cond(itstate);
 	insn->cond = (uint8_t)cond;
 	if (cond != CSDI_COND_AL)

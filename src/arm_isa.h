@@ -164,7 +164,8 @@ static inline uint8_t csdi_it_advance(uint8_t itstate)
 
 /*
  * Give a T32 instruction executed with `itstate` its condition from the IT
- * block (cond, CSDI_INSNF_COND unless AL), and flag as UNPREDICTABLE what
+ * block (cond, CSDI_INSNF_COND unless AL; BKPT stays unconditional, as the
+ * architecture has it), and flag as UNPREDICTABLE what
  * the architecture forbids there: an IT, CBZ/CBNZ or B<c> inside a block,
  * and a branch or other PC write that is not the last of the block.
  * Does nothing outside an IT block or for A32.

@@ -374,6 +374,11 @@ static void test_it(void)
 	csdi_isa_decode_t32(0, 0xBF08, 0, THUMB, &in);
 	csdi_insn_apply_it(&in, 0x18);
 	CHECK(in.flags & F_UNP);
+	/* BKPT is unconditional inside IT blocks too */
+	csdi_isa_decode_t32(0, 0xBE01, 0, THUMB, &in);
+	csdi_insn_apply_it(&in, 0x18);
+	CHECK_EQ(in.cond, AL);
+	CHECK_EQ(in.flags, F_EXC);
 	/* A32 is never touched */
 	csdi_isa_decode_a32(0, 0xE1A00001, &in);
 	csdi_insn_apply_it(&in, 0x18);
