@@ -20,6 +20,22 @@
  *   ETMIDR[20]    alternative branch address encoding (ETMv3.4+)
  * The timestamp-enable (ETMCR[28]) and VMID-enable (ETMCR[30]) bits are not
  * needed: those packets are self-describing once the version allows them.
+ * core_profile CSD_CORE_M: exception information byte 1 bit 5 is not Hyp.
+ *
+ * Packet conventions (struct csd_packet has no field for some facts):
+ *   - BRANCH: isa is always the instruction set after the packet;
+ *     CSD_PKTF_ISA only when the packet states it (5-byte address or
+ *     exception information). CSD_PKTF_EXCEPTION whenever exception
+ *     information bytes are present (exception may be 0: only a state
+ *     change); NS/Hyp then come with CSD_PKTF_SECURITY. Hyp is kept when
+ *     byte 1 is absent. The resume value (byte 2) is in `tag`.
+ *   - The deprecated exception form of address byte 5 (original encoding,
+ *     ARM only) is reported with the exception numbers of the information
+ *     byte (table in deprecated_exception[]).
+ *   - Data packets: addr_bytes = data address bytes; OOO_PLACEHOLDER also
+ *     copies its data address to `addr`. The timestamp R bit is only in
+ *     raw[0] (bit 2).
+ *   - I-sync in Jazelle state: address bit 0 is the T bit and is kept.
  *
  * Decoding works on the contiguous view of pkt_input: a packet is parsed
  * from its first byte each time; when the view ends inside it, the bytes
