@@ -728,6 +728,8 @@ int csd_ptm_pkt_next(csd_ptm_pkt_decoder *dec, struct csd_packet *pkt)
 			error_packet(dec, p, n, truncated_reason(dec->kind[p[0]]), pkt);
 			return CSD_OK;
 		}
+		/* The view held every byte fed: wait for the next run. */
 		csdi_in_stash(&dec->in);
+		return CSD_EAGAIN;
 	}
 }
