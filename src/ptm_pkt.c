@@ -71,6 +71,10 @@ struct csd_ptm_pkt_decoder {
 	struct csdi_input in;
 	struct csdi_ptm_cfg cfg;
 	uint8_t kind[256];
+	/* Non-cycle-accurate atom headers: count and E bits (bit i = atom i,
+	 * oldest first). */
+	uint8_t atom_num[256];
+	uint8_t atom_en[256];
 	int synced;
 	/* Decompression state. */
 	uint32_t addr;          /* last address (branch, waypoint, I-sync) */
@@ -81,6 +85,10 @@ struct csd_ptm_pkt_decoder {
 	uint64_t run_len;
 	uint64_t run_off;
 };
+
+/* Copied over each output packet: compilers turn this into a few vector
+ * stores, where memset() of the size may become a slow `rep stos`. */
+static const struct csd_packet zero_packet;
 
 /* Outcome of parsing the bytes at the start of a view. */
 #define PARSE_MORE 0    /* the packet continues past the view */
@@ -124,6 +132,21 @@ static void build_table(struct csd_ptm_pkt_decoder *dec)
 	 * first atom; 0x80 and 0x82 hold none. */
 	if (!dec->cfg.cycle_acc)
 		dec->kind[0x80] = dec->kind[0x82] = K_ATOM_NONE;
+	/* 1 [stop bit] F(oldest) .. F(newest, bit 1) 0: up to five atoms
+	 * below the highest set bit of [6:2]; F = 1 for N. */
+	for (unsigned h = 0x84; h < 0x100; h += 2) {
+		unsigned num = 5;
+		while (!(h & (1u << (num + 1))))
+			num--;
+		unsigned en = 0;
+		for (unsigned i = 0; i < num; i++) {
+			/* atom i (0 = oldest) is header bit num - i */
+			if (!(h & (1u << (num - i))))
+				en |= 1u << i;
+		}
+		dec->atom_num[h] = (uint8_t)num;
+		dec->atom_en[h] = (uint8_t)en;
+	}
 	dec->kind[PTM_HDR_ASYNC] = K_ASYNC;
 	dec->kind[PTM_HDR_ISYNC] = K_ISYNC;
 	dec->kind[PTM_HDR_TRIGGER] = K_TRIGGER;
@@ -475,19 +498,8 @@ static int parse_atom(struct csd_ptm_pkt_decoder *dec, const uint8_t *p, size_t 
 		pkt->atoms.en = (h & 0x02) ? 0 : 1;
 		return c;
 	}
-	/* 1 [stop bit] F(oldest) .. F(newest at bit 1) 0: up to five atoms
-	 * below the highest set bit of [6:2]; F = 1 for N. */
-	unsigned num = 5;
-	while (!(h & (1u << (num + 1))))
-		num--;
-	uint32_t en = 0;
-	for (unsigned i = 0; i < num; i++) {
-		/* atom i (0 = oldest) is header bit num - i */
-		if (!(h & (1u << (num - i))))
-			en |= 1u << i;
-	}
-	pkt->atoms.num = (uint8_t)num;
-	pkt->atoms.en = en;
+	pkt->atoms.num = dec->atom_num[h];
+	pkt->atoms.en = dec->atom_en[h];
 	return 1;
 }
 
@@ -607,7 +619,7 @@ static const char *truncated_reason(unsigned kind)
 static void error_packet(struct csd_ptm_pkt_decoder *dec, const uint8_t *p, size_t n,
 			 const char *reason, struct csd_packet *pkt)
 {
-	memset(pkt, 0, sizeof(*pkt));
+	*pkt = zero_packet;
 	csdi_in_fill(&dec->in, p, n, pkt);
 	pkt->type = CSD_PKT_ERROR;
 	pkt->error = reason;
@@ -618,7 +630,7 @@ static void error_packet(struct csd_ptm_pkt_decoder *dec, const uint8_t *p, size
 /* Packet for a finished run of zeros / ignore bytes. */
 static void run_packet(struct csd_ptm_pkt_decoder *dec, uint32_t type, uint64_t len, struct csd_packet *pkt)
 {
-	memset(pkt, 0, sizeof(*pkt));
+	*pkt = zero_packet;
 	pkt->type = type;
 	pkt->offset = dec->run_off;
 	pkt->size = len > UINT32_MAX ? UINT32_MAX : (uint32_t)len;
@@ -683,8 +695,30 @@ int csd_ptm_pkt_next(csd_ptm_pkt_decoder *dec, struct csd_packet *pkt)
 			}
 			return dec->in.finished ? CSD_EEOS : CSD_EAGAIN;
 		}
+		/* Fast path: a whole packet inside the current run, nothing
+		 * staged and no run of 0x00 / 0x66 being counted. */
+		struct csdi_input *in = &dec->in;
+		if (in->stage_len == 0 && in->have_run && dec->run == RUN_NONE) {
+			const uint8_t *q = in->run.data + in->pos;
+			if (q[0] != PTM_HDR_ASYNC && q[0] != PTM_HDR_IGNORE) {
+				const char *err = NULL;
+				*pkt = zero_packet;
+				int r = parse_packet(dec, q, in->run.size - in->pos, pkt, &err);
+				if (r > 0) {
+					pkt->offset = in->run.offsets ? in->run.offsets[in->pos] : in->run.base + in->pos;
+					pkt->size = (uint32_t)r;
+					for (int i = 0; i < r; i++) /* r <= 15 < CSD_PKT_RAW_MAX */
+						pkt->raw[i] = q[i];
+					in->pos += (size_t)r;
+					if (in->pos >= in->run.size)
+						in->have_run = 0;
+					return CSD_OK;
+				}
+				/* errors and packets cut by the run end: general path */
+			}
+		}
 		const uint8_t *p;
-		size_t n = csdi_in_view(&dec->in, &p);
+		size_t n = csdi_in_view(in, &p);
 		if (n == 0) {
 			if (!dec->in.finished)
 				return CSD_EAGAIN;
@@ -712,7 +746,7 @@ int csd_ptm_pkt_next(csd_ptm_pkt_decoder *dec, struct csd_packet *pkt)
 			continue;
 		}
 		const char *err = NULL;
-		memset(pkt, 0, sizeof(*pkt));
+		*pkt = zero_packet;
 		int r = parse_packet(dec, p, n, pkt, &err);
 		if (r > 0) {
 			csdi_in_fill(&dec->in, p, (size_t)r, pkt);
