@@ -682,13 +682,36 @@ static int continue_run(struct csd_ptm_pkt_decoder *dec, const uint8_t *p, size_
 	return 1;
 }
 
+/*
+ * csdi_in_seek_async(), correcting its last NOSYNC packet when the stream
+ * ends in 0x00 bytes: pkt_input.c then reports them with the offset and
+ * raw bytes of an earlier stretch (skip_off / skip_raw are only set for
+ * non-zero bytes). Remove once pkt_input.c sets them itself.
+ */
+static int seek_async(struct csdi_input *in, struct csd_packet *pkt)
+{
+	const int finished = in->finished;
+	in->finished = 0; /* first use up the bytes, then report the tail */
+	int r = csdi_in_seek_async(in, pkt);
+	in->finished = finished;
+	if (r || !finished)
+		return r;
+	if (in->zeros) {
+		if (in->skipped == 0)
+			in->skip_off = in->zero_off;
+		for (size_t i = in->skipped; i < in->skipped + in->zeros && i < CSD_PKT_RAW_MAX; i++)
+			in->skip_raw[i] = 0x00;
+	}
+	return csdi_in_seek_async(in, pkt);
+}
+
 int csd_ptm_pkt_next(csd_ptm_pkt_decoder *dec, struct csd_packet *pkt)
 {
 	if (!dec || !pkt)
 		return CSD_EINVAL;
 	for (;;) {
 		if (!dec->synced) {
-			if (csdi_in_seek_async(&dec->in, pkt)) {
+			if (seek_async(&dec->in, pkt)) {
 				if (pkt->type == CSD_PKT_ASYNC)
 					dec->synced = 1;
 				return CSD_OK;

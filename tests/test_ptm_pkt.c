@@ -694,6 +694,71 @@ static void test_mixed_and_splits(void)
 	CHECK(bytewise_same);
 }
 
+/* Random bytes (with A-syncs, zero and ignore runs mixed in): whatever
+ * they are, the packets cover every byte exactly once, in order, and do
+ * not depend on how the bytes are split into feeds. */
+static uint64_t rng = 0x243F6A8885A308D3ull;
+
+static uint32_t rnd(void)
+{
+	rng = rng * 6364136223846793005ull + 1442695040888963407ull;
+	return (uint32_t)(rng >> 33);
+}
+
+static void test_random_bytes(void)
+{
+	static const uint32_t etmcrs[] = { 0, ETMCR_CA, ETMCR_CA | ETMCR_CID(3), ETMCR_CID(1) };
+	static struct csd_packet ref[MAXP];
+	uint8_t d[400];
+	int tiled = 1, same = 1;
+	for (unsigned iter = 0; iter < 400; iter++) {
+		struct csd_trace_config c = cfg_of(etmcrs[iter % 4], iter & 4 ? ETMCCER_TS64_BIN : 0, ETMIDR_PFT11);
+		size_t n = 1 + rnd() % sizeof(d);
+		for (size_t i = 0; i < n; i++) {
+			unsigned k = rnd() % 16;
+			if (k == 0 && i + 6 <= n) {
+				memcpy(d + i, ASYNC, 6);
+				i += 5;
+			} else {
+				d[i] = k == 1 ? 0x00 : k == 2 ? 0x66 : (uint8_t)rnd();
+			}
+		}
+		size_t nref = decode(&c, d, n);
+		memcpy(ref, pk, nref * sizeof(pk[0]));
+		uint64_t next = BASE;
+		for (size_t i = 0; i < nref; i++) {
+			tiled &= ref[i].offset == next && ref[i].size > 0;
+			next = ref[i].offset + ref[i].size;
+		}
+		tiled &= next == BASE + n;
+		size_t cuts[3] = { rnd() % n, rnd() % n, rnd() % n };
+		for (int a = 0; a < 3; a++)
+			for (int b2 = a + 1; b2 < 3; b2++)
+				if (cuts[b2] < cuts[a]) {
+					size_t t = cuts[a];
+					cuts[a] = cuts[b2];
+					cuts[b2] = t;
+				}
+		size_t got = decode_cuts(&c, d, n, cuts, 3);
+		same &= got == nref;
+		for (size_t i = 0; i < got && i < nref; i++)
+			same &= same_packet(&ref[i], &pk[i]);
+		/* end of stream declared before anything is read */
+		csd_ptm_pkt_decoder *dec = csd_ptm_pkt_new(&c);
+		struct csd_bytes b = { .data = d, .size = n, .base = BASE };
+		npk = 0;
+		CHECK_EQ(csd_ptm_pkt_feed(dec, &b), 0);
+		CHECK_EQ(csd_ptm_pkt_finish(dec), 0);
+		CHECK_EQ(drain(dec), CSD_EEOS);
+		csd_ptm_pkt_free(dec);
+		same &= npk == nref;
+		for (size_t i = 0; i < npk && i < nref; i++)
+			same &= same_packet(&ref[i], &pk[i]);
+	}
+	CHECK(tiled);
+	CHECK(same);
+}
+
 /* Offsets from a csd_bytes offsets[] table, and reset. */
 static void test_offsets_and_reset(void)
 {
@@ -819,6 +884,7 @@ int main(void)
 	test_reserved_headers();
 	test_truncation();
 	test_mixed_and_splits();
+	test_random_bytes();
 	test_offsets_and_reset();
 	test_trace_cov_a15();
 	return check_done("test_ptm_pkt");
