@@ -454,6 +454,160 @@ int csd_image_set_callback(csd_image *img, csd_read_memory_fn fn, void *ctx);
 int csd_image_read(csd_image *img, uint64_t addr, uint8_t *buf, size_t size);
 
 /* ------------------------------------------------------------------------
+ * Instruction-flow decoder: packets + memory image -> executed instructions
+ * ---------------------------------------------------------------------- */
+
+/** What a struct csd_record reports. Names: csd_rec_type_name(). */
+enum csd_rec_type {
+	/** Instructions executed in sequence from `addr` to `last` (`count`
+	 *  of them, `end` = address after the last). `cond` is the last
+	 *  instruction's result; `cycles` its cycle count sum. */
+	CSD_REC_RANGE = 1,
+	/** One executed instruction (with CSD_FLOW_INSN): `addr`, `size`,
+	 *  `opcode`, `cond`, `cycles`. */
+	CSD_REC_INSN,
+	/** An exception: `exception` number (csd_exception_name()), `addr` =
+	 *  preferred return address (the next instruction that had not
+	 *  executed), `target` = vector; CSD_RECF_CANCELLED if the last
+	 *  traced instruction was cancelled. */
+	CSD_REC_EXCEPTION,
+	/** An exception return instruction executed (ETMv3.5 exception exit,
+	 *  PTM exception return packet). */
+	CSD_REC_EXCEPTION_RETURN,
+	/** Trace (re)started at `addr`: `reason` (enum csd_sync_reason). */
+	CSD_REC_TRACE_ON,
+	/** Context: `context_id`, `vmid`, `isa`, NS / Hyp flags (after a change or sync). */
+	CSD_REC_CONTEXT,
+	/** Timestamp packet: `timestamp` (and `cycles` with CSD_RECF_CYCLES). */
+	CSD_REC_TIMESTAMP,
+	/** Cycles not attributable to an instruction: the gap before trace
+	 *  came back on (DS-5's "Cycle Count ... Tracing disabled"). */
+	CSD_REC_CYCLE_COUNT,
+	/** Memory not accessible at `addr`: the instructions there cannot be
+	 *  known; `count` atoms / `cycles` cycles were spent there. Decoding
+	 *  continues at the next address the trace gives. */
+	CSD_REC_NO_MEMORY,
+	/** Trace is not synchronised: bytes before the first synchronisation,
+	 *  or after an error until the next one (`size` bytes from `offset`). */
+	CSD_REC_NOSYNC,
+	/** The instruction set at `addr` cannot be followed (`isa`, e.g.
+	 *  Jazelle): instructions are unknown until the next address packet. */
+	CSD_REC_ISA_UNSUPPORTED,
+	/** Bad trace or trace that contradicts the image: `error`, `offset`. */
+	CSD_REC_ERROR,
+	/** Trigger packet. */
+	CSD_REC_TRIGGER,
+	CSD_REC_TYPE_COUNT
+};
+
+/** Lower-case name of a record type ("range", "insn", "exception", ...). */
+const char *csd_rec_type_name(int type);
+
+/** Condition result of an instruction. */
+enum csd_cond {
+	CSD_COND_UNKNOWN = 0,   /**< PTM: conditional non-waypoint instruction */
+	CSD_COND_PASS = 1,
+	CSD_COND_FAIL = 2,
+};
+
+/** Lower-case name: "unknown", "pass", "fail". */
+const char *csd_cond_name(int cond);
+
+/** Flags of struct csd_record. */
+enum csd_rec_flag {
+	CSD_RECF_CYCLES = 1u << 0,     /**< `cycles` is known */
+	CSD_RECF_NS = 1u << 1,         /**< non-secure state */
+	CSD_RECF_HYP = 1u << 2,        /**< Hyp mode */
+	CSD_RECF_CANCELLED = 1u << 3,  /**< EXCEPTION: the last traced instruction did not complete */
+	CSD_RECF_BRANCH = 1u << 4,     /**< RANGE / INSN: the (last) instruction is a branch */
+	CSD_RECF_TAKEN = 1u << 5,      /**< ... and it was taken */
+	CSD_RECF_LINK = 1u << 6,       /**< ... and it links (BL, BLX) */
+	CSD_RECF_CONTEXT_ID = 1u << 7, /**< CONTEXT: `context_id` valid */
+	CSD_RECF_VMID = 1u << 8,       /**< CONTEXT: `vmid` valid */
+	CSD_RECF_RETURN_STACK = 1u << 9, /**< RANGE / INSN: the branch target came from the return stack */
+};
+
+/** One output item of the flow decoder. */
+struct csd_record {
+	uint32_t type;          /**< enum csd_rec_type */
+	uint32_t flags;         /**< enum csd_rec_flag bits */
+	uint64_t offset;        /**< capture offset of the packet that produced it */
+	uint64_t addr;          /**< see enum csd_rec_type */
+	uint64_t end;           /**< RANGE: address after the last instruction */
+	uint64_t last;          /**< RANGE: address of the last instruction */
+	uint64_t target;        /**< EXCEPTION: vector / handler address */
+	uint64_t cycles;        /**< with CSD_RECF_CYCLES */
+	uint64_t timestamp;     /**< TIMESTAMP */
+	uint32_t count;         /**< RANGE / NO_MEMORY: instructions (atoms) */
+	uint32_t size;          /**< INSN: bytes; NOSYNC: bytes skipped */
+	uint32_t opcode;        /**< INSN: as in struct csdi_insn: A32 word, T32 hw1 or hw1<<16|hw2 */
+	uint32_t context_id;    /**< CONTEXT */
+	uint16_t exception;     /**< EXCEPTION: number as traced */
+	uint8_t isa;            /**< enum csd_isa of the instructions / context */
+	uint8_t cond;           /**< RANGE (last insn) / INSN: enum csd_cond */
+	uint8_t reason;         /**< TRACE_ON: enum csd_sync_reason */
+	uint8_t vmid;           /**< CONTEXT */
+	uint8_t id;             /**< trace ID of the source */
+	const char *error;      /**< ERROR: static English reason */
+};
+
+/** Flags of struct csd_flow_config. */
+enum csd_flow_flag {
+	/** One CSD_REC_INSN per executed instruction instead of ranges. */
+	CSD_FLOW_INSN = 1u << 0,
+};
+
+struct csd_flow_config {
+	size_t size;                    /**< sizeof(struct csd_flow_config) */
+	struct csd_trace_config trace;  /**< protocol and registers of the source */
+	csd_image *image;               /**< program image (not owned; must outlive the decoder) */
+	uint32_t flags;                 /**< enum csd_flow_flag bits */
+};
+
+typedef struct csd_flow_decoder csd_flow_decoder;
+
+/**
+ * Create an instruction-flow decoder for one ETMv3 or PTM source. It owns
+ * a packet decoder of the protocol in cfg->trace.
+ * Returns NULL if cfg is NULL or invalid (no image, unknown protocol), or
+ * memory is short.
+ */
+csd_flow_decoder *csd_flow_new(const struct csd_flow_config *cfg);
+
+/** Free a flow decoder (not its image); NULL is ignored. */
+void csd_flow_free(csd_flow_decoder *dec);
+
+/**
+ * Give the next bytes of the source (as csd_etm3_pkt_feed()).
+ * Errors: CSD_EINVAL (NULL argument, previous input not used up).
+ */
+int csd_flow_feed(csd_flow_decoder *dec, const struct csd_bytes *in);
+
+/**
+ * Deliver the next record. Returns 0 with *rec filled, CSD_EAGAIN when the
+ * input is used up, CSD_EEOS after csd_flow_finish() once drained.
+ * Errors: CSD_EINVAL.
+ */
+int csd_flow_next(csd_flow_decoder *dec, struct csd_record *rec);
+
+/** Declare the end of the source's trace. Errors: CSD_EINVAL. */
+int csd_flow_finish(csd_flow_decoder *dec);
+
+/**
+ * The packet that the flow decoder last consumed (for listings that show
+ * packets and records together). Errors: CSD_EINVAL, CSD_ENOENT (none yet).
+ */
+int csd_flow_last_packet(const csd_flow_decoder *dec, struct csd_packet *pkt);
+
+/**
+ * Name of an exception number as traced by the protocol of `cfg`, e.g.
+ * "IRQ", "Data Abort", "SVC" (Cortex-M: "SysTick", "IRQ12"...). Never NULL;
+ * "exception N" style names are not produced: unknown numbers give
+ * "reserved".
+ */
+const char *csd_exception_name(const struct csd_trace_config *cfg, unsigned number);
+
+/* ------------------------------------------------------------------------
  * Snapshot reader (CoreSight snapshot directories as written by DS-5)
  * ---------------------------------------------------------------------- */
 
@@ -521,6 +675,14 @@ const struct csd_snapshot_dump *csd_snapshot_dump(const csd_snapshot *snap, size
  * CSD_EFORMAT (value is not a number).
  */
 int csd_snapshot_reg(const csd_snapshot *snap, const char *device, const char *reg, uint64_t *value);
+
+/**
+ * Add the memory dumps of core device `device` (NULL: of every device) to
+ * an image. Returns the number of dumps added.
+ * Errors: CSD_EINVAL, CSD_EIO (a dump file cannot be read or is shorter
+ * than its stated length), CSD_ENOMEM.
+ */
+int csd_snapshot_load_image(const csd_snapshot *snap, const char *device, csd_image *img);
 
 #ifdef __cplusplus
 }

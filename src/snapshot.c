@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "csdec.h"
 #include "ini.h"
@@ -613,4 +614,21 @@ int csd_snapshot_reg(const csd_snapshot *snap, const char *device, const char *r
 	if (csdi_parse_u64(e->value, value))
 		return CSD_EFORMAT;
 	return CSD_OK;
+}
+
+int csd_snapshot_load_image(const csd_snapshot *snap, const char *device, csd_image *img)
+{
+	if (!snap || !img)
+		return CSD_EINVAL;
+	int added = 0;
+	for (size_t i = 0; i < snap->n_dumps; i++) {
+		const struct csd_snapshot_dump *d = &snap->dumps[i];
+		if (device && strcasecmp(d->device, device) != 0)
+			continue;
+		int rc = csd_image_add_file(img, d->path, d->offset, d->length, d->address);
+		if (rc < 0)
+			return rc;
+		added++;
+	}
+	return added;
 }

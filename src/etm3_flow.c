@@ -1,0 +1,319 @@
+/*
+ * etm3_flow.c - ETMv3 decompression: packets + image -> instructions.
+ *
+ * ETMv3 gives an atom to every instruction (E: executed and passed its
+ * condition, N: failed it), so the walk is instruction by instruction: a
+ * taken direct branch continues at its encoded target, a taken indirect
+ * branch at the address of the branch packet that follows it. A branch
+ * packet with exception information is an exception; its cancel bit says
+ * that the last traced instruction did not complete, which is why records
+ * are only released once the next packet has been seen (csd_flow_next).
+ *
+ * Cycle-accurate mode: every W atom is a cycle. An instruction is charged
+ * the W atoms since the previous instruction atom; in a format 1 P-header
+ * each instruction is preceded by its own W, in the other formats the W
+ * atoms come first (IHI 0014 tables 7.3). This is DS-5's attribution.
+ */
+#include <string.h>
+
+#include "flow.h"
+
+void csdi_etm3_flow_init(csd_flow_decoder *dec)
+{
+	dec->wp_flags = 0;
+	dec->u.etm3.data_only = (dec->cfg.trace.etmcr >> 20) & 1;
+}
+
+static int cycle_accurate(const csd_flow_decoder *dec)
+{
+	return (dec->cfg.trace.etmcr >> 12) & 1;
+}
+
+static void lose_sync(csd_flow_decoder *dec)
+{
+	dec->synced = 0;
+	dec->addr_valid = 0;
+	dec->u.etm3.wait_branch = 0;
+	dec->u.etm3.pending_w = 0;
+}
+
+/* One instruction atom. */
+static void insn_atom(csd_flow_decoder *dec, int e, uint64_t cycles, int has_cycles, uint64_t offset)
+{
+	struct csdi_etm3_state *s = &dec->u.etm3;
+	if (!dec->addr_valid) {
+		csdi_flow_lose(dec, 0, 0, 1, cycles, has_cycles, offset);
+		return;
+	}
+	struct csdi_insn insn;
+	int rc = csdi_flow_decode(dec, dec->addr, dec->isa, &insn);
+	if (rc < 0) {
+		if (rc == CSD_EUNSUPPORTED) {
+			struct csd_record *r = csdi_flow_push(dec, CSD_REC_ISA_UNSUPPORTED, offset);
+			r->addr = dec->addr;
+			r->isa = dec->isa;
+		}
+		csdi_flow_lose(dec, rc == CSD_ENOMAP, dec->addr, 1, cycles, has_cycles, offset);
+		dec->addr_valid = 0;
+		return;
+	}
+	uint8_t cond = e ? CSD_COND_PASS : CSD_COND_FAIL;
+	uint32_t flags = csdi_flow_branch_flags(&insn, e);
+	uint32_t addr = dec->addr;
+	if (dec->insn_mode) {
+		struct csd_record *r = csdi_flow_push(dec, CSD_REC_INSN, offset);
+		r->addr = addr;
+		r->size = insn.size;
+		r->opcode = insn.opcode;
+		r->isa = dec->isa;
+		r->cond = cond;
+		r->flags = flags;
+		if (has_cycles) {
+			r->cycles = cycles;
+			r->flags |= CSD_RECF_CYCLES;
+		}
+		if (dec->ns)
+			r->flags |= CSD_RECF_NS;
+		if (dec->hyp)
+			r->flags |= CSD_RECF_HYP;
+	} else {
+		uint32_t prev_last = dec->open.active ? dec->open.last : 0;
+		csdi_flow_range_add(dec, addr, addr, addr + insn.size, 1, offset);
+		s->prev_last = dec->open.count > 1 ? prev_last : addr;
+		if (has_cycles) {
+			dec->open.cycles += cycles;
+			dec->open.has_cycles = 1;
+		}
+		if (insn.cls != CSDI_INSN_NORMAL || !e)
+			csdi_flow_close_range(dec, cond, flags);
+	}
+	dec->addr = addr + insn.size;
+	if (e && insn.cls == CSDI_INSN_DIRECT) {
+		dec->addr = insn.target;
+		dec->isa = insn.target_isa;
+	} else if (e && insn.cls == CSDI_INSN_INDIRECT) {
+		/* The branch packet with the target follows. */
+		dec->addr_valid = 0;
+		s->wait_branch = 1;
+	}
+}
+
+static void do_pheader(csd_flow_decoder *dec, const struct csd_packet *p)
+{
+	struct csdi_etm3_state *s = &dec->u.etm3;
+	const struct csd_atoms *a = &p->atoms;
+	int ca = cycle_accurate(dec);
+	if (!dec->synced)
+		return;
+	if (ca && a->format != 1)
+		s->pending_w += a->w;
+	for (unsigned i = 0; i < a->num; i++) {
+		if (ca && a->format == 1)
+			s->pending_w++;
+		insn_atom(dec, (a->en >> i) & 1, s->pending_w, ca, p->offset);
+		s->pending_w = 0;
+	}
+}
+
+/* The last traced instruction did not complete: take it back. Returns its
+ * address through *addr (0 if nothing could be taken back). */
+static int cancel_last(csd_flow_decoder *dec, uint32_t *addr)
+{
+	struct csdi_etm3_state *s = &dec->u.etm3;
+	struct csdi_open_range *o = &dec->open;
+	if (o->active) {
+		*addr = o->last;
+		if (o->count <= 1) {
+			o->active = 0;
+		} else {
+			o->end = o->last;
+			o->last = s->prev_last;
+			o->count--;
+		}
+		return 1;
+	}
+	/* The instruction is the newest instruction record not yet released. */
+	for (unsigned k = dec->qlen; k-- > dec->qready;) {
+		struct csd_record *r = &dec->q[(dec->qhead + k) % CSDI_FLOW_QCAP];
+		if (r->type == CSD_REC_INSN) {
+			*addr = (uint32_t)r->addr;
+			csdi_flow_remove(dec, k);
+			return 1;
+		}
+		if (r->type == CSD_REC_RANGE) {
+			*addr = (uint32_t)r->last;
+			if (r->count <= 1) {
+				csdi_flow_remove(dec, k);
+			} else {
+				r->end = r->last;
+				r->last = s->prev_last;
+				r->count--;
+				r->flags &= ~(uint32_t)(CSD_RECF_BRANCH | CSD_RECF_TAKEN | CSD_RECF_LINK);
+				r->cond = CSD_COND_PASS;
+			}
+			return 1;
+		}
+	}
+	return 0;
+}
+
+static void set_target(csd_flow_decoder *dec, const struct csd_packet *p)
+{
+	dec->addr = p->addr;
+	dec->isa = p->isa;
+	dec->addr_valid = dec->isa != CSD_ISA_UNKNOWN;
+	dec->u.etm3.wait_branch = 0;
+	if (p->flags & CSD_PKTF_SECURITY) {
+		dec->ns = (p->flags & CSD_PKTF_NS) != 0;
+		dec->hyp = (p->flags & CSD_PKTF_HYP) != 0;
+	}
+}
+
+static void do_branch(csd_flow_decoder *dec, const struct csd_packet *p)
+{
+	if (!dec->synced)
+		return;
+	if ((p->flags & CSD_PKTF_EXCEPTION) && (p->exception || (p->flags & CSD_PKTF_CANCEL))) {
+		uint32_t ret = dec->addr;
+		int ret_known = dec->addr_valid;
+		if (p->flags & CSD_PKTF_CANCEL) {
+			uint32_t a;
+			if (cancel_last(dec, &a)) {
+				ret = a;
+				ret_known = 1;
+			}
+		}
+		struct csd_record *r = csdi_flow_push(dec, CSD_REC_EXCEPTION, p->offset);
+		r->exception = p->exception;
+		r->addr = ret_known ? ret : 0;
+		r->target = p->addr;
+		r->isa = p->isa;
+		if (p->flags & CSD_PKTF_CANCEL)
+			r->flags |= CSD_RECF_CANCELLED;
+	} else if (!dec->addr_valid && !dec->u.etm3.wait_branch) {
+		/* Atoms were lost before this address; close that stretch. */
+		csdi_flow_flush(dec);
+	}
+	set_target(dec, p);
+}
+
+static void do_isync(csd_flow_decoder *dec, const struct csd_packet *p)
+{
+	struct csdi_etm3_state *s = &dec->u.etm3;
+	int first = !dec->synced;
+	int changed = first;
+	if (p->flags & CSD_PKTF_DATA_ONLY)
+		return;
+	if (p->flags & CSD_PKTF_CYCLE_COUNT) {
+		/* Cycles since the last P-header: the gap while trace was off. */
+		struct csd_record *r = csdi_flow_push(dec, CSD_REC_CYCLE_COUNT, p->offset);
+		r->cycles = p->cycle_count;
+		r->flags |= CSD_RECF_CYCLES;
+		s->pending_w = 0;
+	}
+	uint32_t target = (p->flags & CSD_PKTF_LSIP) ? p->data_insn_addr : p->addr;
+	if (!first && p->reason == CSD_REASON_PERIODIC && dec->addr_valid &&
+	    (dec->addr != target || dec->isa != p->isa)) {
+		struct csd_record *r = csdi_flow_push(dec, CSD_REC_ERROR, p->offset);
+		r->addr = target;
+		r->error = "periodic I-sync address differs from the decoded address";
+	}
+	if (first || p->reason != CSD_REASON_PERIODIC) {
+		struct csd_record *r = csdi_flow_push(dec, CSD_REC_TRACE_ON, p->offset);
+		r->addr = target;
+		r->isa = p->isa;
+		r->reason = p->reason;
+	}
+	int ns = (p->flags & CSD_PKTF_NS) != 0, hyp = (p->flags & CSD_PKTF_HYP) != 0;
+	if (ns != dec->ns || hyp != dec->hyp || p->isa != dec->isa)
+		changed = 1;
+	if ((p->flags & CSD_PKTF_CONTEXT_ID) && (!dec->have_context_id || dec->context_id != p->context_id)) {
+		dec->context_id = p->context_id;
+		dec->have_context_id = 1;
+		changed = 1;
+	}
+	dec->ns = ns;
+	dec->hyp = hyp;
+	dec->isa = p->isa;
+	dec->synced = 1;
+	s->wait_branch = 0;
+	if (changed)
+		csdi_flow_context(dec, p->offset, first);
+	dec->addr = target;
+	dec->addr_valid = dec->isa != CSD_ISA_UNKNOWN;
+	if (p->flags & CSD_PKTF_LSIP) {
+		/* The data instruction was executing when trace started: it is
+		 * implied executed, then tracing goes on at the current address. */
+		insn_atom(dec, 1, 0, 0, p->offset);
+		dec->addr = p->addr;
+		dec->addr_valid = dec->isa != CSD_ISA_UNKNOWN;
+		s->wait_branch = 0;
+	}
+}
+
+void csdi_etm3_flow_step(csd_flow_decoder *dec)
+{
+	struct csd_packet *p = &dec->pkt;
+	struct csd_record *r;
+
+	switch (p->type) {
+	case CSD_PKT_NOSYNC:
+		r = csdi_flow_push(dec, CSD_REC_NOSYNC, p->offset);
+		r->size = p->size;
+		break;
+	case CSD_PKT_ERROR:
+		r = csdi_flow_push(dec, CSD_REC_ERROR, p->offset);
+		r->error = p->error;
+		r->size = p->size;
+		lose_sync(dec);
+		break;
+	case CSD_PKT_ISYNC:
+		do_isync(dec, p);
+		break;
+	case CSD_PKT_PHEADER:
+		do_pheader(dec, p);
+		break;
+	case CSD_PKT_CYCLE_COUNT:
+		if (dec->synced)
+			dec->u.etm3.pending_w += p->cycle_count;
+		break;
+	case CSD_PKT_BRANCH:
+		do_branch(dec, p);
+		break;
+	case CSD_PKT_EXCEPTION_EXIT:
+		if (dec->synced)
+			csdi_flow_push(dec, CSD_REC_EXCEPTION_RETURN, p->offset);
+		break;
+	case CSD_PKT_CONTEXT_ID:
+		if (!dec->have_context_id || dec->context_id != p->context_id) {
+			dec->context_id = p->context_id;
+			dec->have_context_id = 1;
+			if (dec->synced)
+				csdi_flow_context(dec, p->offset, 0);
+		}
+		break;
+	case CSD_PKT_VMID:
+		if (!dec->have_vmid || dec->vmid != p->vmid) {
+			dec->vmid = p->vmid;
+			dec->have_vmid = 1;
+			if (dec->synced)
+				csdi_flow_context(dec, p->offset, 0);
+		}
+		break;
+	case CSD_PKT_TIMESTAMP:
+		r = csdi_flow_push(dec, CSD_REC_TIMESTAMP, p->offset);
+		r->timestamp = p->timestamp;
+		break;
+	case CSD_PKT_TRIGGER:
+		csdi_flow_push(dec, CSD_REC_TRIGGER, p->offset);
+		break;
+	default:
+		break;
+	}
+	dec->pkt_active = 0;
+}
+
+void csdi_etm3_flow_end(csd_flow_decoder *dec)
+{
+	(void)dec;
+}

@@ -1,0 +1,405 @@
+/*
+ * flow.c - the instruction-flow decoder's public face and the machinery both
+ * protocols share: the record queue, ranges gathered across packets, lost
+ * stretches (atoms spent where the code is unknown) and the block cache.
+ *
+ * Pull model: csd_flow_next() drains the queue; when it is empty it lets the
+ * protocol state machine work on the current packet (which may take several
+ * steps when one packet yields many instruction records) or pulls the next
+ * packet from the packet decoder.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "flow.h"
+
+static const char *const rec_names[CSD_REC_TYPE_COUNT] = {
+	[CSD_REC_RANGE] = "range",
+	[CSD_REC_INSN] = "insn",
+	[CSD_REC_EXCEPTION] = "exception",
+	[CSD_REC_EXCEPTION_RETURN] = "exception_return",
+	[CSD_REC_TRACE_ON] = "trace_on",
+	[CSD_REC_CONTEXT] = "context",
+	[CSD_REC_TIMESTAMP] = "timestamp",
+	[CSD_REC_CYCLE_COUNT] = "cycle_count",
+	[CSD_REC_NO_MEMORY] = "no_memory",
+	[CSD_REC_NOSYNC] = "nosync",
+	[CSD_REC_ISA_UNSUPPORTED] = "isa_unsupported",
+	[CSD_REC_ERROR] = "error",
+	[CSD_REC_TRIGGER] = "trigger",
+};
+
+const char *csd_rec_type_name(int type)
+{
+	if (type <= 0 || type >= CSD_REC_TYPE_COUNT || !rec_names[type])
+		return "unknown";
+	return rec_names[type];
+}
+
+const char *csd_cond_name(int cond)
+{
+	switch (cond) {
+	case CSD_COND_PASS: return "pass";
+	case CSD_COND_FAIL: return "fail";
+	}
+	return "unknown";
+}
+
+/* Exception numbers as the exception information bytes of ETMv3 and PTM
+ * branch packets give them on A and R profile cores (the same table in
+ * IHI 0014 and IHI 0035). */
+static const char *const ar_exceptions[16] = {
+	"none", "Debug halt", "SMC", "Hyp", "Asynchronous Data Abort", "Jazelle/ThumbEE check",
+	"reserved", "reserved", "Reset", "Undefined Instruction", "SVC", "Prefetch Abort",
+	"Data Abort", "Generic", "IRQ", "FIQ",
+};
+
+/* ARMv7-M exceptions as ETMv3.4+ traces them (the traced value is not the
+ * exception number: IRQ0 is 8, IRQ1-7 are 1-7, IRQ8 onwards from 24). */
+static const char *const m_exceptions[24] = {
+	"none", "IRQ1", "IRQ2", "IRQ3", "IRQ4", "IRQ5", "IRQ6", "IRQ7",
+	"IRQ0", "UsageFault", "NMI", "SVC", "DebugMonitor", "MemManage", "PendSV", "SysTick",
+	"reserved", "Reset", "reserved", "HardFault", "reserved", "BusFault", "reserved", "reserved",
+};
+
+const char *csd_exception_name(const struct csd_trace_config *cfg, unsigned number)
+{
+	if (cfg && cfg->core_profile == CSD_CORE_M) {
+		if (number < 24)
+			return m_exceptions[number];
+		if (number < 512)
+			return "IRQ"; /* IRQ(number - 16): the caller prints the number */
+		return "reserved";
+	}
+	return number < 16 ? ar_exceptions[number] : "reserved";
+}
+
+/* ------------------------------------------------------------------ */
+
+static struct csd_record *queue_slot(csd_flow_decoder *dec)
+{
+	if (dec->qlen >= CSDI_FLOW_QCAP)
+		dec->qlen = CSDI_FLOW_QCAP - 1; /* cannot happen: producers check the room */
+	struct csd_record *r = &dec->q[(dec->qhead + dec->qlen) % CSDI_FLOW_QCAP];
+	dec->qlen++;
+	memset(r, 0, sizeof(*r));
+	r->id = dec->cfg.trace.trace_id;
+	return r;
+}
+
+struct csd_record *csdi_flow_push_raw(csd_flow_decoder *dec, uint32_t type, uint64_t offset)
+{
+	struct csd_record *r = queue_slot(dec);
+	r->type = type;
+	r->offset = offset;
+	return r;
+}
+
+static void emit_lost(csd_flow_decoder *dec)
+{
+	struct csdi_lost *l = &dec->lost;
+	if (!l->active)
+		return;
+	l->active = 0;
+	struct csd_record *r = csdi_flow_push_raw(dec, CSD_REC_NO_MEMORY, l->offset);
+	r->addr = l->addr_known ? l->addr : 0;
+	r->count = l->count;
+	r->isa = dec->isa;
+	if (!l->addr_known)
+		r->error = "instruction address unknown";
+	if (l->has_cycles) {
+		r->cycles = l->cycles;
+		r->flags |= CSD_RECF_CYCLES;
+	}
+}
+
+void csdi_flow_remove(csd_flow_decoder *dec, unsigned k)
+{
+	for (unsigned j = k; j + 1 < dec->qlen; j++)
+		dec->q[(dec->qhead + j) % CSDI_FLOW_QCAP] = dec->q[(dec->qhead + j + 1) % CSDI_FLOW_QCAP];
+	dec->qlen--;
+	if (k < dec->qmark)
+		dec->qmark--;
+	if (k < dec->qready)
+		dec->qready--;
+}
+
+void csdi_flow_close_range(csd_flow_decoder *dec, uint8_t cond, uint32_t flags)
+{
+	struct csdi_open_range *o = &dec->open;
+	if (!o->active)
+		return;
+	o->active = 0;
+	struct csd_record *r = csdi_flow_push_raw(dec, CSD_REC_RANGE, o->offset);
+	r->addr = o->start;
+	r->last = o->last;
+	r->end = o->end;
+	r->count = o->count;
+	r->isa = o->isa;
+	r->cond = cond;
+	r->flags = flags;
+	if (o->has_cycles) {
+		r->cycles = o->cycles;
+		r->flags |= CSD_RECF_CYCLES;
+	}
+	if (dec->ns)
+		r->flags |= CSD_RECF_NS;
+	if (dec->hyp)
+		r->flags |= CSD_RECF_HYP;
+}
+
+void csdi_flow_flush(csd_flow_decoder *dec)
+{
+	/* A range always precedes the lost stretch that follows it. */
+	csdi_flow_close_range(dec, CSD_COND_UNKNOWN, 0);
+	emit_lost(dec);
+}
+
+struct csd_record *csdi_flow_push(csd_flow_decoder *dec, uint32_t type, uint64_t offset)
+{
+	csdi_flow_flush(dec);
+	return csdi_flow_push_raw(dec, type, offset);
+}
+
+void csdi_flow_range_add(csd_flow_decoder *dec, uint32_t start, uint32_t last, uint32_t end, uint32_t count,
+			 uint64_t offset)
+{
+	struct csdi_open_range *o = &dec->open;
+	if (count == 0)
+		return;
+	if (dec->lost.active)
+		emit_lost(dec);
+	if (o->active && (o->end != start || o->isa != dec->isa))
+		csdi_flow_close_range(dec, CSD_COND_UNKNOWN, 0);
+	if (!o->active) {
+		memset(o, 0, sizeof(*o));
+		o->active = 1;
+		o->start = start;
+		o->isa = dec->isa;
+		o->offset = offset;
+	}
+	o->last = last;
+	o->end = end;
+	o->count += count;
+}
+
+void csdi_flow_lose(csd_flow_decoder *dec, int addr_known, uint32_t addr, uint32_t atoms, uint64_t cycles,
+		    int has_cycles, uint64_t offset)
+{
+	struct csdi_lost *l = &dec->lost;
+	csdi_flow_close_range(dec, CSD_COND_UNKNOWN, 0);
+	if (!l->active) {
+		memset(l, 0, sizeof(*l));
+		l->active = 1;
+		l->addr_known = addr_known;
+		l->addr = addr;
+		l->offset = offset;
+	}
+	l->count += atoms;
+	if (has_cycles) {
+		l->cycles += cycles;
+		l->has_cycles = 1;
+	}
+}
+
+uint32_t csdi_flow_branch_flags(const struct csdi_insn *insn, int taken)
+{
+	uint32_t f = 0;
+	if (insn->cls != CSDI_INSN_NORMAL) {
+		f |= CSD_RECF_BRANCH;
+		if (taken)
+			f |= CSD_RECF_TAKEN;
+		if (insn->flags & CSDI_INSNF_LINK)
+			f |= CSD_RECF_LINK;
+	}
+	return f;
+}
+
+void csdi_flow_context(csd_flow_decoder *dec, uint64_t offset, int force)
+{
+	(void)force;
+	struct csd_record *r = csdi_flow_push(dec, CSD_REC_CONTEXT, offset);
+	r->isa = dec->isa;
+	r->context_id = dec->context_id;
+	r->vmid = dec->vmid;
+	if (dec->have_context_id)
+		r->flags |= CSD_RECF_CONTEXT_ID;
+	if (dec->have_vmid)
+		r->flags |= CSD_RECF_VMID;
+	if (dec->ns)
+		r->flags |= CSD_RECF_NS;
+	if (dec->hyp)
+		r->flags |= CSD_RECF_HYP;
+}
+
+/* ------------------------------------------------------------------ */
+
+int csdi_flow_decode(csd_flow_decoder *dec, uint32_t addr, uint8_t isa, struct csdi_insn *insn)
+{
+	const uint8_t *p;
+	size_t n = csdi_image_fetch(dec->cfg.image, addr, &p);
+	if (n == 0)
+		return CSD_ENOMAP;
+	int rc = csdi_isa_decode(addr, p, n, isa, insn);
+	if (rc == CSD_ENOMAP && n < 4) {
+		/* The instruction may continue in another section. */
+		uint8_t buf[4];
+		int got = csd_image_read(dec->cfg.image, addr, buf, sizeof(buf));
+		if (got > 0)
+			rc = csdi_isa_decode(addr, buf, (size_t)got, isa, insn);
+	}
+	return rc;
+}
+
+static void fill_block(csd_flow_decoder *dec, struct csdi_block *b, uint32_t addr, uint8_t isa)
+{
+	uint32_t a = addr;
+	memset(b, 0, sizeof(*b));
+	b->start = addr;
+	b->isa = isa;
+	b->end = CSDI_BLOCK_LIMIT;
+	for (unsigned i = 0; i < CSDI_BLOCK_MAX; i++) {
+		struct csdi_insn insn;
+		int rc = csdi_flow_decode(dec, a, isa, &insn);
+		if (rc < 0) {
+			b->end = rc == CSD_EUNSUPPORTED ? CSDI_BLOCK_UNSUPPORTED : CSDI_BLOCK_NOMEM;
+			break;
+		}
+		if (insn.size == 4)
+			b->wide |= UINT64_C(1) << i;
+		b->count++;
+		if (insn.cls != CSDI_INSN_NORMAL || (insn.flags & dec->wp_flags)) {
+			b->end = CSDI_BLOCK_WAYPOINT;
+			b->wp = insn;
+			b->wp_addr = a;
+			a += insn.size;
+			break;
+		}
+		a += insn.size;
+	}
+	b->next = a;
+	b->gen = csdi_image_generation(dec->cfg.image) + 1;
+}
+
+const struct csdi_block *csdi_flow_block(csd_flow_decoder *dec, uint32_t addr, uint8_t isa)
+{
+	uint32_t h = (addr >> 1) ^ (addr >> 13) ^ isa;
+	struct csdi_block *b = &dec->cache[h & (CSDI_BLOCK_CACHE - 1)];
+	uint64_t gen = csdi_image_generation(dec->cfg.image) + 1;
+	if (b->gen != gen || b->start != addr || b->isa != isa)
+		fill_block(dec, b, addr, isa);
+	return b;
+}
+
+/* ------------------------------------------------------------------ */
+
+csd_flow_decoder *csd_flow_new(const struct csd_flow_config *cfg)
+{
+	if (!cfg || cfg->size < sizeof(size_t) + sizeof(struct csd_trace_config) + sizeof(void *))
+		return NULL;
+	struct csd_flow_config c;
+	memset(&c, 0, sizeof(c));
+	memcpy(&c, cfg, cfg->size < sizeof(c) ? cfg->size : sizeof(c));
+	if (!c.image || (c.trace.protocol != CSD_PROTO_ETM3 && c.trace.protocol != CSD_PROTO_PTM))
+		return NULL;
+	csd_flow_decoder *dec = calloc(1, sizeof(*dec));
+	if (!dec)
+		return NULL;
+	dec->cfg = c;
+	dec->cfg.trace.size = sizeof(dec->cfg.trace);
+	dec->insn_mode = (c.flags & CSD_FLOW_INSN) != 0;
+	dec->cache = calloc(CSDI_BLOCK_CACHE, sizeof(*dec->cache));
+	if (c.trace.protocol == CSD_PROTO_ETM3)
+		dec->etm3 = csd_etm3_pkt_new(&dec->cfg.trace);
+	else
+		dec->ptm = csd_ptm_pkt_new(&dec->cfg.trace);
+	if (!dec->cache || (!dec->etm3 && !dec->ptm)) {
+		csd_flow_free(dec);
+		return NULL;
+	}
+	if (dec->ptm)
+		csdi_ptm_flow_init(dec);
+	else
+		csdi_etm3_flow_init(dec);
+	return dec;
+}
+
+void csd_flow_free(csd_flow_decoder *dec)
+{
+	if (!dec)
+		return;
+	csd_etm3_pkt_free(dec->etm3);
+	csd_ptm_pkt_free(dec->ptm);
+	free(dec->cache);
+	free(dec);
+}
+
+int csd_flow_feed(csd_flow_decoder *dec, const struct csd_bytes *in)
+{
+	if (!dec || !in)
+		return CSD_EINVAL;
+	return dec->etm3 ? csd_etm3_pkt_feed(dec->etm3, in) : csd_ptm_pkt_feed(dec->ptm, in);
+}
+
+int csd_flow_finish(csd_flow_decoder *dec)
+{
+	if (!dec)
+		return CSD_EINVAL;
+	dec->finished = 1;
+	return dec->etm3 ? csd_etm3_pkt_finish(dec->etm3) : csd_ptm_pkt_finish(dec->ptm);
+}
+
+int csd_flow_last_packet(const csd_flow_decoder *dec, struct csd_packet *pkt)
+{
+	if (!dec || !pkt)
+		return CSD_EINVAL;
+	if (!dec->have_pkt)
+		return CSD_ENOENT;
+	*pkt = dec->pkt;
+	return CSD_OK;
+}
+
+int csd_flow_next(csd_flow_decoder *dec, struct csd_record *rec)
+{
+	if (!dec || !rec)
+		return CSD_EINVAL;
+	for (;;) {
+		if (dec->qready) {
+			*rec = dec->q[dec->qhead];
+			dec->qhead = (dec->qhead + 1) % CSDI_FLOW_QCAP;
+			dec->qlen--;
+			dec->qready--;
+			if (dec->qmark)
+				dec->qmark--;
+			return CSD_OK;
+		}
+		if (dec->pkt_active) {
+			if (dec->ptm) {
+				csdi_ptm_flow_step(dec);
+				dec->qready = dec->qlen;
+			} else {
+				csdi_etm3_flow_step(dec);
+				/* Records before this packet are final now. */
+				dec->qready = dec->qmark;
+			}
+			continue;
+		}
+		int rc = dec->etm3 ? csd_etm3_pkt_next(dec->etm3, &dec->pkt) : csd_ptm_pkt_next(dec->ptm, &dec->pkt);
+		if (rc == CSD_OK) {
+			dec->have_pkt = 1;
+			dec->pkt_active = 1;
+			dec->qmark = dec->qlen;
+			continue;
+		}
+		if (rc == CSD_EEOS) {
+			/* End of trace: what was held back is final now. */
+			if (dec->etm3)
+				csdi_etm3_flow_end(dec);
+			csdi_flow_flush(dec);
+			dec->qready = dec->qlen;
+			if (dec->qready)
+				continue;
+		}
+		return rc;
+	}
+}

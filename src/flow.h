@@ -1,0 +1,168 @@
+/* flow.h - internals shared by the instruction-flow decoders: the record
+ * queue, the open range, lost stretches and the block cache (flow.c), and
+ * the protocol state machines (ptm_flow.c, etm3_flow.c). */
+#ifndef CSD_FLOW_H
+#define CSD_FLOW_H
+
+#include "arm_isa.h"
+#include "csdec.h"
+#include "image.h"
+
+/* Records queued between flow_next() calls. Producers check
+ * csdi_flow_room() before each block so the queue never overflows. */
+#define CSDI_FLOW_QCAP 256
+/* Instructions per cached block; longer straight runs are chained. */
+#define CSDI_BLOCK_MAX 64
+#define CSDI_BLOCK_CACHE 4096
+/* Give up walking after this many blocks without reaching a waypoint
+ * (a corrupt image or trace could otherwise walk for a very long time). */
+#define CSDI_WALK_MAX_BLOCKS (1u << 16)
+
+enum csdi_block_end {
+	CSDI_BLOCK_WAYPOINT = 1, /* last instruction is a waypoint: `wp` */
+	CSDI_BLOCK_LIMIT,        /* CSDI_BLOCK_MAX instructions, none a waypoint */
+	CSDI_BLOCK_NOMEM,        /* the instruction at `next` is not readable */
+	CSDI_BLOCK_UNSUPPORTED,  /* the instruction set cannot be followed */
+};
+
+/* Straight-line instructions from `start` up to and including the first
+ * waypoint (as the protocol defines it). */
+struct csdi_block {
+	uint32_t start;
+	uint32_t next;          /* address after the last instruction */
+	uint32_t wp_addr;       /* WAYPOINT: address of the waypoint */
+	uint64_t gen;           /* image generation + 1 when filled (0 = empty) */
+	uint64_t wide;          /* bit i: instruction i is 4 bytes */
+	struct csdi_insn wp;    /* WAYPOINT: the waypoint */
+	uint8_t isa;
+	uint8_t end;            /* enum csdi_block_end */
+	uint8_t count;          /* instructions, the waypoint included */
+};
+
+/* Instructions being gathered into one range record. */
+struct csdi_open_range {
+	int active;
+	uint32_t start, last, end;
+	uint32_t count;
+	uint64_t cycles;
+	int has_cycles;
+	uint8_t isa;
+	uint64_t offset;
+};
+
+/* Atoms spent where the instructions cannot be known. */
+struct csdi_lost {
+	int active;
+	int addr_known;
+	uint32_t addr;
+	uint32_t count;
+	uint64_t cycles;
+	int has_cycles;
+	uint64_t offset;
+};
+
+#define CSDI_RSTACK 16
+
+struct csdi_ptm_state {
+	uint32_t atom_pos;        /* next atom of the current packet */
+	int rstack_on;            /* ETMCR[29] */
+	uint32_t rstack_addr[CSDI_RSTACK];
+	uint8_t rstack_isa[CSDI_RSTACK];
+	unsigned rstack_top, rstack_n;
+	/* A suspended walk (instruction mode, queue full). */
+	int walk_active;
+	int walk_kind;
+	int walk_atom;
+	uint32_t walk_stop;
+	uint32_t walk_count;
+};
+
+struct csdi_etm3_state {
+	uint64_t pending_w;       /* W atoms not yet attributed to an instruction */
+	int wait_branch;          /* an indirect branch was taken: the address packet follows */
+	int pending_insn;         /* instruction mode: `held` not yet queued (may be cancelled) */
+	struct csd_record held;
+	uint32_t prev_last;       /* open range: address of the instruction before `last` */
+	int data_only;
+};
+
+struct csd_flow_decoder {
+	struct csd_flow_config cfg;
+	int insn_mode;
+	int finished;
+	csd_etm3_pkt_decoder *etm3;
+	csd_ptm_pkt_decoder *ptm;
+	struct csd_packet pkt;    /* the packet being processed / last processed */
+	int pkt_active;           /* pkt still has work (atoms) */
+	int have_pkt;
+
+	/* Architectural state the trace gives us. */
+	int synced;               /* an I-sync was seen since the last loss */
+	int addr_valid;           /* addr/isa say where the next instruction is */
+	uint32_t addr;
+	uint8_t isa;
+	uint8_t itstate;
+	int ns, hyp;
+	uint32_t context_id;
+	uint8_t vmid;
+	int have_context_id, have_vmid;
+	uint32_t wp_flags;        /* csdi_insn flags that make a waypoint */
+
+	struct csdi_open_range open;
+	struct csdi_lost lost;
+
+	/* Queue: qlen records from qhead; the first qready may be delivered
+	 * (ETMv3 holds back the newest until the next packet, which may
+	 * cancel an instruction); qmark = release point after this packet. */
+	struct csd_record q[CSDI_FLOW_QCAP];
+	unsigned qhead, qlen, qready, qmark;
+
+	struct csdi_block *cache;
+
+	union {
+		struct csdi_ptm_state ptm;
+		struct csdi_etm3_state etm3;
+	} u;
+};
+
+/* ---- flow.c ---- */
+/* Append a record (after flushing the open range and lost stretch). */
+struct csd_record *csdi_flow_push(csd_flow_decoder *dec, uint32_t type, uint64_t offset);
+/* Queue slots left. */
+static inline unsigned csdi_flow_room(const csd_flow_decoder *dec)
+{
+	return CSDI_FLOW_QCAP - dec->qlen;
+}
+/* Queue an instruction record without flushing anything. */
+struct csd_record *csdi_flow_push_raw(csd_flow_decoder *dec, uint32_t type, uint64_t offset);
+/* Drop queued record k (counted from the head). */
+void csdi_flow_remove(csd_flow_decoder *dec, unsigned k);
+/* Close the open range as a record (cond / flags of its last instruction). */
+void csdi_flow_close_range(csd_flow_decoder *dec, uint8_t cond, uint32_t flags);
+/* Add `count` instructions [start .. last] (end = after last) to the open range. */
+void csdi_flow_range_add(csd_flow_decoder *dec, uint32_t start, uint32_t last, uint32_t end, uint32_t count,
+			 uint64_t offset);
+/* Record atoms spent where instructions are unknown; addr_known with addr. */
+void csdi_flow_lose(csd_flow_decoder *dec, int addr_known, uint32_t addr, uint32_t atoms, uint64_t cycles,
+		    int has_cycles, uint64_t offset);
+/* Emit the pending open range and lost stretch. */
+void csdi_flow_flush(csd_flow_decoder *dec);
+/* The block starting at addr in isa (cached). */
+const struct csdi_block *csdi_flow_block(csd_flow_decoder *dec, uint32_t addr, uint8_t isa);
+/* Decode the instruction at addr; returns its size or a negative error. */
+int csdi_flow_decode(csd_flow_decoder *dec, uint32_t addr, uint8_t isa, struct csdi_insn *insn);
+/* Record flags describing a waypoint / branch instruction. */
+uint32_t csdi_flow_branch_flags(const struct csdi_insn *insn, int taken);
+/* Emit a CONTEXT record if anything changed (or `force`). */
+void csdi_flow_context(csd_flow_decoder *dec, uint64_t offset, int force);
+
+/* ---- ptm_flow.c / etm3_flow.c ---- */
+void csdi_ptm_flow_init(csd_flow_decoder *dec);
+/* Process (part of) dec->pkt; clears dec->pkt_active when done with it. */
+void csdi_ptm_flow_step(csd_flow_decoder *dec);
+void csdi_etm3_flow_init(csd_flow_decoder *dec);
+void csdi_etm3_flow_step(csd_flow_decoder *dec);
+/* End of trace: commit anything held back. */
+void csdi_etm3_flow_end(csd_flow_decoder *dec);
+
+#endif

@@ -1,0 +1,420 @@
+/*
+ * ptm_flow.c - PTM (PFT) decompression: packets + image -> instructions,
+ * following the algorithm of IHI 0035B appendix B.3 (branch_no_excp,
+ * branch_with_excp, analyze_atomheader, analyze_waypoint_update, ...).
+ *
+ * Waypoints are the instructions that can change the program flow (direct
+ * and indirect branches, every other write of the PC), ISB, and DMB/DSB
+ * when ETMCCER[24] says the PTM treats them as waypoints. Only waypoints
+ * produce atoms; the instructions between them are implied.
+ *
+ * Cycle counts (cycle-accurate mode) belong to the waypoint whose atom or
+ * branch packet carried them, as DS-5 attributes them; the instructions
+ * between waypoints get 0.
+ */
+#include <string.h>
+
+#include "flow.h"
+
+enum walk_kind {
+	WALK_ATOM = 1,     /* to the next waypoint, which gets the atom */
+	WALK_BRANCH,       /* to the next waypoint, taken to the branch packet's address */
+	WALK_UPDATE,       /* through the instruction at walk_stop (waypoint update) */
+};
+
+void csdi_ptm_flow_init(csd_flow_decoder *dec)
+{
+	dec->wp_flags = CSDI_INSNF_ISB;
+	if (dec->cfg.trace.etmccer & (1u << 24))
+		dec->wp_flags |= CSDI_INSNF_DMB_DSB;
+	dec->u.ptm.rstack_on = (dec->cfg.trace.etmcr >> 29) & 1;
+}
+
+static void lose_sync(csd_flow_decoder *dec)
+{
+	dec->synced = 0;
+	dec->addr_valid = 0;
+	dec->u.ptm.rstack_n = 0;
+	dec->u.ptm.walk_active = 0;
+}
+
+static void rstack_push(struct csdi_ptm_state *s, uint32_t addr, uint8_t isa)
+{
+	s->rstack_top = (s->rstack_top + 1) % CSDI_RSTACK;
+	s->rstack_addr[s->rstack_top] = addr;
+	s->rstack_isa[s->rstack_top] = isa;
+	if (s->rstack_n < CSDI_RSTACK)
+		s->rstack_n++;
+}
+
+static int rstack_pop(struct csdi_ptm_state *s, uint32_t *addr, uint8_t *isa)
+{
+	if (!s->rstack_n)
+		return 0;
+	*addr = s->rstack_addr[s->rstack_top];
+	*isa = s->rstack_isa[s->rstack_top];
+	s->rstack_top = (s->rstack_top + CSDI_RSTACK - 1) % CSDI_RSTACK;
+	s->rstack_n--;
+	return 1;
+}
+
+static uint8_t insn_cond(csd_flow_decoder *dec, struct csdi_insn *insn)
+{
+	if (insn->isa != CSD_ISA_ARM) {
+		csdi_insn_apply_it(insn, dec->itstate);
+		dec->itstate = (insn->flags & CSDI_INSNF_IT) ? csdi_it_start(insn->opcode) : csdi_it_advance(dec->itstate);
+	}
+	return (insn->flags & CSDI_INSNF_COND) ? CSD_COND_UNKNOWN : CSD_COND_PASS;
+}
+
+/* Instruction mode: queue `n` instructions from `addr` as records; the
+ * last one gets `last_cond` / `last_flags` / cycles when `with_last`. */
+static void push_insns(csd_flow_decoder *dec, uint32_t addr, unsigned n, int with_last, uint8_t last_cond,
+		       uint32_t last_flags, uint64_t cycles, int has_cycles, uint64_t offset)
+{
+	int ca = (dec->cfg.trace.etmcr >> 12) & 1;
+	for (unsigned i = 0; i < n; i++) {
+		struct csdi_insn insn;
+		if (csdi_flow_decode(dec, addr, dec->isa, &insn) < 0)
+			return; /* the block said it was readable: cannot happen */
+		struct csd_record *r = csdi_flow_push_raw(dec, CSD_REC_INSN, offset);
+		r->addr = addr;
+		r->size = insn.size;
+		r->opcode = insn.opcode;
+		r->isa = dec->isa;
+		r->cond = insn_cond(dec, &insn);
+		if (ca)
+			r->flags |= CSD_RECF_CYCLES;
+		if (dec->ns)
+			r->flags |= CSD_RECF_NS;
+		if (dec->hyp)
+			r->flags |= CSD_RECF_HYP;
+		if (with_last && i + 1 == n) {
+			r->cond = last_cond;
+			r->flags |= last_flags;
+			if (has_cycles) {
+				r->cycles = cycles;
+				r->flags |= CSD_RECF_CYCLES;
+			}
+		}
+		addr += insn.size;
+	}
+}
+
+/* Emit `n` instructions of block b (from its start) as executed. */
+static void emit_block_part(csd_flow_decoder *dec, const struct csdi_block *b, unsigned n, uint32_t end,
+			    int with_last, uint8_t cond, uint32_t flags, uint64_t cycles, int has_cycles,
+			    uint64_t offset)
+{
+	if (n == 0)
+		return;
+	if (dec->insn_mode) {
+		push_insns(dec, b->start, n, with_last, cond, flags, cycles, has_cycles, offset);
+		return;
+	}
+	/* Address of the last of the n instructions. */
+	unsigned last_size = ((b->wide >> (n - 1)) & 1) ? 4 : 2;
+	if (b->isa == CSD_ISA_ARM)
+		last_size = 4;
+	csdi_flow_range_add(dec, b->start, end - last_size, end, n, offset);
+	if (with_last) {
+		if (has_cycles) {
+			dec->open.cycles += cycles;
+			dec->open.has_cycles = 1;
+		}
+		csdi_flow_close_range(dec, cond, flags);
+	}
+}
+
+/* Byte length of the first n instructions of a block. */
+static uint32_t block_bytes(const struct csdi_block *b, unsigned n)
+{
+	if (b->isa == CSD_ISA_ARM)
+		return 4u * n;
+	uint64_t mask = n >= 64 ? ~UINT64_C(0) : (UINT64_C(1) << n) - 1;
+	return 2u * n + 2u * (uint32_t)__builtin_popcountll(b->wide & mask);
+}
+
+/* The walk met code it cannot read or follow: the rest is lost. */
+static void walk_blocked(csd_flow_decoder *dec, const struct csdi_block *b, int kind, uint64_t cycles, int has_cycles,
+			 uint64_t offset)
+{
+	uint32_t at = b->next;
+	if (b->end == CSDI_BLOCK_UNSUPPORTED) {
+		struct csd_record *r = csdi_flow_push(dec, CSD_REC_ISA_UNSUPPORTED, offset);
+		r->addr = at;
+		r->isa = b->isa;
+	}
+	/* An atom spent in the unknown code is counted there. */
+	csdi_flow_lose(dec, b->end == CSDI_BLOCK_NOMEM, at, kind == WALK_ATOM ? 1 : 0, cycles, has_cycles, offset);
+	dec->addr_valid = 0;
+}
+
+/*
+ * Walk from dec->addr. Returns 1 when the walk finished (dec->addr and
+ * dec->addr_valid say where execution continues; for WALK_BRANCH the
+ * caller then sets the target), 0 when the queue is too full to go on
+ * (instruction mode; call again with the same arguments).
+ */
+static int walk(csd_flow_decoder *dec, int kind, int atom, uint32_t stop, uint64_t cycles, int has_cycles,
+		uint64_t offset)
+{
+	struct csdi_ptm_state *s = &dec->u.ptm;
+	if (!s->walk_active) {
+		s->walk_active = 1;
+		s->walk_count = 0;
+	}
+	for (;;) {
+		if (dec->insn_mode && csdi_flow_room(dec) < CSDI_BLOCK_MAX + 8)
+			return 0;
+		if (++s->walk_count > CSDI_WALK_MAX_BLOCKS) {
+			struct csd_record *r = csdi_flow_push(dec, CSD_REC_ERROR, offset);
+			r->addr = dec->addr;
+			r->error = "no waypoint found: trace and image disagree";
+			dec->addr_valid = 0;
+			s->walk_active = 0;
+			return 1;
+		}
+		const struct csdi_block *b = csdi_flow_block(dec, dec->addr, dec->isa);
+		if (kind == WALK_UPDATE && stop >= b->start && stop < b->next) {
+			/* Executed up to and including the instruction at stop. */
+			unsigned n = 0;
+			while (n < b->count && b->start + block_bytes(b, n + 1) <= stop)
+				n++;
+			n++; /* the instruction containing stop */
+			if (b->end == CSDI_BLOCK_WAYPOINT && n == b->count) {
+				/* Stop short of a waypoint: its own atom will come. */
+				n--;
+			}
+			uint32_t end = b->start + block_bytes(b, n);
+			emit_block_part(dec, b, n, end, 1, CSD_COND_UNKNOWN, 0, 0, 0, offset);
+			dec->addr = end;
+			s->walk_active = 0;
+			return 1;
+		}
+		if (b->end == CSDI_BLOCK_LIMIT) {
+			emit_block_part(dec, b, b->count, b->next, 0, 0, 0, 0, 0, offset);
+			dec->addr = b->next;
+			continue;
+		}
+		if (b->end != CSDI_BLOCK_WAYPOINT) {
+			emit_block_part(dec, b, b->count, b->next, 0, 0, 0, 0, 0, offset);
+			walk_blocked(dec, b, kind, cycles, has_cycles, offset);
+			s->walk_active = 0;
+			return 1;
+		}
+		if (kind == WALK_UPDATE) {
+			/* A waypoint before the update address: stop in front of it. */
+			emit_block_part(dec, b, b->count - 1u, b->wp_addr, 1, CSD_COND_UNKNOWN, 0, 0, 0, offset);
+			struct csd_record *r = csdi_flow_push(dec, CSD_REC_ERROR, offset);
+			r->addr = b->wp_addr;
+			r->error = "waypoint update beyond an untraced waypoint";
+			dec->addr = b->wp_addr;
+			s->walk_active = 0;
+			return 1;
+		}
+		const struct csdi_insn *wp = &b->wp;
+		int taken = kind == WALK_BRANCH || atom;
+		uint8_t cond = taken ? CSD_COND_PASS : CSD_COND_FAIL;
+		uint32_t flags = csdi_flow_branch_flags(wp, taken);
+		uint8_t isa_before = dec->isa;
+		/* Direct branches with an atom continue at their target. */
+		uint32_t next_addr = b->next;
+		uint8_t next_isa = dec->isa;
+		int next_valid = 1;
+		if (kind == WALK_ATOM && atom) {
+			if (wp->cls == CSDI_INSN_DIRECT) {
+				next_addr = wp->target;
+				next_isa = wp->target_isa;
+			} else if (wp->cls == CSDI_INSN_INDIRECT) {
+				/* A taken indirect branch traced by an atom alone
+				 * was predicted by the return stack. */
+				uint32_t ra;
+				uint8_t risa;
+				if (s->rstack_on && rstack_pop(s, &ra, &risa)) {
+					next_addr = ra;
+					next_isa = risa;
+					flags |= CSD_RECF_RETURN_STACK;
+				} else {
+					next_valid = 0;
+				}
+			}
+		}
+		emit_block_part(dec, b, b->count, b->next, 1, cond, flags, cycles, has_cycles, offset);
+		if (taken && s->rstack_on && (wp->flags & CSDI_INSNF_LINK) && wp->cls != CSDI_INSN_NORMAL)
+			rstack_push(s, b->next, isa_before);
+		if (taken && wp->cls != CSDI_INSN_NORMAL)
+			dec->itstate = 0;
+		dec->addr = next_addr;
+		dec->isa = next_isa;
+		dec->addr_valid = next_valid;
+		s->walk_active = 0;
+		return 1;
+	}
+}
+
+static void apply_security(csd_flow_decoder *dec, const struct csd_packet *p)
+{
+	if (p->flags & CSD_PKTF_SECURITY) {
+		dec->ns = (p->flags & CSD_PKTF_NS) != 0;
+		dec->hyp = (p->flags & CSD_PKTF_HYP) != 0;
+	}
+}
+
+static void do_isync(csd_flow_decoder *dec, const struct csd_packet *p)
+{
+	int first = !dec->synced;
+	int changed = first;
+	if (p->flags & CSD_PKTF_CYCLE_COUNT) {
+		/* Cycles since the last cycle count: the gap while trace was off. */
+		struct csd_record *r = csdi_flow_push(dec, CSD_REC_CYCLE_COUNT, p->offset);
+		r->cycles = p->cycle_count;
+		r->flags |= CSD_RECF_CYCLES;
+	}
+	if (!first && p->reason == CSD_REASON_PERIODIC && dec->addr_valid &&
+	    (dec->addr != p->addr || dec->isa != p->isa)) {
+		struct csd_record *r = csdi_flow_push(dec, CSD_REC_ERROR, p->offset);
+		r->addr = p->addr;
+		r->error = "periodic I-sync address differs from the decoded address";
+	}
+	if (first || p->reason != CSD_REASON_PERIODIC) {
+		struct csd_record *r = csdi_flow_push(dec, CSD_REC_TRACE_ON, p->offset);
+		r->addr = p->addr;
+		r->isa = p->isa;
+		r->reason = p->reason;
+	}
+	int ns = (p->flags & CSD_PKTF_NS) != 0, hyp = (p->flags & CSD_PKTF_HYP) != 0;
+	if (ns != dec->ns || hyp != dec->hyp || p->isa != dec->isa)
+		changed = 1;
+	if ((p->flags & CSD_PKTF_CONTEXT_ID) && (!dec->have_context_id || dec->context_id != p->context_id)) {
+		dec->context_id = p->context_id;
+		dec->have_context_id = 1;
+		changed = 1;
+	}
+	dec->ns = ns;
+	dec->hyp = hyp;
+	dec->addr = p->addr;
+	dec->isa = p->isa;
+	dec->addr_valid = dec->isa != CSD_ISA_UNKNOWN;
+	dec->synced = 1;
+	dec->itstate = 0;
+	if (changed)
+		csdi_flow_context(dec, p->offset, first);
+}
+
+/* A branch address packet: the trace went somewhere new. */
+static void set_target(csd_flow_decoder *dec, const struct csd_packet *p)
+{
+	dec->addr = p->addr;
+	dec->isa = p->isa;
+	dec->addr_valid = 1;
+	dec->itstate = 0;
+	apply_security(dec, p);
+}
+
+void csdi_ptm_flow_step(csd_flow_decoder *dec)
+{
+	struct csd_packet *p = &dec->pkt;
+	struct csdi_ptm_state *s = &dec->u.ptm;
+	struct csd_record *r;
+	int has_cc = (p->flags & CSD_PKTF_CYCLE_COUNT) != 0;
+
+	switch (p->type) {
+	case CSD_PKT_NOSYNC:
+		r = csdi_flow_push(dec, CSD_REC_NOSYNC, p->offset);
+		r->size = p->size;
+		break;
+	case CSD_PKT_ERROR:
+		r = csdi_flow_push(dec, CSD_REC_ERROR, p->offset);
+		r->error = p->error;
+		r->size = p->size;
+		lose_sync(dec);
+		break;
+	case CSD_PKT_ISYNC:
+		do_isync(dec, p);
+		break;
+	case CSD_PKT_ATOM:
+		if (!dec->synced)
+			break;
+		while (s->atom_pos < p->atoms.num) {
+			int e = (p->atoms.en >> s->atom_pos) & 1;
+			/* A cycle count belongs to the (single) cycle-accurate atom. */
+			if (!dec->addr_valid) {
+				csdi_flow_lose(dec, 0, 0, 1, p->cycle_count, has_cc, p->offset);
+			} else if (!walk(dec, WALK_ATOM, e, 0, p->cycle_count, has_cc, p->offset)) {
+				return; /* resume this atom later */
+			}
+			s->atom_pos++;
+		}
+		s->atom_pos = 0;
+		break;
+	case CSD_PKT_BRANCH:
+		if (!dec->synced)
+			break;
+		if ((p->flags & CSD_PKTF_EXCEPTION) && p->exception) {
+			r = csdi_flow_push(dec, CSD_REC_EXCEPTION, p->offset);
+			r->exception = p->exception;
+			r->addr = dec->addr_valid ? dec->addr : 0;
+			r->target = p->addr;
+			r->isa = p->isa;
+			if (has_cc) {
+				r->cycles = p->cycle_count;
+				r->flags |= CSD_RECF_CYCLES;
+			}
+			set_target(dec, p);
+			break;
+		}
+		if (dec->addr_valid) {
+			if (!walk(dec, WALK_BRANCH, 1, 0, p->cycle_count, has_cc, p->offset))
+				return;
+		} else {
+			/* Where the branch was taken from is unknown; its cycles
+			 * join the lost stretch. */
+			csdi_flow_lose(dec, 0, 0, 0, p->cycle_count, has_cc, p->offset);
+		}
+		set_target(dec, p);
+		break;
+	case CSD_PKT_WAYPOINT:
+		if (!dec->synced)
+			break;
+		if (dec->addr_valid) {
+			if (!walk(dec, WALK_UPDATE, 0, p->addr, 0, 0, p->offset))
+				return;
+		}
+		break;
+	case CSD_PKT_EXCEPTION_RETURN:
+		if (dec->synced)
+			csdi_flow_push(dec, CSD_REC_EXCEPTION_RETURN, p->offset);
+		break;
+	case CSD_PKT_CONTEXT_ID:
+		if (!dec->have_context_id || dec->context_id != p->context_id) {
+			dec->context_id = p->context_id;
+			dec->have_context_id = 1;
+			if (dec->synced)
+				csdi_flow_context(dec, p->offset, 0);
+		}
+		break;
+	case CSD_PKT_VMID:
+		if (!dec->have_vmid || dec->vmid != p->vmid) {
+			dec->vmid = p->vmid;
+			dec->have_vmid = 1;
+			if (dec->synced)
+				csdi_flow_context(dec, p->offset, 0);
+		}
+		break;
+	case CSD_PKT_TIMESTAMP:
+		r = csdi_flow_push(dec, CSD_REC_TIMESTAMP, p->offset);
+		r->timestamp = p->timestamp;
+		if (has_cc) {
+			r->cycles = p->cycle_count;
+			r->flags |= CSD_RECF_CYCLES;
+		}
+		break;
+	case CSD_PKT_TRIGGER:
+		csdi_flow_push(dec, CSD_REC_TRIGGER, p->offset);
+		break;
+	default:
+		break;
+	}
+	dec->pkt_active = 0;
+}

@@ -1,0 +1,79 @@
+/*
+ * Golden decodes: every TC2 source decoded instruction by instruction and
+ * compared with ARM DS-5's own decode (../shared/traces/TC2/ds5-dumps):
+ * the sequence of executed instruction addresses must be identical, and so
+ * must each instruction's cycle count. DS-5 records whose address or opcode
+ * is "?" are instructions nobody can know (code not in the image) and are
+ * left out of the comparison.
+ */
+#include "check.h"
+#include "ds5_dump.h"
+#include "flow_run.h"
+
+static void golden(const char *dump_name, unsigned id)
+{
+	char dir[1024], path[1200];
+	snprintf(dir, sizeof(dir), "%s/traces/TC2", check_shared_dir());
+	snprintf(path, sizeof(path), "%s/ds5-dumps/%s", dir, dump_name);
+	struct ds5_dump d;
+	CHECK_EQ(ds5_load(path, &d), 0);
+	struct flow_run fr;
+	memset(&fr, 0, sizeof(fr));
+	CHECK_EQ(flow_run_snapshot(dir, id, CSD_FLOW_INSN, 0, &fr), 0);
+
+	size_t i = 0, j = 0, matched = 0, cyc_ok = 0, cyc_bad = 0, first_bad_cyc = (size_t)-1;
+	int diverged = 0;
+	for (;;) {
+		while (i < d.n && d.rec[i].kind != DS5_INSN)
+			i++;
+		while (j < fr.n && fr.rec[j].type != CSD_REC_INSN)
+			j++;
+		if (i >= d.n || j >= fr.n)
+			break;
+		if (d.rec[i].addr != fr.rec[j].addr) {
+			diverged = 1;
+			fprintf(stderr, "%s: instruction %zu differs: DS-5 line %d 0x%08x, csdec 0x%08llx (record %zu)\n",
+				dump_name, matched, d.rec[i].line, d.rec[i].addr, (unsigned long long)fr.rec[j].addr, j);
+			break;
+		}
+		if (d.rec[i].has_value && (fr.rec[j].flags & CSD_RECF_CYCLES) && d.rec[i].value == fr.rec[j].cycles) {
+			cyc_ok++;
+		} else {
+			if (first_bad_cyc == (size_t)-1) {
+				first_bad_cyc = matched;
+				fprintf(stderr, "%s: first cycle mismatch at DS-5 line %d (0x%08x): DS-5 %llu, csdec %llu\n",
+					dump_name, d.rec[i].line, d.rec[i].addr, (unsigned long long)d.rec[i].value,
+					(unsigned long long)fr.rec[j].cycles);
+			}
+			cyc_bad++;
+		}
+		matched++;
+		i++;
+		j++;
+	}
+	/* Both sequences must end together. */
+	while (i < d.n && d.rec[i].kind != DS5_INSN)
+		i++;
+	while (j < fr.n && fr.rec[j].type != CSD_REC_INSN)
+		j++;
+	if (!diverged && (i < d.n || j < fr.n))
+		fprintf(stderr, "%s: one decode is longer: DS-5 left at line %d, csdec left at record %zu of %zu\n",
+			dump_name, i < d.n ? d.rec[i].line : -1, j, fr.n);
+	printf("%s: %zu instructions equal, cycles equal for %zu, differ for %zu\n", dump_name, matched, cyc_ok,
+	       cyc_bad);
+	CHECK(!diverged);
+	CHECK(i >= d.n && j >= fr.n);
+	CHECK(matched > 1000);
+	CHECK_EQ(cyc_bad, 0);
+	ds5_free(&d);
+	flow_run_free(&fr);
+}
+
+int main(void)
+{
+	golden("etmv3_0x10.txt", 0x10);
+	golden("etmv3_0x11.txt", 0x11);
+	golden("etmv3_0x12.txt", 0x12);
+	golden("ptmv1_0x13.txt", 0x13);
+	return check_done("test_golden_ds5");
+}
