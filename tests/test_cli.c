@@ -1,0 +1,150 @@
+/*
+ * The csdec tool as users and scripts see it: commands, output contracts
+ * (JSON keys), and exit statuses (0 clean, 1 trace errors, 2 usage / I/O).
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "check.h"
+
+static char tmpdir[] = "/tmp/csd_test_cli_XXXXXX";
+
+/* Run a shell command; return its exit status and up to cap bytes of stdout. */
+static int run(const char *cmd, char *out, size_t cap)
+{
+	FILE *p = popen(cmd, "r");
+	if (!p)
+		return -1;
+	size_t n = 0, got;
+	char sink[4096];
+	while ((got = fread(n < cap ? out + n : sink, 1, n < cap ? cap - n : sizeof(sink), p)) > 0)
+		if (n < cap)
+			n += got;
+	if (cap)
+		out[n < cap ? n : cap - 1] = 0;
+	int st = pclose(p);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static void write_text(const char *dir, const char *name, const char *text)
+{
+	char path[1024];
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	FILE *f = fopen(path, "w");
+	CHECK(f != NULL);
+	if (f) {
+		fputs(text, f);
+		fclose(f);
+	}
+}
+
+/* A one-source PTM snapshot whose trace is `bytes`. */
+static void make_snapshot(const char *dir, const uint8_t *bytes, size_t n)
+{
+	mkdir(dir, 0700);
+	write_text(dir, "snapshot.ini", "[snapshot]\nversion=1.0\n[device_list]\ndevice0=ptm.ini\n[trace]\nmetadata=trace.ini\n");
+	write_text(dir, "ptm.ini", "[device]\nname=PTM_0\nclass=trace_source\ntype=PTM1.1\n[regs]\n"
+				   "ETMCR(0x000)=0x00000000\nETMIDR(0x079)=0x411CF312\nETMCCER(0x07A)=0x34C01AC2\n"
+				   "ETMTRACEIDR(0x080)=0x00000013\n");
+	write_text(dir, "trace.ini", "[trace_buffers]\nbuffers=buffer0\n[buffer0]\nname=B0\nfile=trace.bin\n"
+				     "format=source_data\n[source_buffers]\nPTM_0=B0\n");
+	char path[1024];
+	snprintf(path, sizeof(path), "%s/trace.bin", dir);
+	FILE *f = fopen(path, "wb");
+	CHECK(f != NULL);
+	if (f) {
+		CHECK_EQ(fwrite(bytes, 1, n, f), n);
+		fclose(f);
+	}
+}
+
+int main(void)
+{
+	const char *tool = getenv("CSD_TOOL");
+	char cmd[2048];
+	static char out[1 << 20];
+	if (!tool) {
+		fprintf(stderr, "CSD_TOOL is not set (run through make test)\n");
+		return 1;
+	}
+	const char *tc2 = NULL;
+	char tc2buf[1024];
+	snprintf(tc2buf, sizeof(tc2buf), "%s/traces/TC2", check_shared_dir());
+	tc2 = tc2buf;
+	CHECK(mkdtemp(tmpdir) != NULL);
+
+	/* Usage errors exit 2. */
+	snprintf(cmd, sizeof(cmd), "%s 2>/dev/null", tool);
+	CHECK_EQ(run(cmd, out, sizeof(out)), 2);
+	snprintf(cmd, sizeof(cmd), "%s frobnicate 2>/dev/null", tool);
+	CHECK_EQ(run(cmd, out, sizeof(out)), 2);
+	snprintf(cmd, sizeof(cmd), "%s packets %s --format xml 2>/dev/null", tool, tc2);
+	CHECK_EQ(run(cmd, out, sizeof(out)), 2);
+	snprintf(cmd, sizeof(cmd), "%s packets %s --id 0x99 2>/dev/null", tool, tc2);
+	CHECK_EQ(run(cmd, out, sizeof(out)), 2);
+	/* I/O errors exit 2 and name the file. */
+	snprintf(cmd, sizeof(cmd), "%s packets /nonexistent/snap 2>&1", tool);
+	CHECK_EQ(run(cmd, out, sizeof(out)), 2);
+	CHECK(strstr(out, "snapshot.ini") != NULL);
+	/* Help works for every command. */
+	snprintf(cmd, sizeof(cmd), "%s packets --help", tool);
+	CHECK_EQ(run(cmd, out, sizeof(out)), 0);
+	CHECK(strstr(out, "--format") != NULL);
+	snprintf(cmd, sizeof(cmd), "%s decode --help", tool);
+	CHECK_EQ(run(cmd, out, sizeof(out)), 0);
+	CHECK(strstr(out, "--insn") != NULL);
+
+	/* The real capture decodes cleanly. */
+	snprintf(cmd, sizeof(cmd), "%s packets %s --id 0x13 --format jsonl", tool, tc2);
+	CHECK_EQ(run(cmd, out, sizeof(out)), 0);
+	CHECK(strncmp(out, "{\"packet\":\"nosync\",\"id\":19,\"offset\":26436,", 42) == 0);
+	/* The frame at 0x67c0 is 27 10 cc 01 ce 0e 00 00 00 00 00 80 08 83 8c | 80:
+	 * ID 0x13 from byte 0, so the A-sync's five zeros are bytes 6-10
+	 * (offset 26566) and the I-sync header is byte 12 (26572). OpenCSD's
+	 * listing says 26565 / 26571: it reports offsets one lower here. */
+	CHECK(strstr(out, "{\"packet\":\"async\",\"id\":19,\"offset\":26566,") != NULL);
+	CHECK(strstr(out, "{\"packet\":\"isync\",\"id\":19,\"offset\":26572,") != NULL);
+	CHECK(strstr(out, "\"addr\":\"0xc0018d82\"") != NULL);
+	CHECK(strstr(out, "\"id\":16") == NULL); /* --id filters */
+	snprintf(cmd, sizeof(cmd), "%s packets %s | wc -l", tool, tc2);
+	CHECK_EQ(run(cmd, out, sizeof(out)), 0);
+	CHECK(atoi(out) > 20000);
+	snprintf(cmd, sizeof(cmd), "%s decode %s --format none", tool, tc2);
+	CHECK_EQ(run(cmd, out, sizeof(out)), 0);
+	CHECK(strstr(out, " instructions, ") != NULL);
+	snprintf(cmd, sizeof(cmd), "%s decode %s --id 0x10 --insn --format jsonl | grep -m1 '\"type\":\"insn\"'", tool, tc2);
+	CHECK_EQ(run(cmd, out, sizeof(out)), 0);
+	CHECK_STR(out, "{\"type\":\"insn\",\"id\":16,\"addr\":\"0xc002115c\",\"isa\":\"T32\",\"size\":2,"
+		       "\"opcode\":\"0x6963\",\"cond\":\"pass\",\"cycles\":1}\n");
+
+	/* A trace with an error still prints everything and exits 1: a valid
+	 * A-sync and I-sync, then an I-sync header cut off by the end. */
+	const uint8_t bad[] = { 0x00, 0x00, 0x00, 0x00, 0x00, 0x80, 0x08, 0x01, 0x80, 0x00, 0x80, 0x00, 0x08, 0x08 };
+	char snapdir[600];
+	snprintf(snapdir, sizeof(snapdir), "%s/bad", tmpdir);
+	make_snapshot(snapdir, bad, sizeof(bad));
+	snprintf(cmd, sizeof(cmd), "%s packets %s --format jsonl", tool, snapdir);
+	CHECK_EQ(run(cmd, out, sizeof(out)), 1);
+	CHECK(strstr(out, "\"packet\":\"async\"") != NULL);
+	CHECK(strstr(out, "\"packet\":\"isync\"") != NULL);
+	CHECK(strstr(out, "\"packet\":\"error\",\"id\":19,\"offset\":12") != NULL);
+	snprintf(cmd, sizeof(cmd), "%s decode %s --format jsonl", tool, snapdir);
+	CHECK_EQ(run(cmd, out, sizeof(out)), 1);
+	CHECK(strstr(out, "\"type\":\"error\"") != NULL);
+
+	/* Decoding without a snapshot: the same bytes, raw. */
+	snprintf(cmd, sizeof(cmd), "%s decode --trace %s/trace.bin --protocol ptm --trace-id 0x13 --format jsonl", tool,
+		 snapdir);
+	CHECK_EQ(run(cmd, out, sizeof(out)), 1);
+	CHECK(strstr(out, "\"type\":\"trace_on\"") != NULL);
+	snprintf(cmd, sizeof(cmd), "%s decode --trace %s/trace.bin 2>/dev/null", tool, snapdir);
+	CHECK_EQ(run(cmd, out, sizeof(out)), 2); /* --protocol missing */
+
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", tmpdir);
+	CHECK_EQ(system(cmd), 0);
+	return check_done("test_cli");
+}
