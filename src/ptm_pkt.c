@@ -33,9 +33,23 @@
  *     0 when the second information byte is absent).
  *   - Consecutive ignore bytes are one CSD_PKT_IGNORE packet; a run of
  *     0x00 bytes ended by 0x80 is one CSD_PKT_ASYNC packet.
+ *   - Atoms: bit i of atoms.en is atom i, oldest first, 1 = E. In a
+ *     non-cycle-accurate atom header the oldest atom is the bit just below
+ *     the highest set bit of [6:2] and the newest is bit 1 (checked against
+ *     the program flow of the trace_cov_a15 capture).
+ *   - Waypoint update: only a five-byte address may be followed by the
+ *     information byte (AltIS in bit 6), as OpenCSD reads it; bit 6 set in
+ *     the last byte of a shorter address is reported as an error.
+ *   - Bits the decoder ignores: I-sync information byte bits 7 and 0
+ *     (hardware writes 0 and 1), bits 7 and 1:0 of a cycle count's first
+ *     byte outside atoms, bit 5 of exception information byte 1, bits 7:6
+ *     of a 48-bit timestamp's last byte.
  *   - The timestamp R bit (clock frequency changed) is bit 2 of raw[0].
- *   - Bad bytes give one CSD_PKT_ERROR packet covering the packet that
- *     began at `offset`; the decoder then waits for the next A-sync.
+ *   - Bad bytes give one CSD_PKT_ERROR packet from the packet's first byte
+ *     up to the impossible one (reserved J/T/AltIS combinations, reserved
+ *     headers, continuation past the last possible byte, ...); the decoder
+ *     then waits for the next A-sync. At the end of the stream a partial
+ *     packet is an error "truncated ... at end of stream".
  */
 #include <stdlib.h>
 #include <string.h>
