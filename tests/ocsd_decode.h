@@ -1,0 +1,247 @@
+/*
+ * ocsd_decode.h - full instruction-flow decode of one snapshot source by
+ * OpenCSD (Debian's libopencsd), the independent second opinion of the
+ * differential test. Header-only; link -lopencsd_c_api -lopencsd.
+ *
+ * The source's trace buffer is fed unchanged to an OpenCSD decode tree with
+ * one full decoder (packet processor + packet decoder) configured from the
+ * snapshot's registers; the code memory is the snapshot's dumps of the
+ * traced core, given to OpenCSD as file regions (OpenCSD reads the files
+ * itself, so csdec's image code is not involved). Every generic element is
+ * kept, in order, in a compact form.
+ */
+#ifndef CSD_TEST_OCSD_DECODE_H
+#define CSD_TEST_OCSD_DECODE_H
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include <opencsd/c_api/opencsd_c_api.h>
+
+#include "csdec.h"
+
+/* One OpenCSD generic element (the fields the differential test uses). */
+struct ocsd_elem {
+	uint32_t type;          /* ocsd_gen_trc_elem_t */
+	uint64_t index;         /* capture offset OpenCSD reports for the packet */
+	uint64_t st_addr;       /* INSTR_RANGE: first instruction; ADDR_NACC: address */
+	uint64_t en_addr;       /* INSTR_RANGE: address after the last instruction */
+	uint32_t num_instr;     /* INSTR_RANGE */
+	uint32_t payload;       /* EXCEPTION: number; TRACE_ON: reason; NO_SYNC: unsync reason */
+	uint32_t cycle_count;   /* with has_cc, or CYCLE_COUNT */
+	uint32_t context_id;    /* PE_CONTEXT with ctxt_id_valid */
+	uint64_t timestamp;     /* TIMESTAMP */
+	uint8_t isa;            /* enum csd_isa */
+	uint8_t last_exec;      /* INSTR_RANGE: last instruction executed (condition passed) */
+	uint8_t last_i_type;    /* INSTR_RANGE: ocsd_instr_type of the last instruction */
+	uint8_t last_sz;        /* INSTR_RANGE: bytes of the last instruction */
+	uint8_t has_cc;
+	uint8_t excep_ret_addr; /* EXCEPTION: en_addr is the preferred return address */
+};
+
+struct ocsd_decode {
+	struct ocsd_elem *el;
+	size_t n, cap;
+	int oom;                /* an element could not be stored */
+	int mem_errors;         /* dumps OpenCSD refused (overlap, unreadable file) */
+};
+
+static inline void ocsd_decode_free(struct ocsd_decode *d)
+{
+	free(d->el);
+	memset(d, 0, sizeof(*d));
+}
+
+static inline uint8_t ocsd_decode_isa(ocsd_isa isa)
+{
+	switch (isa) {
+	case ocsd_isa_arm: return CSD_ISA_ARM;
+	case ocsd_isa_thumb2: return CSD_ISA_THUMB;
+	case ocsd_isa_tee: return CSD_ISA_THUMBEE;
+	case ocsd_isa_jazelle: return CSD_ISA_JAZELLE;
+	default: return CSD_ISA_UNKNOWN;
+	}
+}
+
+static ocsd_datapath_resp_t ocsd_decode_elem_cb(const void *ctx, const ocsd_trc_index_t index,
+						const uint8_t chan_id, const ocsd_generic_trace_elem *e)
+{
+	struct ocsd_decode *d = (struct ocsd_decode *)ctx;
+	(void)chan_id;
+	if (d->n == d->cap) {
+		size_t ncap = d->cap ? d->cap * 2 : 4096;
+		struct ocsd_elem *ne = realloc(d->el, ncap * sizeof(*ne));
+		if (!ne) {
+			d->oom = 1;
+			return OCSD_RESP_CONT;
+		}
+		d->el = ne;
+		d->cap = ncap;
+	}
+	struct ocsd_elem *o = &d->el[d->n++];
+	memset(o, 0, sizeof(*o));
+	o->type = (uint32_t)e->elem_type;
+	o->index = index;
+	o->st_addr = e->st_addr;
+	o->en_addr = e->en_addr;
+	o->isa = ocsd_decode_isa(e->isa);
+	o->has_cc = (uint8_t)e->has_cc;
+	o->cycle_count = e->cycle_count;
+	o->timestamp = e->timestamp;
+	o->context_id = e->context.ctxt_id_valid ? e->context.context_id : 0;
+	switch (e->elem_type) {
+	case OCSD_GEN_TRC_ELEM_INSTR_RANGE:
+		o->num_instr = e->num_instr_range;
+		o->last_exec = (uint8_t)e->last_instr_exec;
+		o->last_i_type = (uint8_t)e->last_i_type;
+		o->last_sz = (uint8_t)e->last_instr_sz;
+		break;
+	case OCSD_GEN_TRC_ELEM_EXCEPTION:
+		o->payload = e->exception_number;
+		o->excep_ret_addr = (uint8_t)e->excep_ret_addr;
+		break;
+	case OCSD_GEN_TRC_ELEM_TRACE_ON:
+		o->payload = (uint32_t)e->trace_on_reason;
+		break;
+	case OCSD_GEN_TRC_ELEM_NO_SYNC:
+	case OCSD_GEN_TRC_ELEM_EO_TRACE:
+		o->payload = (uint32_t)e->unsync_eot_info;
+		break;
+	default:
+		break;
+	}
+	return OCSD_RESP_CONT;
+}
+
+static inline long ocsd_decode_file_size(const char *path)
+{
+	FILE *f = fopen(path, "rb");
+	long n = -1;
+	if (f && fseek(f, 0, SEEK_END) == 0)
+		n = ftell(f);
+	if (f)
+		fclose(f);
+	return n;
+}
+
+/*
+ * Give OpenCSD the dumps of the source's core (all dumps when the snapshot
+ * does not say which core the source traces), as csd_snapshot_load_image()
+ * gives them to csdec.
+ */
+static inline void ocsd_decode_add_memory(dcd_tree_handle_t tree, const csd_snapshot *snap,
+					  const struct csd_snapshot_source *src, struct ocsd_decode *out)
+{
+	for (size_t i = 0; i < csd_snapshot_num_dumps(snap); i++) {
+		const struct csd_snapshot_dump *dump = csd_snapshot_dump(snap, i);
+		if (src->core_name && strcasecmp(dump->device, src->core_name) != 0)
+			continue;
+		long fsize = ocsd_decode_file_size(dump->path);
+		if (fsize <= 0 || dump->offset >= (uint64_t)fsize) {
+			out->mem_errors++;
+			continue;
+		}
+		uint64_t len = dump->length ? dump->length : (uint64_t)fsize - dump->offset;
+		if (len > (uint64_t)fsize - dump->offset)
+			len = (uint64_t)fsize - dump->offset;
+		ocsd_file_mem_region_t region;
+		region.file_offset = (size_t)dump->offset;
+		region.start_address = dump->address;
+		region.region_size = (size_t)len;
+		if (ocsd_dt_add_binfile_region_mem_acc(tree, &region, 1, OCSD_MEM_SPACE_ANY, dump->path) != OCSD_OK)
+			out->mem_errors++;
+	}
+}
+
+/*
+ * Decode source `src` of `snap` with OpenCSD; the elements land in *out
+ * (which the caller zeroes first). Returns 0, or -1 if OpenCSD refused the
+ * configuration or the trace buffer cannot be read.
+ */
+static inline int ocsd_decode_source(const csd_snapshot *snap, const struct csd_snapshot_source *src,
+				     struct ocsd_decode *out)
+{
+	if (src->buffer < 0 || (src->config.protocol != CSD_PROTO_ETM3 && src->config.protocol != CSD_PROTO_PTM))
+		return -1;
+	const struct csd_snapshot_buffer *buf = csd_snapshot_buffer(snap, (size_t)src->buffer);
+	if (!buf)
+		return -1;
+	ocsd_dcd_tree_src_t tree_src = buf->frame_format == CSD_FRAME_RAW ? OCSD_TRC_SRC_SINGLE
+									  : OCSD_TRC_SRC_FRAME_FORMATTED;
+	uint32_t frm_flags = buf->frame_format == CSD_FRAME_ALIGNED ? OCSD_DFRMTR_FRAME_MEM_ALIGN
+			   : buf->frame_format == CSD_FRAME_PORT ? (OCSD_DFRMTR_HAS_FSYNCS | OCSD_DFRMTR_HAS_HSYNCS)
+			   : 0;
+	dcd_tree_handle_t tree = ocsd_create_dcd_tree(tree_src, frm_flags);
+	if (!tree)
+		return -1;
+	unsigned char csid = 0;
+	ocsd_err_t err;
+	if (src->config.protocol == CSD_PROTO_ETM3) {
+		ocsd_etmv3_cfg c;
+		memset(&c, 0, sizeof(c));
+		c.reg_idr = src->config.etmidr;
+		c.reg_ctrl = src->config.etmcr;
+		c.reg_ccer = src->config.etmccer;
+		c.reg_trc_id = src->config.trace_id;
+		c.arch_ver = ARCH_V7;
+		c.core_prof = src->config.core_profile == CSD_CORE_M ? profile_CortexM
+			    : src->config.core_profile == CSD_CORE_R ? profile_CortexR : profile_CortexA;
+		err = ocsd_dt_create_decoder(tree, OCSD_BUILTIN_DCD_ETMV3, OCSD_CREATE_FLG_FULL_DECODER, &c, &csid);
+	} else {
+		ocsd_ptm_cfg c;
+		memset(&c, 0, sizeof(c));
+		c.reg_idr = src->config.etmidr;
+		c.reg_ctrl = src->config.etmcr;
+		c.reg_ccer = src->config.etmccer;
+		c.reg_trc_id = src->config.trace_id;
+		c.arch_ver = ARCH_V7;
+		c.core_prof = src->config.core_profile == CSD_CORE_R ? profile_CortexR : profile_CortexA;
+		err = ocsd_dt_create_decoder(tree, OCSD_BUILTIN_DCD_PTM, OCSD_CREATE_FLG_FULL_DECODER, &c, &csid);
+	}
+	if (err != OCSD_OK || ocsd_dt_set_gen_elem_outfn(tree, ocsd_decode_elem_cb, out) != OCSD_OK) {
+		ocsd_destroy_dcd_tree(tree);
+		return -1;
+	}
+	ocsd_decode_add_memory(tree, snap, src, out);
+
+	FILE *f = fopen(buf->path, "rb");
+	if (!f) {
+		ocsd_destroy_dcd_tree(tree);
+		return -1;
+	}
+	static uint8_t chunk[1 << 16];
+	uint64_t index = 0;
+	size_t got;
+	int fatal = 0;
+	while (!fatal && (got = fread(chunk, 1, sizeof(chunk), f)) > 0) {
+		size_t done = 0;
+		int stalls = 0;
+		while (done < got) {
+			uint32_t used = 0;
+			ocsd_datapath_resp_t r = ocsd_dt_process_data(tree, OCSD_OP_DATA, index + done,
+								      (uint32_t)(got - done), chunk + done, &used);
+			done += used;
+			if (OCSD_DATA_RESP_IS_FATAL(r)) {
+				fatal = 1; /* OpenCSD gives up on this buffer; elements so far stand */
+				break;
+			}
+			if (OCSD_DATA_RESP_IS_WAIT(r))
+				ocsd_dt_process_data(tree, OCSD_OP_FLUSH, 0, 0, NULL, NULL);
+			/* Our callback never asks to wait, so no progress means OpenCSD is stuck. */
+			if (used == 0 && ++stalls > 100) {
+				fatal = 1;
+				break;
+			}
+		}
+		index += got;
+	}
+	fclose(f);
+	ocsd_dt_process_data(tree, OCSD_OP_EOT, 0, 0, NULL, NULL);
+	ocsd_destroy_dcd_tree(tree);
+	return 0;
+}
+
+#endif
