@@ -56,8 +56,11 @@ $(B)/libcsdec.so: $(B)/libcsdec.so.$(VERSION)
 	ln -sf libcsdec.so.$(VERSION) $(B)/libcsdec.so.$(SONAME_MAJOR)
 	ln -sf libcsdec.so.$(VERSION) $@
 
-$(B)/csdec: tools/csdec.c $(B)/libcsdec.a
-	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< $(B)/libcsdec.a
+# The tool is tools/*.c; it may use the library's internal headers (the
+# trace generator lives in the library so tests can drive it too).
+TOOL_SRC := $(sort $(wildcard tools/*.c))
+$(B)/csdec: $(TOOL_SRC) $(wildcard tools/*.h) $(B)/libcsdec.a
+	$(CC) $(CPPFLAGS) -Isrc $(CFLAGS) -o $@ $(TOOL_SRC) $(B)/libcsdec.a
 
 # Unit tests: each tests/test_X.c is one program, linked with the library
 # objects built from source (internal headers in src/ are visible).

@@ -446,6 +446,15 @@ int csd_image_add_elf(csd_image *img, const char *path, int64_t bias);
  */
 int csd_image_set_callback(csd_image *img, csd_read_memory_fn fn, void *ctx);
 
+/** Number of sections (buffers, files, ELF segments) in the image; 0 for NULL. */
+size_t csd_image_num_sections(const csd_image *img);
+
+/**
+ * Section i: its address, size and bytes (valid until the image is freed).
+ * Errors: CSD_EINVAL (NULL argument), CSD_ENOENT (i out of range).
+ */
+int csd_image_section(const csd_image *img, size_t i, uint64_t *addr, uint64_t *size, const uint8_t **data);
+
 /**
  * Copy up to `size` bytes at `addr` into buf; returns how many bytes were
  * readable contiguously from addr (stopping at the first inaccessible one).

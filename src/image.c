@@ -332,3 +332,20 @@ int csd_image_read(csd_image *img, uint64_t addr, uint8_t *buf, size_t size)
 		return CSD_ENOMAP;
 	return (int)done;
 }
+
+size_t csd_image_num_sections(const csd_image *img)
+{
+	return img ? img->nsec : 0;
+}
+
+int csd_image_section(const csd_image *img, size_t i, uint64_t *addr, uint64_t *size, const uint8_t **data)
+{
+	if (!img || !addr || !size || !data)
+		return CSD_EINVAL;
+	if (i >= img->nsec)
+		return CSD_ENOENT;
+	*addr = img->sec[i].start;
+	*size = img->sec[i].end - img->sec[i].start;
+	*data = img->sec[i].data;
+	return CSD_OK;
+}
