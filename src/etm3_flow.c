@@ -37,14 +37,10 @@ static void lose_sync(csd_flow_decoder *dec)
 	dec->u.etm3.pending_w = 0;
 }
 
-/* One instruction atom. */
-static void insn_atom(csd_flow_decoder *dec, int e, uint64_t cycles, int has_cycles, uint64_t offset)
+/* Instruction mode: decode the instruction for its opcode. */
+static void insn_atom_record(csd_flow_decoder *dec, int e, uint64_t cycles, int has_cycles, uint64_t offset)
 {
 	struct csdi_etm3_state *s = &dec->u.etm3;
-	if (!dec->addr_valid) {
-		csdi_flow_lose(dec, 0, 0, 1, cycles, has_cycles, offset);
-		return;
-	}
 	struct csdi_insn insn;
 	int rc = csdi_flow_decode(dec, dec->addr, dec->isa, &insn);
 	if (rc < 0) {
@@ -57,41 +53,101 @@ static void insn_atom(csd_flow_decoder *dec, int e, uint64_t cycles, int has_cyc
 		dec->addr_valid = 0;
 		return;
 	}
-	uint8_t cond = e ? CSD_COND_PASS : CSD_COND_FAIL;
-	uint32_t flags = csdi_flow_branch_flags(&insn, e);
-	uint32_t addr = dec->addr;
-	if (dec->insn_mode) {
-		struct csd_record *r = csdi_flow_push(dec, CSD_REC_INSN, offset);
-		r->addr = addr;
-		r->size = insn.size;
-		r->opcode = insn.opcode;
-		r->isa = dec->isa;
-		r->cond = cond;
-		r->flags = flags;
-		if (has_cycles) {
-			r->cycles = cycles;
-			r->flags |= CSD_RECF_CYCLES;
-		}
-		if (dec->ns)
-			r->flags |= CSD_RECF_NS;
-		if (dec->hyp)
-			r->flags |= CSD_RECF_HYP;
-	} else {
-		uint32_t prev_last = dec->open.active ? dec->open.last : 0;
-		csdi_flow_range_add(dec, addr, addr, addr + insn.size, 1, offset);
-		s->prev_last = dec->open.count > 1 ? prev_last : addr;
-		if (has_cycles) {
-			dec->open.cycles += cycles;
-			dec->open.has_cycles = 1;
-		}
-		if (insn.cls != CSDI_INSN_NORMAL || !e)
-			csdi_flow_close_range(dec, cond, flags);
+	struct csd_record *r = csdi_flow_push(dec, CSD_REC_INSN, offset);
+	r->addr = dec->addr;
+	r->size = insn.size;
+	r->opcode = insn.opcode;
+	r->isa = dec->isa;
+	r->cond = e ? CSD_COND_PASS : CSD_COND_FAIL;
+	r->flags = csdi_flow_branch_flags(&insn, e);
+	if (has_cycles) {
+		r->cycles = cycles;
+		r->flags |= CSD_RECF_CYCLES;
 	}
-	dec->addr = addr + insn.size;
+	if (dec->ns)
+		r->flags |= CSD_RECF_NS;
+	if (dec->hyp)
+		r->flags |= CSD_RECF_HYP;
+	dec->addr += insn.size;
 	if (e && insn.cls == CSDI_INSN_DIRECT) {
 		dec->addr = insn.target;
 		dec->isa = insn.target_isa;
 	} else if (e && insn.cls == CSDI_INSN_INDIRECT) {
+		/* The branch packet with the target follows. */
+		dec->addr_valid = 0;
+		s->wait_branch = 1;
+	}
+}
+
+/*
+ * One instruction atom. Range mode walks a cursor through the cached block
+ * at the current address, so an atom costs a few operations rather than an
+ * instruction decode; the open range grows in place.
+ */
+static void insn_atom(csd_flow_decoder *dec, int e, uint64_t cycles, int has_cycles, uint64_t offset)
+{
+	struct csdi_etm3_state *s = &dec->u.etm3;
+	if (!dec->addr_valid) {
+		csdi_flow_lose(dec, 0, 0, 1, cycles, has_cycles, offset);
+		return;
+	}
+	if (dec->insn_mode) {
+		insn_atom_record(dec, e, cycles, has_cycles, offset);
+		return;
+	}
+	const struct csdi_block *b = s->blk;
+	unsigned idx = s->blk_idx;
+	/* The cache slot may have been refilled for another block. */
+	if (!b || s->cur != dec->addr || b->start != s->blk_start || b->isa != dec->isa || idx >= b->count) {
+		b = csdi_flow_block(dec, dec->addr, dec->isa);
+		idx = 0;
+		s->blk = b;
+		s->blk_start = dec->addr;
+		if (b->count == 0) {
+			if (b->end == CSDI_BLOCK_UNSUPPORTED) {
+				struct csd_record *r = csdi_flow_push(dec, CSD_REC_ISA_UNSUPPORTED, offset);
+				r->addr = dec->addr;
+				r->isa = dec->isa;
+			}
+			csdi_flow_lose(dec, b->end == CSDI_BLOCK_NOMEM, dec->addr, 1, cycles, has_cycles, offset);
+			dec->addr_valid = 0;
+			s->blk = NULL;
+			return;
+		}
+	}
+	uint32_t addr = dec->addr;
+	uint32_t size = (b->isa == CSD_ISA_ARM || ((b->wide >> idx) & 1)) ? 4 : 2;
+	struct csdi_open_range *o = &dec->open;
+	if (o->active && o->end == addr && o->isa == dec->isa && !dec->lost.active) {
+		s->prev_last = o->last;
+		o->last = addr;
+		o->end = addr + size;
+		o->count++;
+	} else {
+		csdi_flow_range_add(dec, addr, addr, addr + size, 1, offset);
+		s->prev_last = addr;
+	}
+	if (has_cycles) {
+		o->cycles += cycles;
+		o->has_cycles = 1;
+	}
+	if (idx + 1 < b->count || b->end != CSDI_BLOCK_WAYPOINT) {
+		/* Not a branch: on to the next instruction. */
+		if (!e)
+			csdi_flow_close_range(dec, CSD_COND_FAIL, 0);
+		dec->addr = addr + size;
+		s->cur = dec->addr;
+		s->blk_idx = idx + 1;
+		return;
+	}
+	const struct csdi_insn *wp = &b->wp;
+	csdi_flow_close_range(dec, e ? CSD_COND_PASS : CSD_COND_FAIL, csdi_flow_branch_flags(wp, e));
+	s->blk = NULL;
+	dec->addr = addr + size;
+	if (e && wp->cls == CSDI_INSN_DIRECT) {
+		dec->addr = wp->target;
+		dec->isa = wp->target_isa;
+	} else if (e && wp->cls == CSDI_INSN_INDIRECT) {
 		/* The branch packet with the target follows. */
 		dec->addr_valid = 0;
 		s->wait_branch = 1;
