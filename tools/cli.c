@@ -1,0 +1,483 @@
+/* cli.c - the decode pipeline and option parsing shared by csdec's
+ * commands. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "cli.h"
+
+#define READ_CHUNK (1024 * 1024)
+
+const char *prog = "csdec";
+
+void die_usage(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	fprintf(stderr, "%s: ", prog);
+	vfprintf(stderr, fmt, ap);
+	fprintf(stderr, "\nTry '%s --help'.\n", prog);
+	va_end(ap);
+	exit(EXIT_USAGE);
+}
+
+void die_io(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	fprintf(stderr, "%s: ", prog);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+	va_end(ap);
+	exit(EXIT_USAGE);
+}
+
+static int slot_feed(struct source_slot *s, const struct csd_bytes *b)
+{
+	if (s->flow)
+		return csd_flow_feed(s->flow, b);
+	return s->etm3 ? csd_etm3_pkt_feed(s->etm3, b) : csd_ptm_pkt_feed(s->ptm, b);
+}
+
+static void slot_finish(struct source_slot *s)
+{
+	if (s->flow)
+		csd_flow_finish(s->flow);
+	else if (s->etm3)
+		csd_etm3_pkt_finish(s->etm3);
+	else
+		csd_ptm_pkt_finish(s->ptm);
+}
+
+static void drain_slot(struct run_ctx *ctx, struct source_slot *s)
+{
+	if (s->flow) {
+		struct csd_record r;
+		while (csd_flow_next(s->flow, &r) == 0) {
+			s->items++;
+			if (r.type == CSD_REC_INSN)
+				s->insns++;
+			else if (r.type == CSD_REC_RANGE)
+				s->insns += r.count;
+			else if (r.type == CSD_REC_ERROR)
+				s->errors++;
+			if (ctx->on_record)
+				ctx->on_record(ctx, s, &r);
+			else if (ctx->format == FMT_JSONL)
+				print_record_json(ctx->out, s, &r);
+			else if (ctx->format == FMT_TEXT)
+				print_record_text(ctx->out, s, &r);
+		}
+		return;
+	}
+	struct csd_packet p;
+	while ((s->etm3 ? csd_etm3_pkt_next(s->etm3, &p) : csd_ptm_pkt_next(s->ptm, &p)) == 0) {
+		s->items++;
+		if (p.type == CSD_PKT_ERROR)
+			s->errors++;
+		if (ctx->on_packet)
+			ctx->on_packet(ctx, s, &p);
+		else if (ctx->format == FMT_JSONL)
+			print_packet_json(ctx->out, s->id, &p);
+		else if (ctx->format == FMT_TEXT)
+			print_packet_text(ctx->out, s->id, &p);
+	}
+}
+
+static void report_frame_error(struct run_ctx *ctx, const struct csd_frame_out *fo)
+{
+	const char *why = fo->reason ? fo->reason : "bad frame";
+	ctx->frame_errors++;
+	if (ctx->format == FMT_JSONL)
+		fprintf(ctx->out, "{\"type\":\"frame_error\",\"packet\":\"frame_error\",\"offset\":%" PRIu64
+			",\"reason\":\"%s\"}\n", fo->offset, why);
+	else if (ctx->format == FMT_TEXT)
+		fprintf(ctx->out, "---- %8" PRIu64 "  frame_error  %s\n", fo->offset, why);
+}
+
+static void drain_frames(struct run_ctx *ctx, csd_frame_decoder *fd)
+{
+	struct csd_frame_out fo;
+	while (csd_frame_next(fd, &fo) == 0) {
+		if (fo.event == CSD_FRAME_ERROR) {
+			report_frame_error(ctx, &fo);
+			continue;
+		}
+		if (fo.event != CSD_FRAME_DATA || fo.bytes.id >= MAX_IDS)
+			continue;
+		struct source_slot *s = ctx->slot[fo.bytes.id];
+		if (s && slot_feed(s, &fo.bytes) == 0)
+			drain_slot(ctx, s);
+	}
+}
+
+/* Decode every slot of one capture file. Returns 0 or -1 on I/O error. */
+static int run_buffer(struct run_ctx *ctx, const char *path, uint32_t frame_format, uint8_t raw_id)
+{
+	FILE *f = fopen(path, "rb");
+	if (!f) {
+		fprintf(stderr, "%s: %s: %s\n", prog, path, strerror(errno));
+		return -1;
+	}
+	struct csd_frame_config fc = { .size = sizeof(fc), .format = frame_format, .raw_id = raw_id };
+	csd_frame_decoder *fd = csd_frame_new(&fc);
+	uint8_t *chunk = malloc(READ_CHUNK);
+	if (!fd || !chunk) {
+		fprintf(stderr, "%s: out of memory\n", prog);
+		fclose(f);
+		csd_frame_free(fd);
+		free(chunk);
+		return -1;
+	}
+	uint64_t off = 0;
+	size_t n;
+	int rc = 0;
+	while ((n = fread(chunk, 1, READ_CHUNK, f)) > 0) {
+		csd_frame_feed(fd, chunk, n, off);
+		drain_frames(ctx, fd);
+		off += n;
+	}
+	if (ferror(f)) {
+		fprintf(stderr, "%s: %s: read error\n", prog, path);
+		rc = -1;
+	}
+	csd_frame_finish(fd);
+	drain_frames(ctx, fd);
+	for (int id = 0; id < MAX_IDS; id++) {
+		struct source_slot *s = ctx->slot[id];
+		if (s) {
+			slot_finish(s);
+			drain_slot(ctx, s);
+		}
+	}
+	csd_frame_free(fd);
+	free(chunk);
+	fclose(f);
+	return rc;
+}
+
+uint64_t parse_number(const char *s, const char *what)
+{
+	char *end;
+	errno = 0;
+	unsigned long long v = strtoull(s, &end, 0);
+	if (errno || *s == 0 || *end != 0 || *s == '-')
+		die_usage("bad %s '%s'", what, s);
+	return v;
+}
+
+static int parse_id(const char *s)
+{
+	uint64_t v = parse_number(s, "trace ID");
+	if (v == 0 || v >= 0x70)
+		die_usage("bad trace ID '%s' (expected 1..0x6f)", s);
+	return (int)v;
+}
+
+static enum out_format parse_format(const char *s, int allow_none)
+{
+	if (strcmp(s, "text") == 0)
+		return FMT_TEXT;
+	if (strcmp(s, "jsonl") == 0)
+		return FMT_JSONL;
+	if (allow_none && strcmp(s, "none") == 0)
+		return FMT_NONE;
+	die_usage("unknown format '%s' (expected text, jsonl%s)", s, allow_none ? " or none" : "");
+	return FMT_TEXT;
+}
+
+
+/* "--name value" or "--name=value": returns the value or NULL. */
+static const char *opt_value(int argc, char **argv, int *i, const char *name)
+{
+	size_t n = strlen(name);
+	const char *a = argv[*i];
+	if (strncmp(a, name, n) != 0)
+		return NULL;
+	if (a[n] == '=')
+		return a + n + 1;
+	if (a[n] != 0)
+		return NULL;
+	if (*i + 1 >= argc)
+		die_usage("%s needs a value", name);
+	return argv[++*i];
+}
+
+static void parse_reg(struct options *o, const char *s)
+{
+	const char *eq = strchr(s, '=');
+	if (!eq)
+		die_usage("--reg expects NAME=VALUE, got '%s'", s);
+	size_t n = (size_t)(eq - s);
+	uint32_t v = (uint32_t)parse_number(eq + 1, "register value");
+	if (n == 5 && strncasecmp(s, "ETMCR", 5) == 0)
+		o->etmcr = v;
+	else if (n == 7 && strncasecmp(s, "ETMCCER", 7) == 0)
+		o->etmccer = v;
+	else if (n == 6 && strncasecmp(s, "ETMIDR", 6) == 0) {
+		o->etmidr = v;
+		o->have_etmidr = 1;
+	} else if (n == 11 && strncasecmp(s, "ETMTRACEIDR", 11) == 0)
+		o->trace_id = (int)(v & 0x7f);
+	else
+		die_usage("unknown register in --reg '%s' (ETMCR, ETMCCER, ETMIDR, ETMTRACEIDR)", s);
+}
+
+void cli_parse_options(int argc, char **argv, struct options *o, enum cli_mode mode, void (*help)(FILE *),
+		       cli_extra_opt_fn extra, void *user)
+{
+	int decode = mode == CLI_DECODE;
+	const char *v;
+	memset(o, 0, sizeof(*o));
+	o->format = FMT_TEXT;
+	o->trace_id = -1;
+	o->frame_format = CSD_FRAME_RAW;
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+			help(stdout);
+			exit(EXIT_CLEAN);
+		} else if (extra && extra(user, argc, argv, &i)) {
+			continue;
+		} else if ((v = opt_value(argc, argv, &i, "--id"))) {
+			o->want[parse_id(v)] = 1;
+			o->any_id = 1;
+		} else if ((v = opt_value(argc, argv, &i, "--format"))) {
+			o->format = parse_format(v, decode);
+		} else if (decode && strcmp(a, "--insn") == 0) {
+			o->insn = 1;
+		} else if (decode && (v = opt_value(argc, argv, &i, "--trace"))) {
+			o->trace = v;
+		} else if (decode && (v = opt_value(argc, argv, &i, "--protocol"))) {
+			if (strcasecmp(v, "etm3") == 0 || strcasecmp(v, "etmv3") == 0)
+				o->protocol = CSD_PROTO_ETM3;
+			else if (strcasecmp(v, "ptm") == 0 || strcasecmp(v, "pft") == 0)
+				o->protocol = CSD_PROTO_PTM;
+			else
+				die_usage("unknown protocol '%s' (expected etm3 or ptm)", v);
+		} else if (decode && strcmp(a, "--formatted") == 0) {
+			o->frame_format = CSD_FRAME_ALIGNED;
+		} else if (decode && strcmp(a, "--formatted=port") == 0) {
+			o->frame_format = CSD_FRAME_PORT;
+		} else if (decode && strcmp(a, "--formatted=aligned") == 0) {
+			o->frame_format = CSD_FRAME_ALIGNED;
+		} else if (decode && (v = opt_value(argc, argv, &i, "--trace-id"))) {
+			o->trace_id = parse_id(v);
+		} else if (decode && (v = opt_value(argc, argv, &i, "--reg"))) {
+			parse_reg(o, v);
+		} else if (decode && (v = opt_value(argc, argv, &i, "--image"))) {
+			if (o->n_images == MAX_LIST)
+				die_usage("too many --image options");
+			if (!strchr(v, '@'))
+				die_usage("--image expects FILE@ADDR, got '%s'", v);
+			o->images[o->n_images++] = v;
+		} else if (decode && (v = opt_value(argc, argv, &i, "--elf"))) {
+			if (o->n_elfs == MAX_LIST)
+				die_usage("too many --elf options");
+			o->elfs[o->n_elfs++] = v;
+		} else if (a[0] == '-' && a[1]) {
+			die_usage("unknown option '%s'", a);
+		} else if (!o->dir) {
+			o->dir = a;
+		} else {
+			die_usage("unexpected argument '%s'", a);
+		}
+	}
+	if (o->trace && o->dir)
+		die_usage("give either a snapshot directory or --trace, not both");
+	if (!o->trace && !o->dir)
+		die_usage("%s: missing <snapshot-dir>%s", decode ? "decode" : "packets", decode ? " or --trace FILE" : "");
+	if (o->trace && !o->protocol)
+		die_usage("--trace needs --protocol etm3|ptm");
+}
+
+/* "FILE@NUMBER": split at the last '@'. */
+static uint64_t split_at(const char *spec, char *path, size_t cap, const char *what, int required)
+{
+	const char *at = strrchr(spec, '@');
+	if (!at) {
+		if (required)
+			die_usage("%s expects FILE@ADDR", what);
+		snprintf(path, cap, "%s", spec);
+		return 0;
+	}
+	size_t n = (size_t)(at - spec);
+	if (n >= cap)
+		die_usage("%s: path too long", what);
+	memcpy(path, spec, n);
+	path[n] = 0;
+	return parse_number(at + 1, what);
+}
+
+static void load_extra_images(const struct options *o, csd_image *img)
+{
+	char path[4096];
+	for (int i = 0; i < o->n_images; i++) {
+		uint64_t addr = split_at(o->images[i], path, sizeof(path), "--image", 1);
+		int rc = csd_image_add_file(img, path, 0, 0, addr);
+		if (rc < 0)
+			die_io("%s: %s", path, csd_errstr(rc));
+	}
+	for (int i = 0; i < o->n_elfs; i++) {
+		uint64_t bias = split_at(o->elfs[i], path, sizeof(path), "--elf", 0);
+		int rc = csd_image_add_elf(img, path, (int64_t)bias);
+		if (rc < 0)
+			die_io("%s: %s", path, csd_errstr(rc));
+	}
+}
+
+static void slot_free(struct source_slot *s)
+{
+	csd_etm3_pkt_free(s->etm3);
+	csd_ptm_pkt_free(s->ptm);
+	csd_flow_free(s->flow);
+}
+
+static int slot_init(struct source_slot *s, int kind, const struct csd_trace_config *cfg, csd_image *img, int insn)
+{
+	memset(s, 0, sizeof(*s));
+	s->kind = kind;
+	s->cfg = *cfg;
+	s->id = cfg->trace_id;
+	s->image = img;
+	if (kind == SLOT_FLOW) {
+		struct csd_flow_config fc;
+		memset(&fc, 0, sizeof(fc));
+		fc.size = sizeof(fc);
+		fc.trace = *cfg;
+		fc.image = img;
+		fc.flags = insn ? CSD_FLOW_INSN : 0;
+		s->flow = csd_flow_new(&fc);
+		return s->flow ? 0 : -1;
+	}
+	if (cfg->protocol == CSD_PROTO_ETM3)
+		s->etm3 = csd_etm3_pkt_new(cfg);
+	else
+		s->ptm = csd_ptm_pkt_new(cfg);
+	return s->etm3 || s->ptm ? 0 : -1;
+}
+
+static void add_totals(struct run_ctx *ctx, const struct source_slot *s)
+{
+	ctx->items += s->items;
+	ctx->insns += s->insns;
+	ctx->errors += s->errors;
+}
+
+static int finish_status(struct run_ctx *ctx, int io_failed, int decode)
+{
+	if (ctx->format == FMT_NONE)
+		printf("%s%" PRIu64 " instructions, %" PRIu64 " records, %" PRIu64 " errors\n", decode ? "" : "",
+		       ctx->insns, ctx->items, ctx->errors + ctx->frame_errors);
+	if (fflush(stdout) != 0 || ferror(stdout)) {
+		fprintf(stderr, "%s: write error\n", prog);
+		return EXIT_USAGE;
+	}
+	if (io_failed)
+		return EXIT_USAGE;
+	return ctx->errors || ctx->frame_errors ? EXIT_TRACE_ERRORS : EXIT_CLEAN;
+}
+
+/* Decode without a snapshot: one source in one file. */
+static int run_trace_file(struct options *o, struct run_ctx *ctx)
+{
+	struct csd_trace_config cfg;
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.size = sizeof(cfg);
+	cfg.protocol = (uint32_t)o->protocol;
+	cfg.etmcr = o->etmcr;
+	cfg.etmccer = o->etmccer;
+	/* Without ETMIDR, assume the newest version of each protocol. */
+	cfg.etmidr = o->have_etmidr ? o->etmidr : (o->protocol == CSD_PROTO_PTM ? 0x411CF312u : 0x410CF250u);
+	cfg.trace_id = (uint8_t)(o->trace_id > 0 ? o->trace_id : 0x10);
+	csd_image *img = csd_image_new();
+	if (!img)
+		die_io("out of memory");
+	load_extra_images(o, img);
+	struct source_slot slot;
+	if (slot_init(&slot, SLOT_FLOW, &cfg, img, o->insn) < 0)
+		die_io("cannot create a decoder for this configuration");
+	ctx->slot[cfg.trace_id] = &slot;
+	int io = run_buffer(ctx, o->trace, o->frame_format, cfg.trace_id) < 0;
+	add_totals(ctx, &slot);
+	slot_free(&slot);
+	csd_image_free(img);
+	return finish_status(ctx, io, 1);
+}
+
+static int run_snapshot(struct options *o, struct run_ctx *ctx, int kind)
+{
+	char err[512] = "";
+	csd_snapshot *snap = NULL;
+	int rc = csd_snapshot_open(o->dir, &snap, err, sizeof(err));
+	if (rc < 0)
+		die_io("%s", err[0] ? err : csd_errstr(rc));
+
+	int io = 0, decoded_any = 0;
+	for (size_t b = 0; b < csd_snapshot_num_buffers(snap); b++) {
+		const struct csd_snapshot_buffer *buf = csd_snapshot_buffer(snap, b);
+		struct source_slot slots[MAX_IDS];
+		csd_image *images[MAX_IDS];
+		int nslots = 0;
+		uint8_t raw_id = 0;
+		memset(ctx->slot, 0, sizeof(ctx->slot));
+		for (size_t si = 0; si < csd_snapshot_num_sources(snap); si++) {
+			const struct csd_snapshot_source *src = csd_snapshot_source(snap, si);
+			uint8_t id = src->config.trace_id;
+			if (src->buffer != (int)b || id == 0 || id >= MAX_IDS || ctx->slot[id])
+				continue;
+			if (src->config.protocol != CSD_PROTO_ETM3 && src->config.protocol != CSD_PROTO_PTM)
+				continue;
+			if (o->any_id && !o->want[id])
+				continue;
+			csd_image *img = NULL;
+			if (kind == SLOT_FLOW) {
+				img = csd_image_new();
+				if (!img)
+					die_io("out of memory");
+				int lr = csd_snapshot_load_image(snap, src->core_name, img);
+				if (lr < 0)
+					die_io("%s: memory dump of %s: %s", o->dir, src->core_name ? src->core_name : "?",
+					       csd_errstr(lr));
+				load_extra_images(o, img);
+			}
+			images[nslots] = img;
+			if (slot_init(&slots[nslots], kind, &src->config, img, o->insn) < 0)
+				die_io("cannot create a decoder for source %s", src->name);
+			ctx->slot[id] = &slots[nslots];
+			nslots++;
+			raw_id = id;
+		}
+		if (nslots == 0)
+			continue;
+		decoded_any = 1;
+		if (run_buffer(ctx, buf->path, buf->frame_format, raw_id) < 0)
+			io = 1;
+		for (int i = 0; i < nslots; i++) {
+			add_totals(ctx, &slots[i]);
+			slot_free(&slots[i]);
+			csd_image_free(images[i]);
+		}
+	}
+	csd_snapshot_free(snap);
+	if (!decoded_any) {
+		fprintf(stderr, "%s: %s: no ETMv3 or PTM trace source%s\n", prog, o->dir,
+			o->any_id ? " with the requested ID" : "");
+		return EXIT_USAGE;
+	}
+	return finish_status(ctx, io, kind == SLOT_FLOW);
+}
+
+
+int cli_run(struct options *o, struct run_ctx *ctx, enum slot_kind kind)
+{
+	if (!ctx->out)
+		ctx->out = stdout;
+	if (o->trace)
+		return run_trace_file(o, ctx);
+	return run_snapshot(o, ctx, kind);
+}

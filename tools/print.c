@@ -1,0 +1,345 @@
+/* print.c - how csdec prints packets and records (text and JSON Lines). */
+#include <inttypes.h>
+#include <stdio.h>
+
+#include "cli.h"
+
+static void print_hex_bytes(FILE *out, const struct csd_packet *p, const char *sep)
+{
+	size_t n = p->size < CSD_PKT_RAW_MAX ? p->size : CSD_PKT_RAW_MAX;
+	for (size_t i = 0; i < n; i++)
+		fprintf(out, "%s%02x", i && sep ? sep : "", p->raw[i]);
+	if (p->size > CSD_PKT_RAW_MAX && sep)
+		fputs(" ...", out);
+}
+
+/* Atoms as letters, oldest first; ETMv3 cycle-accurate headers show their
+ * W (cycle) atoms where they fall (IHI 0014 table 7.3). */
+static void atoms_string(const struct csd_packet *p, char *buf, size_t cap)
+{
+	const struct csd_atoms *a = &p->atoms;
+	size_t k = 0;
+	unsigned i;
+#define PUT(c) do { if (k + 1 < cap) buf[k++] = (c); } while (0)
+	if (p->type == CSD_PKT_PHEADER && a->format == 1 && a->w) {
+		for (i = 0; i < a->num; i++) {
+			PUT('W');
+			PUT((a->en >> i) & 1 ? 'E' : 'N');
+		}
+	} else {
+		for (i = 0; i < a->w; i++)
+			PUT('W');
+		for (i = 0; i < a->num; i++)
+			PUT((a->en >> i) & 1 ? 'E' : 'N');
+	}
+	buf[k] = 0;
+#undef PUT
+}
+
+void print_packet_text(FILE *out, uint8_t id, const struct csd_packet *p)
+{
+	char atoms[64];
+	fprintf(out, "0x%02x %8" PRIu64 "  %-12s", id, p->offset, csd_pkt_type_name((int)p->type));
+	switch (p->type) {
+	case CSD_PKT_NOSYNC:
+	case CSD_PKT_ASYNC:
+	case CSD_PKT_IGNORE:
+		fprintf(out, " %" PRIu32 " bytes", p->size);
+		break;
+	case CSD_PKT_ISYNC:
+		if (p->flags & CSD_PKTF_DATA_ONLY)
+			fprintf(out, " data-only");
+		else
+			fprintf(out, " addr=0x%08" PRIx32, p->addr);
+		if (p->flags & CSD_PKTF_LSIP)
+			fprintf(out, " lsip data_insn=0x%08" PRIx32, p->data_insn_addr);
+		fprintf(out, " reason=%s", csd_reason_name(p->reason));
+		break;
+	case CSD_PKT_PHEADER:
+	case CSD_PKT_ATOM:
+		atoms_string(p, atoms, sizeof(atoms));
+		fprintf(out, " %s", atoms);
+		if (p->type == CSD_PKT_PHEADER)
+			fprintf(out, " (format %u)", p->atoms.format);
+		break;
+	case CSD_PKT_BRANCH:
+	case CSD_PKT_WAYPOINT:
+		fprintf(out, " addr=0x%08" PRIx32 " (%u bytes)", p->addr, p->addr_bytes);
+		if (p->flags & CSD_PKTF_EXCEPTION)
+			fprintf(out, " exception=%u", p->exception);
+		if (p->flags & CSD_PKTF_CANCEL)
+			fprintf(out, " cancel");
+		if (p->flags & CSD_PKTF_RESUME)
+			fprintf(out, " resume");
+		break;
+	case CSD_PKT_CONTEXT_ID:
+		fprintf(out, " 0x%08" PRIx32, p->context_id);
+		break;
+	case CSD_PKT_VMID:
+		fprintf(out, " %u", p->vmid);
+		break;
+	case CSD_PKT_TIMESTAMP:
+		fprintf(out, " %" PRIu64 " (0x%" PRIx64 ", %u bits)", p->timestamp, p->timestamp, p->ts_bits);
+		break;
+	case CSD_PKT_CYCLE_COUNT:
+		break;
+	case CSD_PKT_NORMAL_DATA:
+	case CSD_PKT_OOO_DATA:
+	case CSD_PKT_OOO_PLACEHOLDER:
+	case CSD_PKT_VALUE_NOT_TRACED:
+		if (p->tag)
+			fprintf(out, " tag=%u", p->tag);
+		if (p->flags & CSD_PKTF_DATA_ADDR)
+			fprintf(out, " daddr=0x%08" PRIx32, p->data_addr);
+		if (p->flags & CSD_PKTF_DATA_VALUE)
+			fprintf(out, " value=0x%0*" PRIx32, 2 * (p->data_size ? p->data_size : 1), p->data_value);
+		if (p->flags & CSD_PKTF_BIG_ENDIAN)
+			fprintf(out, " be");
+		break;
+	case CSD_PKT_ERROR:
+		fprintf(out, " %s", p->error ? p->error : "bad packet");
+		break;
+	default:
+		break;
+	}
+	if ((p->flags & CSD_PKTF_ISA) && p->type != CSD_PKT_NOSYNC)
+		fprintf(out, " isa=%s", csd_isa_name(p->isa));
+	if (p->flags & CSD_PKTF_SECURITY)
+		fprintf(out, " %s%s", p->flags & CSD_PKTF_NS ? "NS" : "S", p->flags & CSD_PKTF_HYP ? " hyp" : "");
+	if (p->flags & CSD_PKTF_ALTISA)
+		fprintf(out, " altisa");
+	if ((p->flags & CSD_PKTF_CONTEXT_ID) && p->type != CSD_PKT_CONTEXT_ID)
+		fprintf(out, " ctxid=0x%08" PRIx32, p->context_id);
+	if (p->flags & CSD_PKTF_CYCLE_COUNT)
+		fprintf(out, " cc=%" PRIu32, p->cycle_count);
+	fputs("  [", out);
+	print_hex_bytes(out, p, " ");
+	fputs("]\n", out);
+}
+
+static void json_bool(FILE *out, const char *key, int v)
+{
+	fprintf(out, ",\"%s\":%s", key, v ? "true" : "false");
+}
+
+void print_packet_json(FILE *out, uint8_t id, const struct csd_packet *p)
+{
+	char atoms[64];
+	fprintf(out, "{\"packet\":\"%s\",\"id\":%u,\"offset\":%" PRIu64 ",\"size\":%" PRIu32 ",\"bytes\":\"",
+		csd_pkt_type_name((int)p->type), id, p->offset, p->size);
+	print_hex_bytes(out, p, NULL);
+	fputc('"', out);
+	switch (p->type) {
+	case CSD_PKT_ISYNC:
+		if (!(p->flags & CSD_PKTF_DATA_ONLY))
+			fprintf(out, ",\"addr\":\"0x%08" PRIx32 "\"", p->addr);
+		fprintf(out, ",\"reason\":\"%s\"", csd_reason_name(p->reason));
+		if (p->flags & CSD_PKTF_LSIP)
+			fprintf(out, ",\"lsip\":true,\"data_insn_addr\":\"0x%08" PRIx32 "\"", p->data_insn_addr);
+		if (p->flags & CSD_PKTF_DATA_ONLY)
+			json_bool(out, "data_only", 1);
+		break;
+	case CSD_PKT_PHEADER:
+	case CSD_PKT_ATOM:
+		atoms_string(p, atoms, sizeof(atoms));
+		fprintf(out, ",\"atoms\":\"%s\",\"num\":%u", atoms, p->atoms.num);
+		if (p->type == CSD_PKT_PHEADER)
+			fprintf(out, ",\"w\":%u,\"format\":%u", p->atoms.w, p->atoms.format);
+		break;
+	case CSD_PKT_BRANCH:
+	case CSD_PKT_WAYPOINT:
+		fprintf(out, ",\"addr\":\"0x%08" PRIx32 "\",\"addr_bytes\":%u", p->addr, p->addr_bytes);
+		if (p->flags & CSD_PKTF_EXCEPTION)
+			fprintf(out, ",\"exception\":%u", p->exception);
+		if (p->flags & CSD_PKTF_CANCEL)
+			json_bool(out, "cancel", 1);
+		if (p->flags & CSD_PKTF_RESUME)
+			json_bool(out, "resume", 1);
+		break;
+	case CSD_PKT_CONTEXT_ID:
+		fprintf(out, ",\"context_id\":\"0x%08" PRIx32 "\"", p->context_id);
+		break;
+	case CSD_PKT_VMID:
+		fprintf(out, ",\"vmid\":%u", p->vmid);
+		break;
+	case CSD_PKT_TIMESTAMP:
+		fprintf(out, ",\"timestamp\":%" PRIu64 ",\"ts_bits\":%u", p->timestamp, p->ts_bits);
+		break;
+	case CSD_PKT_NORMAL_DATA:
+	case CSD_PKT_OOO_DATA:
+	case CSD_PKT_OOO_PLACEHOLDER:
+	case CSD_PKT_VALUE_NOT_TRACED:
+		if (p->tag)
+			fprintf(out, ",\"tag\":%u", p->tag);
+		if (p->flags & CSD_PKTF_DATA_ADDR)
+			fprintf(out, ",\"data_addr\":\"0x%08" PRIx32 "\"", p->data_addr);
+		if (p->flags & CSD_PKTF_DATA_VALUE)
+			fprintf(out, ",\"data_value\":\"0x%" PRIx32 "\",\"data_size\":%u", p->data_value, p->data_size);
+		if (p->flags & CSD_PKTF_BIG_ENDIAN)
+			json_bool(out, "big_endian", 1);
+		break;
+	case CSD_PKT_ERROR:
+		fprintf(out, ",\"reason\":\"%s\"", p->error ? p->error : "bad packet");
+		break;
+	default:
+		break;
+	}
+	if ((p->flags & CSD_PKTF_ISA) && p->type != CSD_PKT_NOSYNC)
+		fprintf(out, ",\"isa\":\"%s\"", csd_isa_name(p->isa));
+	if (p->flags & CSD_PKTF_SECURITY) {
+		json_bool(out, "ns", p->flags & CSD_PKTF_NS);
+		json_bool(out, "hyp", p->flags & CSD_PKTF_HYP);
+	}
+	if (p->flags & CSD_PKTF_ALTISA)
+		json_bool(out, "altisa", 1);
+	if ((p->flags & CSD_PKTF_CONTEXT_ID) && p->type != CSD_PKT_CONTEXT_ID)
+		fprintf(out, ",\"context_id\":\"0x%08" PRIx32 "\"", p->context_id);
+	if (p->flags & CSD_PKTF_CYCLE_COUNT)
+		fprintf(out, ",\"cycle_count\":%" PRIu32, p->cycle_count);
+	fputs("}\n", out);
+}
+
+static const char *exc_name(const struct source_slot *s, unsigned n)
+{
+	return csd_exception_name(&s->cfg, n);
+}
+
+void print_record_text(FILE *out, const struct source_slot *s, const struct csd_record *r)
+{
+	fprintf(out, "0x%02x ", s->id);
+	switch (r->type) {
+	case CSD_REC_INSN:
+		fprintf(out, "  0x%08" PRIx64 "  %-3s  %0*" PRIx32 "  %-7s", r->addr, csd_isa_name(r->isa),
+			r->size == 2 ? 4 : 8, r->opcode, csd_cond_name(r->cond));
+		if (r->flags & CSD_RECF_CYCLES)
+			fprintf(out, " cyc=%" PRIu64, r->cycles);
+		if (r->flags & CSD_RECF_BRANCH)
+			fprintf(out, " %s", r->flags & CSD_RECF_TAKEN ? "taken" : "not-taken");
+		break;
+	case CSD_REC_RANGE:
+		fprintf(out, "range 0x%08" PRIx64 "-0x%08" PRIx64 " %4" PRIu32 " insns %-3s last=0x%08" PRIx64 " %s",
+			r->addr, r->end, r->count, csd_isa_name(r->isa), r->last, csd_cond_name(r->cond));
+		if (r->flags & CSD_RECF_CYCLES)
+			fprintf(out, " cyc=%" PRIu64, r->cycles);
+		if (r->flags & CSD_RECF_BRANCH)
+			fprintf(out, " %s", r->flags & CSD_RECF_TAKEN ? "taken" : "not-taken");
+		break;
+	case CSD_REC_EXCEPTION:
+		fprintf(out, "exception %s (%u) return=0x%08" PRIx64 " vector=0x%08" PRIx64 "%s", exc_name(s, r->exception),
+			r->exception, r->addr, r->target, r->flags & CSD_RECF_CANCELLED ? " cancelled" : "");
+		break;
+	case CSD_REC_EXCEPTION_RETURN:
+		fputs("exception return", out);
+		break;
+	case CSD_REC_TRACE_ON:
+		fprintf(out, "trace on (%s) at 0x%08" PRIx64 " %s", csd_reason_name(r->reason), r->addr,
+			csd_isa_name(r->isa));
+		break;
+	case CSD_REC_CONTEXT:
+		fprintf(out, "context %s %s%s", csd_isa_name(r->isa), r->flags & CSD_RECF_NS ? "NS" : "S",
+			r->flags & CSD_RECF_HYP ? " hyp" : "");
+		if (r->flags & CSD_RECF_CONTEXT_ID)
+			fprintf(out, " ctxid=0x%08" PRIx32, r->context_id);
+		if (r->flags & CSD_RECF_VMID)
+			fprintf(out, " vmid=%u", r->vmid);
+		break;
+	case CSD_REC_TIMESTAMP:
+		fprintf(out, "timestamp %" PRIu64, r->timestamp);
+		if (r->flags & CSD_RECF_CYCLES)
+			fprintf(out, " cyc=%" PRIu64, r->cycles);
+		break;
+	case CSD_REC_CYCLE_COUNT:
+		fprintf(out, "cycle count %" PRIu64, r->cycles);
+		break;
+	case CSD_REC_NO_MEMORY:
+		if (r->error)
+			fprintf(out, "unknown address: %" PRIu32 " atoms lost", r->count);
+		else
+			fprintf(out, "memory not accessible at 0x%08" PRIx64 " (%" PRIu32 " atoms)", r->addr, r->count);
+		if (r->flags & CSD_RECF_CYCLES)
+			fprintf(out, " cyc=%" PRIu64, r->cycles);
+		break;
+	case CSD_REC_NOSYNC:
+		fprintf(out, "no sync: %" PRIu32 " bytes at offset %" PRIu64, r->size, r->offset);
+		break;
+	case CSD_REC_ISA_UNSUPPORTED:
+		fprintf(out, "cannot follow %s code at 0x%08" PRIx64, csd_isa_name(r->isa), r->addr);
+		break;
+	case CSD_REC_ERROR:
+		fprintf(out, "error at offset %" PRIu64 ": %s", r->offset, r->error ? r->error : "bad trace");
+		break;
+	case CSD_REC_TRIGGER:
+		fputs("trigger", out);
+		break;
+	default:
+		fprintf(out, "%s", csd_rec_type_name((int)r->type));
+		break;
+	}
+	fputc('\n', out);
+}
+
+void print_record_json(FILE *out, const struct source_slot *s, const struct csd_record *r)
+{
+	if (r->type == CSD_REC_INSN) {
+		/* The hot path: keep it lean. */
+		fprintf(out, "{\"type\":\"insn\",\"id\":%u,\"addr\":\"0x%08" PRIx64 "\",\"isa\":\"%s\",\"size\":%" PRIu32
+			",\"opcode\":\"0x%0*" PRIx32 "\",\"cond\":\"%s\"",
+			s->id, r->addr, csd_isa_name(r->isa), r->size, r->size == 2 ? 4 : 8, r->opcode,
+			csd_cond_name(r->cond));
+		if (r->flags & CSD_RECF_CYCLES)
+			fprintf(out, ",\"cycles\":%" PRIu64, r->cycles);
+		fputs("}\n", out);
+		return;
+	}
+	fprintf(out, "{\"type\":\"%s\",\"id\":%u,\"offset\":%" PRIu64, csd_rec_type_name((int)r->type), s->id, r->offset);
+	switch (r->type) {
+	case CSD_REC_RANGE:
+		fprintf(out, ",\"addr\":\"0x%08" PRIx64 "\",\"end\":\"0x%08" PRIx64 "\",\"last\":\"0x%08" PRIx64
+			"\",\"count\":%" PRIu32 ",\"isa\":\"%s\",\"cond\":\"%s\"",
+			r->addr, r->end, r->last, r->count, csd_isa_name(r->isa), csd_cond_name(r->cond));
+		if (r->flags & CSD_RECF_BRANCH)
+			json_bool(out, "taken", r->flags & CSD_RECF_TAKEN);
+		break;
+	case CSD_REC_EXCEPTION:
+		fprintf(out, ",\"number\":%u,\"name\":\"%s\",\"return\":\"0x%08" PRIx64 "\",\"target\":\"0x%08" PRIx64 "\"",
+			r->exception, exc_name(s, r->exception), r->addr, r->target);
+		json_bool(out, "cancelled", r->flags & CSD_RECF_CANCELLED);
+		break;
+	case CSD_REC_TRACE_ON:
+		fprintf(out, ",\"reason\":\"%s\",\"addr\":\"0x%08" PRIx64 "\",\"isa\":\"%s\"", csd_reason_name(r->reason),
+			r->addr, csd_isa_name(r->isa));
+		break;
+	case CSD_REC_CONTEXT:
+		fprintf(out, ",\"isa\":\"%s\"", csd_isa_name(r->isa));
+		json_bool(out, "ns", r->flags & CSD_RECF_NS);
+		json_bool(out, "hyp", r->flags & CSD_RECF_HYP);
+		if (r->flags & CSD_RECF_CONTEXT_ID)
+			fprintf(out, ",\"context_id\":\"0x%08" PRIx32 "\"", r->context_id);
+		if (r->flags & CSD_RECF_VMID)
+			fprintf(out, ",\"vmid\":%u", r->vmid);
+		break;
+	case CSD_REC_TIMESTAMP:
+		fprintf(out, ",\"timestamp\":%" PRIu64, r->timestamp);
+		break;
+	case CSD_REC_NO_MEMORY:
+		if (!r->error)
+			fprintf(out, ",\"addr\":\"0x%08" PRIx64 "\"", r->addr);
+		fprintf(out, ",\"count\":%" PRIu32, r->count);
+		break;
+	case CSD_REC_NOSYNC:
+		fprintf(out, ",\"size\":%" PRIu32, r->size);
+		break;
+	case CSD_REC_ISA_UNSUPPORTED:
+		fprintf(out, ",\"addr\":\"0x%08" PRIx64 "\",\"isa\":\"%s\"", r->addr, csd_isa_name(r->isa));
+		break;
+	case CSD_REC_ERROR:
+		fprintf(out, ",\"reason\":\"%s\"", r->error ? r->error : "bad trace");
+		break;
+	default:
+		break;
+	}
+	if (r->flags & CSD_RECF_CYCLES)
+		fprintf(out, ",\"cycles\":%" PRIu64, r->cycles);
+	fputs("}\n", out);
+}
+
