@@ -1,0 +1,1 @@
+TEST_LDLIBS_test_ocsd_diff := -lopencsd_c_api -lopencsd
