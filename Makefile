@@ -58,14 +58,20 @@ $(B)/libcsdec.so: $(B)/libcsdec.so.$(VERSION)
 
 # The tool is tools/*.c; it may use the library's internal headers (the
 # trace generator lives in the library so tests can drive it too).
+# Optional extras of the tool (disassembler, DWARF) add to TOOL_CFLAGS /
+# TOOL_LDLIBS in tools/*.mk.
+-include $(wildcard tools/*.mk)
 TOOL_SRC := $(sort $(wildcard tools/*.c))
 $(B)/csdec: $(TOOL_SRC) $(wildcard tools/*.h) $(B)/libcsdec.a
-	$(CC) $(CPPFLAGS) -Isrc $(CFLAGS) -o $@ $(TOOL_SRC) $(B)/libcsdec.a
+	$(CC) $(CPPFLAGS) -Isrc $(CFLAGS) $(TOOL_CFLAGS) -o $@ $(TOOL_SRC) $(B)/libcsdec.a $(TOOL_LDLIBS)
 
 # Unit tests: each tests/test_X.c is one program, linked with the library
 # objects built from source (internal headers in src/ are visible).
-# A test needing extra libraries sets TEST_LDLIBS_<name> in tests/<name>.mk.
+# A test needing extra libraries sets TEST_LDLIBS_<name> in tests/<name>.mk;
+# benchmarks and fuzzers bring their own rules in bench/*.mk, fuzz/*.mk.
 -include $(wildcard tests/*.mk)
+-include $(wildcard bench/*.mk)
+-include $(wildcard fuzz/*.mk)
 $(B)/tests/%: tests/%.c tests/check.h $(LIB_OBJ)
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) -Isrc $(CFLAGS) -o $@ $< $(LIB_OBJ) $(TEST_LDLIBS_$*)
