@@ -75,7 +75,7 @@ enum ev_kind {
 	EV_TRACE_ON,       /* v1 reason: 0 start / filter, 1 overflow, 2 debug exit */
 	EV_NO_MEMORY,      /* v1 address */
 	EV_TIMESTAMP,      /* v1 value */
-	EV_COND,           /* v1 condition of the range's last instruction: 1 pass, 2 fail */
+	EV_COND,           /* v1 enum csd_cond of the range's last instruction */
 	EV_KINDS
 };
 
@@ -188,8 +188,7 @@ static void flatten_csdec(const struct flow_run *fr, csd_image *img, struct side
 		case CSD_REC_RANGE:
 			if (expand_range(img, (uint32_t)r->addr, r->count, r->isa, r->end, &s->seq, k) < 0)
 				s->bad_ranges++;
-			if (r->cond == CSD_COND_PASS || r->cond == CSD_COND_FAIL)
-				add_event(s, EV_COND, r->cond, 0, 0, k);
+			add_event(s, EV_COND, r->cond, 0, 0, k);
 			if (cyc)
 				add_cycles(s, CY_RANGE_END, r->cycles, k);
 			continue;
@@ -391,6 +390,7 @@ static void alignment_free(struct alignment *al)
 
 struct compare {
 	const char *name;              /* for messages: "DIR id 0xNN" */
+	const struct csd_snapshot_source *src;
 	const struct flow_run *fr;
 	const struct ocsd_decode *od;
 	struct side a, b;              /* csdec, OpenCSD */
@@ -502,12 +502,17 @@ static const char *classify_hunk(const struct compare *c, const struct hunk *h)
 	return NULL;
 }
 
-/* Events at the same point that differ: no explained kind seen. */
+/* Events at the same point that differ. */
 static const char *classify_event(const struct compare *c, const struct event *ea, const struct event *eb)
 {
-	(void)c;
-	(void)ea;
-	(void)eb;
+	/* Section "ETMv3 range closed early: condition unknown" (csdec bug):
+	 * an ETMv3 atom states every instruction's condition, but a range that
+	 * another record (timestamp, cycle count, ...) or the end of the trace
+	 * closes says unknown. */
+	if (ea && eb && ea->kind == EV_COND && c->src->config.protocol == CSD_PROTO_ETM3 &&
+	    ea->v1 == CSD_COND_UNKNOWN && eb->v1 == CSD_COND_PASS &&
+	    (ea->owner + 1 == c->fr->n || c->fr->rec[ea->owner + 1].type != CSD_REC_RANGE))
+		return "ETMv3 range closed early: condition unknown (csdec bug)";
 	return NULL;
 }
 
@@ -817,8 +822,9 @@ static size_t find_elem(const struct ocsd_decode *od, uint32_t type, size_t nth)
 
 /* One mutation of OpenCSD's output: the comparison must find exactly one
  * unexplained difference. */
-static void mutation(const char *what, const struct flow_run *fr, const struct ocsd_decode *orig, csd_image *img,
-		     size_t at, int drop, void (*change)(struct ocsd_elem *))
+static void mutation(const char *what, const struct csd_snapshot_source *src, const struct flow_run *fr,
+		     const struct ocsd_decode *orig, csd_image *img, size_t at, int drop,
+		     void (*change)(struct ocsd_elem *))
 {
 	CHECK(at != NONE);
 	if (at == NONE)
@@ -839,6 +845,7 @@ static void mutation(const char *what, const struct flow_run *fr, const struct o
 	struct result res;
 	memset(&c, 0, sizeof(c));
 	c.name = what;
+	c.src = src;
 	c.fr = fr;
 	c.od = &od;
 	quiet = 1;
@@ -883,17 +890,17 @@ static void test_mutations(const char *dir, unsigned id)
 
 	/* Dropping the second range of a pair that ends at the same place as
 	 * csdec's keeps every range boundary but loses instructions. */
-	mutation("range dropped", &fr, &od, img, find_elem(&od, OCSD_GEN_TRC_ELEM_INSTR_RANGE, 3), 1, NULL);
-	mutation("condition flipped", &fr, &od, img, find_elem(&od, OCSD_GEN_TRC_ELEM_INSTR_RANGE, 5), 0, flip_exec);
-	mutation("range cycles changed", &fr, &od, img, find_elem(&od, OCSD_GEN_TRC_ELEM_INSTR_RANGE, 7), 0,
+	mutation("range dropped", src, &fr, &od, img, find_elem(&od, OCSD_GEN_TRC_ELEM_INSTR_RANGE, 3), 1, NULL);
+	mutation("condition flipped", src, &fr, &od, img, find_elem(&od, OCSD_GEN_TRC_ELEM_INSTR_RANGE, 5), 0, flip_exec);
+	mutation("range cycles changed", src, &fr, &od, img, find_elem(&od, OCSD_GEN_TRC_ELEM_INSTR_RANGE, 7), 0,
 		 bump_cycles);
-	mutation("exception return dropped", &fr, &od, img, find_elem(&od, OCSD_GEN_TRC_ELEM_EXCEPTION_RET, 0), 1,
+	mutation("exception return dropped", src, &fr, &od, img, find_elem(&od, OCSD_GEN_TRC_ELEM_EXCEPTION_RET, 0), 1,
 		 NULL);
-	mutation("timestamp changed", &fr, &od, img, find_elem(&od, OCSD_GEN_TRC_ELEM_TIMESTAMP, 0), 0,
+	mutation("timestamp changed", src, &fr, &od, img, find_elem(&od, OCSD_GEN_TRC_ELEM_TIMESTAMP, 0), 0,
 		 bump_timestamp);
-	mutation("inaccessible address changed", &fr, &od, img, find_elem(&od, OCSD_GEN_TRC_ELEM_ADDR_NACC, 0), 0,
+	mutation("inaccessible address changed", src, &fr, &od, img, find_elem(&od, OCSD_GEN_TRC_ELEM_ADDR_NACC, 0), 0,
 		 move_nacc);
-	mutation("trace on reason changed", &fr, &od, img, find_elem(&od, OCSD_GEN_TRC_ELEM_TRACE_ON, 0), 0,
+	mutation("trace on reason changed", src, &fr, &od, img, find_elem(&od, OCSD_GEN_TRC_ELEM_TRACE_ON, 0), 0,
 		 change_reason);
 
 	ocsd_decode_free(&od);
@@ -935,6 +942,7 @@ static void diff_source(const char *dir, const csd_snapshot *snap, const struct 
 	struct result res;
 	memset(&c, 0, sizeof(c));
 	c.name = name;
+	c.src = src;
 	c.fr = &fr;
 	c.od = &od;
 	compare_source(&c, img, &res, &g->kinds);
