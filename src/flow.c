@@ -379,8 +379,16 @@ int csd_flow_next(csd_flow_decoder *dec, struct csd_record *rec)
 				dec->qready = dec->qlen;
 			} else {
 				csdi_etm3_flow_step(dec);
-				/* Records before this packet are final now. */
-				dec->qready = dec->qmark;
+				/* Records before a packet that traces instructions or
+				 * resynchronises are final once it is processed: a
+				 * later cancel bit can only refer to its instructions.
+				 * Records of other packets stay held with the
+				 * instruction before them (unless the queue runs
+				 * short). */
+				if (dec->qmark_valid)
+					dec->qready = dec->qmark;
+				if (csdi_flow_room(dec) < CSDI_FLOW_QCAP / 4)
+					dec->qready = dec->qlen;
 			}
 			continue;
 		}
@@ -388,7 +396,13 @@ int csd_flow_next(csd_flow_decoder *dec, struct csd_record *rec)
 		if (rc == CSD_OK) {
 			dec->have_pkt = 1;
 			dec->pkt_active = 1;
-			dec->qmark = dec->qlen;
+			/* Branch packets do not end the hold: several may follow
+			 * one instruction, the last one with the cancel bit. */
+			dec->qmark_valid = (dec->pkt.type == CSD_PKT_PHEADER && dec->pkt.atoms.num) ||
+					   dec->pkt.type == CSD_PKT_ISYNC || dec->pkt.type == CSD_PKT_NOSYNC ||
+					   dec->pkt.type == CSD_PKT_ERROR;
+			if (dec->qmark_valid)
+				dec->qmark = dec->qlen;
 			continue;
 		}
 		if (rc == CSD_EEOS) {

@@ -121,6 +121,7 @@ struct csd_flow_decoder {
 	 * cancel an instruction); qmark = release point after this packet. */
 	struct csd_record q[CSDI_FLOW_QCAP];
 	unsigned qhead, qlen, qready, qmark;
+	int qmark_valid;           /* the current packet ends the hold */
 
 	struct csdi_block *cache;
 

@@ -73,6 +73,7 @@ static void push_insns(csd_flow_decoder *dec, uint32_t addr, unsigned n, int wit
 		       uint32_t last_flags, uint64_t cycles, int has_cycles, uint64_t offset)
 {
 	int ca = (dec->cfg.trace.etmcr >> 12) & 1;
+	csdi_flow_flush(dec); /* a lost stretch before these instructions */
 	for (unsigned i = 0; i < n; i++) {
 		struct csdi_insn insn;
 		if (csdi_flow_decode(dec, addr, dec->isa, &insn) < 0)
