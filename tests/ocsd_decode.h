@@ -68,6 +68,11 @@ struct ocsd_decode {
 	size_t n, cap;
 	int oom;                /* an element could not be stored */
 	int mem_errors;         /* dumps OpenCSD refused (overlap, unreadable file) */
+	/* OpenCSD gave up on the rest of the buffer (fatal response): its last
+	 * error code and the capture offset it names. */
+	int fatal;
+	int fatal_err;          /* ocsd_err_t */
+	uint64_t fatal_index;
 };
 
 static inline void ocsd_decode_free(struct ocsd_decode *d)
@@ -246,7 +251,14 @@ static inline int ocsd_decode_source(const csd_snapshot *snap, const struct csd_
 								      (uint32_t)(got - done), chunk + done, &used);
 			done += used;
 			if (OCSD_DATA_RESP_IS_FATAL(r)) {
-				fatal = 1; /* OpenCSD gives up on this buffer; elements so far stand */
+				/* OpenCSD gives up on this buffer; elements so far stand. */
+				ocsd_trc_index_t at = 0;
+				uint8_t chan = 0;
+				char msg[256];
+				fatal = 1;
+				out->fatal = 1;
+				out->fatal_err = (int)ocsd_get_last_err(&at, &chan, msg, (int)sizeof(msg));
+				out->fatal_index = at;
 				break;
 			}
 			if (OCSD_DATA_RESP_IS_WAIT(r))

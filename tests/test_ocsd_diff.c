@@ -391,6 +391,7 @@ static void alignment_free(struct alignment *al)
 struct compare {
 	const char *name;              /* for messages: "DIR id 0xNN" */
 	const struct csd_snapshot_source *src;
+	csd_image *img;
 	const struct flow_run *fr;
 	const struct ocsd_decode *od;
 	struct side a, b;              /* csdec, OpenCSD */
@@ -444,8 +445,8 @@ static void print_context(const struct compare *c, size_t rec, size_t el)
 		fprintf(stderr, "    %s csdec %zu @%llu %s addr=0x%llx", k == rec ? ">" : " ", k,
 			(unsigned long long)r->offset, csd_rec_type_name((int)r->type), (unsigned long long)r->addr);
 		if (r->type == CSD_REC_RANGE)
-			fprintf(stderr, " end=0x%llx n=%u isa=%u cond=%s", (unsigned long long)r->end, r->count, r->isa,
-				csd_cond_name(r->cond));
+			fprintf(stderr, " end=0x%llx n=%u isa=%u cond=%s flags=0x%x", (unsigned long long)r->end, r->count,
+				r->isa, csd_cond_name(r->cond), r->flags);
 		else if (r->type == CSD_REC_TIMESTAMP)
 			fprintf(stderr, " ts=%llu", (unsigned long long)r->timestamp);
 		else if (r->type == CSD_REC_EXCEPTION)
@@ -494,12 +495,37 @@ static void report(const struct compare *c, struct result *res, struct totals *t
 
 /* --- explained kinds (docs/opencsd-differences.md) ---------------------- */
 
-/* Instruction hunks: no explained kind has been seen on any capture. */
+/* Instruction hunks. */
 static const char *classify_hunk(const struct compare *c, const struct hunk *h)
 {
-	(void)c;
-	(void)h;
+	/* Section "PTM return stack across an I-sync" (csdec bug): csdec
+	 * followed an E atom on an indirect branch with a return-stack entry
+	 * pushed before an I-sync; OpenCSD empties its stack at every I-sync,
+	 * finds it empty, drops that range, reports OCSD_ERR_RET_STACK_OVERFLOW
+	 * and gives up on the rest of the buffer: csdec alone has that range
+	 * (ending in the branch csdec took from the return stack) and every
+	 * later instruction. */
+	const struct seq *a = &c->a.seq;
+	if (c->src->config.protocol == CSD_PROTO_PTM && (c->src->config.etmcr & (1u << 29)) && c->od->fatal &&
+	    c->od->fatal_err == OCSD_ERR_RET_STACK_OVERFLOW && h->bn == 0 && h->bi == c->b.seq.n &&
+	    h->ai + h->an == a->n && h->an > 0 && c->fr->rec[a->owner[h->ai]].type == CSD_REC_RANGE &&
+	    (c->fr->rec[a->owner[h->ai]].flags & CSD_RECF_RETURN_STACK) &&
+	    (h->ai == 0 || a->owner[h->ai - 1] != a->owner[h->ai]))
+		return "PTM return stack across an I-sync (csdec bug)";
 	return NULL;
+}
+
+/* Whether the instruction at addr is a PTM waypoint (its condition can be
+ * traced) under the source's configuration. */
+static int ptm_waypoint(const struct compare *c, uint32_t addr, int isa)
+{
+	uint8_t code[4];
+	struct csdi_insn insn;
+	int got = csd_image_read(c->img, addr, code, sizeof(code));
+	if (got <= 0 || csdi_isa_decode(addr, code, (size_t)got, isa, &insn) <= 0)
+		return 1; /* unknown: do not excuse anything */
+	uint32_t barriers = CSDI_INSNF_ISB | ((c->src->config.etmccer & (1u << 24)) ? CSDI_INSNF_DMB_DSB : 0);
+	return insn.cls != CSDI_INSN_NORMAL || (insn.flags & (barriers | CSDI_INSNF_EXCEPTION | CSDI_INSNF_EXC_RETURN));
 }
 
 /* Events at the same point that differ. */
@@ -513,6 +539,15 @@ static const char *classify_event(const struct compare *c, const struct event *e
 	    ea->v1 == CSD_COND_UNKNOWN && eb->v1 == CSD_COND_PASS &&
 	    (ea->owner + 1 == c->fr->n || c->fr->rec[ea->owner + 1].type != CSD_REC_RANGE))
 		return "ETMv3 range closed early: condition unknown (csdec bug)";
+	/* Section "Condition of a non-waypoint instruction": a PTM range that
+	 * ends at a waypoint update ends at an instruction whose condition
+	 * PFT never traces; csdec says unknown, OpenCSD says executed. */
+	if (ea && eb && ea->kind == EV_COND && c->src->config.protocol == CSD_PROTO_PTM &&
+	    ea->v1 == CSD_COND_UNKNOWN && eb->v1 == CSD_COND_PASS) {
+		const struct csd_record *r = &c->fr->rec[ea->owner];
+		if (r->type == CSD_REC_RANGE && !ptm_waypoint(c, (uint32_t)r->last, r->isa))
+			return "condition of a non-waypoint instruction";
+	}
 	return NULL;
 }
 
@@ -717,6 +752,7 @@ static void compare_cycles(struct compare *c, struct result *res, struct totals 
 static void compare_source(struct compare *c, csd_image *img, struct result *res, struct totals *tot)
 {
 	memset(res, 0, sizeof(*res));
+	c->img = img;
 	flatten_csdec(c->fr, img, &c->a);
 	flatten_ocsd(c->od, img, &c->b);
 	align(&c->a.seq, &c->b.seq, &c->al);
