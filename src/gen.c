@@ -27,6 +27,8 @@
 #define ETM3_CA_WE_MAX 7
 #define SVC_EXCEPTION 10      /* exception number of SVC, A and R profile */
 #define GAP_CYCLES 97         /* cycles spent in the kernel per system call */
+#define M_VECTORS 256         /* ARMv7-M vector table entries looked at */
+#define M_NEST 16             /* exception nesting tracked (ARMv7-M) */
 
 struct csdi_gen {
 	struct csdi_gen_config cfg;
@@ -63,6 +65,13 @@ struct csdi_gen {
 
 	/* ETMv3 */
 	unsigned e_run;           /* E atoms (non-CA) or WE pairs (CA) pending in a format 1 header */
+
+	/* ARMv7-M: exceptions are seen as jumps to vector table handlers. */
+	int mprof;
+	int exit_pkt;             /* ETMv3.4+: exception exit packets */
+	uint32_t vec[M_VECTORS];  /* handler addresses (bit 0 cleared), 0 = none */
+	unsigned nest;            /* exceptions entered and not yet returned */
+	uint32_t ret[M_NEST];     /* their return addresses (UINT32_MAX: unknown) */
 };
 
 static struct csd_packet packet(uint32_t type)
@@ -337,6 +346,33 @@ static void rstack_push(struct csdi_gen *g, uint32_t addr, uint8_t isa)
 	g->rs_n++;
 }
 
+/* The value ETMv3 traces for ARMv7-M exception number n (IHI 0014 /
+ * Cortex-M3 TRM "exception tracing mapping"): IRQ0 is 8, IRQ1-7 are 1-7,
+ * IRQ8 and up are 24 and up; the system exceptions have fixed values. */
+static unsigned m_traced_exception(unsigned n)
+{
+	static const uint8_t sys[16] = { 0, 17, 10, 19, 13, 21, 9, 0, 0, 0, 0, 11, 12, 0, 14, 15 };
+	if (n < 16)
+		return sys[n];
+	unsigned irq = n - 16;
+	return irq == 0 ? 8 : irq < 8 ? irq : irq + 16;
+}
+
+/* The exception number whose handler starts at addr, or 0. */
+static unsigned m_handler(const struct csdi_gen *g, uint32_t addr)
+{
+	for (unsigned i = 2; i < M_VECTORS; i++)
+		if (g->vec[i] && g->vec[i] == addr)
+			return i;
+	return 0;
+}
+
+/* A return-like instruction: BX LR, POP/LDM with the PC, LDR PC. */
+static int return_like(const struct csdi_insn *in)
+{
+	return in->cls == CSDI_INSN_INDIRECT && !(in->flags & CSDI_INSNF_LINK);
+}
+
 /* Settle instruction (a, isa) now that its successor is known (has_next). */
 static void step(struct csdi_gen *g, uint32_t a, uint8_t isa, int has_next, uint32_t na, uint8_t nisa)
 {
@@ -359,9 +395,47 @@ static void step(struct csdi_gen *g, uint32_t a, uint8_t isa, int has_next, uint
 	}
 	g->st.traced++;
 
+	/* ARMv7-M: the successor is a handler the instruction did not branch
+	 * to: an exception was taken after it (or, from an exception return,
+	 * tail-chained). Trace goes on in the handler. */
+	if (g->mprof && has_next && next_traced && !g->ptm) {
+		unsigned n = m_handler(g, na);
+		if (n && !(in.cls == CSDI_INSN_DIRECT && in.target == na)) {
+			/* Tail chaining: a handler's return goes straight into
+			 * the next handler; the stacked return address stays. */
+			int tail = g->nest && return_like(&in);
+			etm3_atom(g, 1, cycles);
+			if (tail && g->exit_pkt) {
+				etm3_flush(g);
+				struct csd_packet x = packet(CSD_PKT_EXCEPTION_EXIT);
+				emit(g, &x);
+			}
+			if (!tail && g->nest < M_NEST) {
+				uint32_t r = in.cls == CSDI_INSN_NORMAL ? seq
+					   : in.cls == CSDI_INSN_DIRECT ? in.target : UINT32_MAX;
+				g->ret[g->nest++] = r;
+			}
+			branch_packet(g, na, CSD_ISA_THUMB, m_traced_exception(n));
+			return;
+		}
+		if (g->nest && return_like(&in) && g->ret[g->nest - 1] == na) {
+			/* Back from the handler to the stacked address: exception
+			 * exit, then the branch packet (IHI 0014 7.6). */
+			g->nest--;
+			etm3_atom(g, 1, cycles);
+			if (g->exit_pkt) {
+				etm3_flush(g);
+				struct csd_packet x = packet(CSD_PKT_EXCEPTION_EXIT);
+				emit(g, &x);
+			}
+			branch_packet(g, na, nisa, 0);
+			return;
+		}
+	}
+
 	/* A system call: SVC exception to the vector, kernel not traced,
 	 * trace back on at the return address. */
-	if (is_svc(&in) && (!has_next || na == seq)) {
+	if (!g->mprof && is_svc(&in) && (!has_next || na == seq)) {
 		if (g->ptm) {
 			g->cyc_acc += cycles;
 			waypoint_update(g, a, isa);
@@ -463,6 +537,18 @@ struct csdi_gen *csdi_gen_new(const struct csdi_gen_config *cfg, csd_image *img,
 	uint32_t idr = cfg->trace.etmidr;
 	g->fmt4_ok = idr == 0 || ((idr >> 4) & 0xF) >= 3;
 	g->wp_flags = CSDI_INSNF_ISB | ((cfg->trace.etmccer >> 24) & 1 ? CSDI_INSNF_DMB_DSB : 0);
+	g->mprof = cfg->trace.core_profile == CSD_CORE_M;
+	g->exit_pkt = idr == 0 || ((idr >> 4) & 0xF) >= 4;
+	if (g->mprof) {
+		/* The vector table at address 0 (VTOR's reset value). */
+		for (unsigned i = 0; i < M_VECTORS; i++) {
+			uint8_t w[4];
+			if (csd_image_read(img, 4u * i, w, 4) != 4)
+				break;
+			uint32_t v = (uint32_t)w[0] | (uint32_t)w[1] << 8 | (uint32_t)w[2] << 16 | (uint32_t)w[3] << 24;
+			g->vec[i] = i >= 2 && (v & 1) ? v & ~1u : 0;
+		}
+	}
 	if (g->ptm)
 		g->pe = csd_ptm_enc_new(&g->cfg.trace);
 	else
