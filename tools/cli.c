@@ -9,6 +9,7 @@
 #include <strings.h>
 
 #include "cli.h"
+#include "progress.h"
 
 #define READ_CHUNK (1024 * 1024)
 
@@ -136,11 +137,15 @@ static int run_buffer(struct run_ctx *ctx, const char *path, uint32_t frame_form
 	uint64_t off = 0;
 	size_t n;
 	int rc = 0;
+	struct progress pg;
+	progress_begin(&pg, f, path, ctx->format == FMT_NONE);
 	while ((n = fread(chunk, 1, READ_CHUNK, f)) > 0) {
 		csd_frame_feed(fd, chunk, n, off);
 		drain_frames(ctx, fd);
 		off += n;
+		progress_update(&pg, off);
 	}
+	progress_end(&pg);
 	if (ferror(f)) {
 		fprintf(stderr, "%s: %s: read error\n", prog, path);
 		rc = -1;
