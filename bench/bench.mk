@@ -1,0 +1,80 @@
+# bench.mk - `make bench`: csdec against Debian's libopencsd on the same
+# inputs, runs alternating in one process tree (bench/bench_run.c), and the
+# memory check on a 1 GB trace. Results and how to read them: BENCHMARKS.md.
+#
+#   make bench              every input below, BENCH_ROUNDS rounds each
+#   make bench-mem          a 1 GB trace (TC2 repeated, made in $(B)/bench and
+#                           deleted afterwards) must decode within
+#                           BENCH_MEM_LIMIT_MB of peak RSS beyond the image
+#   make bench-callgrind    instruction counts (valgrind --tool=callgrind) of
+#                           csdec's packet and flow decoding of the TC2 input
+#   make bench-bins         just the harnesses
+#
+# Inputs (snapshot directories):
+#   BENCH_TC2_MB   TC2's capture (all four sources) repeated to this many MB
+#   BENCH_GEN_DIRS generated snapshots of the test programs, one per
+#                  protocol, at least 50 MB of trace each; made by
+#                  BENCH_GEN_RULE below until `csdec gen` can repeat a
+#                  program run (see BENCHMARKS.md)
+
+BENCH_DIR := $(B)/bench
+BENCH_ROUNDS ?= 5
+BENCH_TC2_MB ?= 8
+BENCH_GEN_MB ?= 56
+BENCH_MEM_LIMIT_MB ?= 32
+BENCH_TC2 := $(BENCH_DIR)/tc2-$(BENCH_TC2_MB)mb
+BENCH_GEN_DIRS ?= $(BENCH_DIR)/gen-ptm-$(BENCH_GEN_MB)mb $(BENCH_DIR)/gen-etm3-$(BENCH_GEN_MB)mb
+BENCH_BINS := $(BENCH_DIR)/csdec_bench $(BENCH_DIR)/ocsd_bench $(BENCH_DIR)/bench_run $(BENCH_DIR)/bench_gen
+BENCH_OCSD_LIBS := -lopencsd_c_api -lopencsd
+
+.PHONY: bench bench-bins bench-mem bench-callgrind bench-inputs
+
+$(BENCH_DIR)/csdec_bench: bench/csdec_bench.c bench/bench_common.h $(LIB_OBJ)
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) -Isrc $(CFLAGS) -o $@ $< $(LIB_OBJ)
+$(BENCH_DIR)/ocsd_bench: bench/ocsd_bench.c bench/bench_common.h $(LIB_OBJ)
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) -Isrc $(CFLAGS) -o $@ $< $(LIB_OBJ) $(BENCH_OCSD_LIBS)
+$(BENCH_DIR)/bench_run: bench/bench_run.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $<
+$(BENCH_DIR)/bench_gen: bench/bench_gen.c $(LIB_OBJ) tests/ds5_dump.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) -Isrc -Itests $(CFLAGS) -o $@ $< $(LIB_OBJ)
+
+bench-bins: $(BENCH_BINS)
+
+# TC2 repeated: the buffer file is concatenated copies of the real one (its
+# size is a multiple of the 16-byte frame), every other file a symlink.
+$(BENCH_DIR)/tc2-%mb/.stamp: bench/repeat_snapshot.sh
+	@mkdir -p $(BENCH_DIR)
+	sh bench/repeat_snapshot.sh $(SHARED)/traces/TC2 $(@D) $*
+	@touch $@
+
+# Generated inputs: the trace generator over TC2's DS-5 instruction lists
+# (real kernel code), repeated; see bench/bench_gen.c.
+$(BENCH_DIR)/gen-%mb/.stamp: $(BENCH_DIR)/bench_gen
+	$(BENCH_DIR)/bench_gen $(word 1,$(subst -, ,$*)) $(word 2,$(subst -, ,$*)) $(SHARED)/traces/TC2 $(@D)
+	@touch $@
+
+bench-inputs: $(BENCH_TC2)/.stamp $(BENCH_GEN_DIRS:%=%/.stamp)
+
+bench: $(BENCH_BINS) $(B)/csdec bench-inputs
+	$(BENCH_DIR)/bench_run --rounds $(BENCH_ROUNDS) --bin $(BENCH_DIR) --tool $(B)/csdec \
+	  --md $(BENCH_DIR)/results.md tc2=$(BENCH_TC2) \
+	  $(foreach d,$(BENCH_GEN_DIRS),$(notdir $(d))=$(d))
+
+bench-mem: $(BENCH_DIR)/csdec_bench $(BENCH_DIR)/bench_run
+	@rm -rf $(BENCH_DIR)/tc2-1024mb
+	sh bench/repeat_snapshot.sh $(SHARED)/traces/TC2 $(BENCH_DIR)/tc2-1024mb 1024
+	$(BENCH_DIR)/bench_run --mem-check $(BENCH_MEM_LIMIT_MB) --bin $(BENCH_DIR) tc2-1gb=$(BENCH_DIR)/tc2-1024mb; \
+	  rc=$$?; rm -rf $(BENCH_DIR)/tc2-1024mb; exit $$rc
+
+bench-callgrind: $(BENCH_DIR)/csdec_bench $(BENCH_TC2)/.stamp
+	@for m in packets flow; do \
+	  valgrind --tool=callgrind --callgrind-out-file=$(BENCH_DIR)/callgrind.$$m.out \
+	    $(BENCH_DIR)/csdec_bench $$m $(BENCH_TC2) 2>&1 | grep -E 'RESULT|Collected'; \
+	  callgrind_annotate $(BENCH_DIR)/callgrind.$$m.out 2>/dev/null | sed -n '1,40p' \
+	    > $(BENCH_DIR)/callgrind.$$m.txt; \
+	  echo "  top functions: $(BENCH_DIR)/callgrind.$$m.txt"; \
+	done

@@ -1,0 +1,298 @@
+/*
+ * bench_run.c - the driver of `make bench`: runs csdec's and OpenCSD's
+ * harnesses (and the csdec tool) on each input, alternating them round by
+ * round in child processes, and prints the table of BENCHMARKS.md.
+ *
+ *   bench_run [--rounds N] [--bin DIR] [--tool CSDEC] [--md FILE] NAME=SNAPSHOT_DIR...
+ *   bench_run --mem-check LIMIT_MB [--bin DIR] NAME=SNAPSHOT_DIR
+ *
+ * Per input and round, in this order: csdec flow, OpenCSD flow, csdec
+ * packets, OpenCSD packets, csdec flow-insn, `csdec decode DIR --insn
+ * --format jsonl > /dev/null`. Throughput is trace bytes (and
+ * instructions) over the median CPU time of the rounds; the harnesses time
+ * their decode loop, the tool run is its whole user + system time. Peak memory
+ * is each child's ru_maxrss (wait4), the largest over the rounds, less the
+ * program image the child reports holding.
+ *
+ * --mem-check runs csdec's flow and packet decoding once each and fails
+ * (exit 1) if peak RSS beyond the image exceeds LIMIT_MB.
+ */
+/* wait4(), which reports the rusage of one child */
+#define _DEFAULT_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/time.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define MAX_ROUNDS 99
+#define MAX_INPUTS 16
+
+struct run {
+	double seconds;        /* the harness's own timing, or CPU time of the whole tool run */
+	uint64_t bytes, insns, items, errors, image_bytes;
+	long maxrss_kb;
+};
+
+/* One kind of measurement on one input, over the rounds. */
+struct series {
+	struct run r[MAX_ROUNDS];
+	int n;
+};
+
+enum { S_CSDEC_FLOW, S_OCSD_FLOW, S_CSDEC_PKT, S_OCSD_PKT, S_CSDEC_INSN, S_TOOL_JSONL, S_COUNT };
+
+static const char *bin_dir = "build/bench";
+static const char *tool = "build/csdec";
+
+static uint64_t field(const char *line, const char *key)
+{
+	const char *p = strstr(line, key);
+	return p ? strtoull(p + strlen(key), NULL, 10) : 0;
+}
+
+/* Run argv in a child; with `parse` its stdout is read for the RESULT line,
+ * otherwise it goes to /dev/null. Exits on failure. */
+static struct run run_child(char *const argv[], int parse)
+{
+	struct run r;
+	int fds[2];
+	memset(&r, 0, sizeof(r));
+	if (pipe(fds) < 0) {
+		perror("pipe");
+		exit(2);
+	}
+	pid_t pid = fork();
+	if (pid < 0) {
+		perror("fork");
+		exit(2);
+	}
+	if (pid == 0) {
+		int out = parse ? fds[1] : open("/dev/null", O_WRONLY);
+		if (out < 0 || dup2(out, STDOUT_FILENO) < 0)
+			_exit(127);
+		close(fds[0]);
+		execv(argv[0], argv);
+		fprintf(stderr, "bench_run: cannot run %s: %s\n", argv[0], strerror(errno));
+		_exit(127);
+	}
+	close(fds[1]);
+	char buf[4096];
+	size_t len = 0;
+	ssize_t got;
+	while ((got = read(fds[0], buf + len, sizeof(buf) - 1 - len)) > 0) {
+		len += (size_t)got;
+		if (len == sizeof(buf) - 1)
+			len = 0; /* only the last line matters; keep reading */
+	}
+	buf[len] = 0;
+	close(fds[0]);
+	int status;
+	struct rusage ru;
+	if (wait4(pid, &status, 0, &ru) < 0) {
+		perror("wait4");
+		exit(2);
+	}
+	/* csdec exits 1 when the trace had errors; that is a result, not a failure. */
+	if (!WIFEXITED(status) || (WEXITSTATUS(status) != 0 && !(WEXITSTATUS(status) == 1 && !parse))) {
+		fprintf(stderr, "bench_run: %s %s failed (status 0x%x)\n", argv[0], argv[1], status);
+		exit(2);
+	}
+	r.maxrss_kb = ru.ru_maxrss;
+	if (!parse) {
+		r.seconds = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec * 1e-6 +
+			    (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec * 1e-6;
+		return r;
+	}
+	const char *line = strstr(buf, "RESULT ");
+	if (!line) {
+		fprintf(stderr, "bench_run: no RESULT line from %s %s\n", argv[0], argv[1]);
+		exit(2);
+	}
+	r.bytes = field(line, " bytes=");
+	r.insns = field(line, " insns=");
+	r.items = field(line, " items=");
+	r.errors = field(line, " errors=");
+	r.image_bytes = field(line, " image_bytes=");
+	const char *s = strstr(line, " seconds=");
+	r.seconds = s ? strtod(s + 9, NULL) : 0;
+	return r;
+}
+
+static struct run run_harness(const char *name, const char *mode, const char *dir)
+{
+	char path[4096];
+	snprintf(path, sizeof(path), "%s/%s", bin_dir, name);
+	char *argv[] = { path, (char *)mode, (char *)dir, NULL };
+	return run_child(argv, 1);
+}
+
+static struct run run_tool_jsonl(const char *dir)
+{
+	char *argv[] = { (char *)tool, "decode", (char *)dir, "--insn", "--format", "jsonl", NULL };
+	return run_child(argv, 0);
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return x < y ? -1 : x > y;
+}
+
+static double median_seconds(const struct series *s)
+{
+	double v[MAX_ROUNDS];
+	for (int i = 0; i < s->n; i++)
+		v[i] = s->r[i].seconds;
+	qsort(v, (size_t)s->n, sizeof(v[0]), cmp_double);
+	return s->n % 2 ? v[s->n / 2] : (v[s->n / 2 - 1] + v[s->n / 2]) / 2;
+}
+
+/* Peak RSS beyond the image, in MiB, the largest of the rounds. */
+static double peak_mb(const struct series *s)
+{
+	double worst = 0;
+	for (int i = 0; i < s->n; i++) {
+		double mb = ((double)s->r[i].maxrss_kb * 1024.0 - (double)s->r[i].image_bytes) / (1024.0 * 1024.0);
+		if (mb > worst)
+			worst = mb;
+	}
+	return worst;
+}
+
+static void row(FILE *out, const char *input, const char *what, const struct series *c, const struct series *o,
+		uint64_t bytes, uint64_t insns)
+{
+	double tc = median_seconds(c);
+	fprintf(out, "| %s | %s | %.1f | %.1f | %.1f |", input, what, (double)bytes / tc / 1e6,
+		insns ? (double)insns / tc / 1e6 : 0.0, peak_mb(c));
+	if (o) {
+		double to = median_seconds(o);
+		fprintf(out, " %.2f | %.2f | %.1f | **%.1fx** |\n", (double)bytes / to / 1e6,
+			insns ? (double)insns / to / 1e6 : 0.0, peak_mb(o), to / tc);
+	} else {
+		fprintf(out, " | | | |\n");
+	}
+}
+
+static void header(FILE *out)
+{
+	fprintf(out, "| input | what | csdec MB/s | csdec Minsn/s | csdec peak MB | OpenCSD MB/s | "
+		     "OpenCSD Minsn/s | OpenCSD peak MB | csdec / OpenCSD |\n");
+	fprintf(out, "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n");
+}
+
+static int mem_check(double limit_mb, const char *name, const char *dir)
+{
+	int fail = 0;
+	static const char *const modes[] = { "flow", "packets" };
+	for (int m = 0; m < 2; m++) {
+		struct series s = { .n = 1 };
+		s.r[0] = run_harness("csdec_bench", modes[m], dir);
+		double mb = peak_mb(&s);
+		printf("%s: csdec %s: %.1f MB of trace in %.2f s, peak RSS %.1f MB, image %.2f MB, beyond the image %.1f MB"
+		       " (limit %.0f): %s\n",
+		       name, modes[m], (double)s.r[0].bytes / 1e6, s.r[0].seconds, (double)s.r[0].maxrss_kb / 1024.0,
+		       (double)s.r[0].image_bytes / (1024.0 * 1024.0), mb, limit_mb, mb <= limit_mb ? "ok" : "FAIL");
+		if (mb > limit_mb)
+			fail = 1;
+	}
+	return fail;
+}
+
+int main(int argc, char **argv)
+{
+	int rounds = 5;
+	const char *md = NULL;
+	double mem_limit = -1;
+	const char *names[MAX_INPUTS], *dirs[MAX_INPUTS];
+	int ninputs = 0;
+
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		if (strcmp(a, "--rounds") == 0 && i + 1 < argc) {
+			rounds = atoi(argv[++i]);
+			if (rounds < 1 || rounds > MAX_ROUNDS) {
+				fprintf(stderr, "bench_run: --rounds 1..%d\n", MAX_ROUNDS);
+				return 2;
+			}
+		} else if (strcmp(a, "--bin") == 0 && i + 1 < argc) {
+			bin_dir = argv[++i];
+		} else if (strcmp(a, "--tool") == 0 && i + 1 < argc) {
+			tool = argv[++i];
+		} else if (strcmp(a, "--md") == 0 && i + 1 < argc) {
+			md = argv[++i];
+		} else if (strcmp(a, "--mem-check") == 0 && i + 1 < argc) {
+			mem_limit = atof(argv[++i]);
+		} else if (strchr(a, '=') && a[0] != '-' && ninputs < MAX_INPUTS) {
+			char *eq = strchr(argv[i], '=');
+			*eq = 0;
+			names[ninputs] = argv[i];
+			dirs[ninputs] = eq + 1;
+			ninputs++;
+		} else {
+			fprintf(stderr, "usage: bench_run [--rounds N] [--bin DIR] [--tool CSDEC] [--md FILE] NAME=DIR...\n"
+					"       bench_run --mem-check LIMIT_MB [--bin DIR] NAME=DIR\n");
+			return 2;
+		}
+	}
+	if (ninputs == 0) {
+		fprintf(stderr, "bench_run: no input\n");
+		return 2;
+	}
+	if (mem_limit >= 0)
+		return mem_check(mem_limit, names[0], dirs[0]);
+
+	FILE *mdf = md ? fopen(md, "w") : NULL;
+	if (md && !mdf) {
+		fprintf(stderr, "bench_run: cannot write %s\n", md);
+		return 2;
+	}
+	header(stdout);
+	if (mdf)
+		header(mdf);
+	for (int in = 0; in < ninputs; in++) {
+		static struct series s[S_COUNT];
+		memset(s, 0, sizeof(s));
+		for (int r = 0; r < rounds; r++) {
+			s[S_CSDEC_FLOW].r[r] = run_harness("csdec_bench", "flow", dirs[in]);
+			s[S_OCSD_FLOW].r[r] = run_harness("ocsd_bench", "flow", dirs[in]);
+			s[S_CSDEC_PKT].r[r] = run_harness("csdec_bench", "packets", dirs[in]);
+			s[S_OCSD_PKT].r[r] = run_harness("ocsd_bench", "packets", dirs[in]);
+			s[S_CSDEC_INSN].r[r] = run_harness("csdec_bench", "flow-insn", dirs[in]);
+			s[S_TOOL_JSONL].r[r] = run_tool_jsonl(dirs[in]);
+			for (int k = 0; k < S_COUNT; k++)
+				s[k].n = r + 1;
+			/* the tool run reports nothing itself: same input, same image */
+			s[S_TOOL_JSONL].r[r].image_bytes = s[S_CSDEC_INSN].r[r].image_bytes;
+		}
+		const struct run *cf = &s[S_CSDEC_FLOW].r[0], *of = &s[S_OCSD_FLOW].r[0];
+		const struct run *cp = &s[S_CSDEC_PKT].r[0], *op = &s[S_OCSD_PKT].r[0];
+		char label[256];
+		snprintf(label, sizeof(label), "%s (%.1f MB)", names[in], (double)cf->bytes / 1e6);
+		for (int k = 0; k < 2; k++) {
+			FILE *out = k ? mdf : stdout;
+			if (!out)
+				continue;
+			row(out, label, "flow decode", &s[S_CSDEC_FLOW], &s[S_OCSD_FLOW], cf->bytes, cf->insns);
+			row(out, label, "packets only", &s[S_CSDEC_PKT], &s[S_OCSD_PKT], cp->bytes, 0);
+			row(out, label, "flow, per-insn records", &s[S_CSDEC_INSN], NULL, cf->bytes, s[S_CSDEC_INSN].r[0].insns);
+			row(out, label, "`csdec decode --insn --format jsonl`", &s[S_TOOL_JSONL], NULL, cf->bytes,
+			    s[S_CSDEC_INSN].r[0].insns);
+		}
+		fprintf(stderr, "%s: instructions csdec %" PRIu64 " / OpenCSD %" PRIu64 "; packets csdec %" PRIu64
+				" / OpenCSD %" PRIu64 "; csdec errors %" PRIu64 "\n",
+			names[in], cf->insns, of->insns, cp->items, op->items, cf->errors);
+	}
+	if (mdf)
+		fclose(mdf);
+	return 0;
+}

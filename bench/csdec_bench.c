@@ -1,0 +1,205 @@
+/*
+ * csdec_bench.c - libcsdec's side of `make bench`: decode every ETMv3 / PTM
+ * source of a snapshot in one pass over each trace buffer, as an
+ * application would, and count what comes out without printing it.
+ *
+ *   csdec_bench flow DIR        instruction-flow decode, range records
+ *   csdec_bench flow-insn DIR   instruction-flow decode, one record per instruction
+ *   csdec_bench packets DIR     frame demultiplexer and packet decoders only
+ *
+ * Prints one RESULT line (bench_common.h).
+ */
+#include "bench_common.h"
+
+#define MAX_ID 0x70
+
+enum mode { MODE_FLOW, MODE_FLOW_INSN, MODE_PACKETS };
+
+struct slot {
+	csd_flow_decoder *flow;
+	csd_etm3_pkt_decoder *etm3;
+	csd_ptm_pkt_decoder *ptm;
+	csd_image *image;
+};
+
+static struct bench_result res;
+
+static void drain(struct slot *s)
+{
+	if (s->flow) {
+		struct csd_record r;
+		while (csd_flow_next(s->flow, &r) == 0) {
+			res.items++;
+			if (r.type == CSD_REC_RANGE)
+				res.insns += r.count;
+			else if (r.type == CSD_REC_INSN)
+				res.insns++;
+			else if (r.type == CSD_REC_ERROR)
+				res.errors++;
+		}
+	} else if (s->etm3) {
+		struct csd_packet p;
+		while (csd_etm3_pkt_next(s->etm3, &p) == 0) {
+			res.items++;
+			res.errors += p.type == CSD_PKT_ERROR;
+		}
+	} else {
+		struct csd_packet p;
+		while (csd_ptm_pkt_next(s->ptm, &p) == 0) {
+			res.items++;
+			res.errors += p.type == CSD_PKT_ERROR;
+		}
+	}
+}
+
+static int feed(struct slot *s, const struct csd_bytes *b)
+{
+	if (s->flow)
+		return csd_flow_feed(s->flow, b);
+	return s->etm3 ? csd_etm3_pkt_feed(s->etm3, b) : csd_ptm_pkt_feed(s->ptm, b);
+}
+
+static void finish(struct slot *s)
+{
+	if (s->flow)
+		csd_flow_finish(s->flow);
+	else if (s->etm3)
+		csd_etm3_pkt_finish(s->etm3);
+	else
+		csd_ptm_pkt_finish(s->ptm);
+}
+
+static void drain_frames(csd_frame_decoder *fd, struct slot **by_id)
+{
+	struct csd_frame_out fo;
+	while (csd_frame_next(fd, &fo) == 0) {
+		if (fo.event != CSD_FRAME_DATA) {
+			res.errors += fo.event == CSD_FRAME_ERROR;
+			continue;
+		}
+		struct slot *s = fo.bytes.id < MAX_ID ? by_id[fo.bytes.id] : NULL;
+		if (s && feed(s, &fo.bytes) == 0)
+			drain(s);
+	}
+}
+
+static uint64_t image_bytes(const csd_image *img)
+{
+	uint64_t total = 0;
+	for (size_t i = 0; i < csd_image_num_sections(img); i++) {
+		uint64_t addr, size;
+		const uint8_t *data;
+		if (csd_image_section(img, i, &addr, &size, &data) == 0)
+			total += size;
+	}
+	return total;
+}
+
+static void decode_buffer(const csd_snapshot *snap, size_t b, enum mode mode, uint8_t *chunk)
+{
+	const struct csd_snapshot_buffer *buf = csd_snapshot_buffer(snap, b);
+	struct slot slots[MAX_ID];
+	struct slot *by_id[MAX_ID];
+	size_t nslots = 0;
+	uint8_t raw_id = 0;
+	uint64_t held = 0;
+
+	memset(by_id, 0, sizeof(by_id));
+	for (size_t i = 0; i < csd_snapshot_num_sources(snap); i++) {
+		const struct csd_snapshot_source *src = csd_snapshot_source(snap, i);
+		if (!bench_source_wanted(src, b) || by_id[src->config.trace_id])
+			continue;
+		struct slot *s = &slots[nslots++];
+		memset(s, 0, sizeof(*s));
+		if (mode == MODE_PACKETS) {
+			if (src->config.protocol == CSD_PROTO_ETM3)
+				s->etm3 = csd_etm3_pkt_new(&src->config);
+			else
+				s->ptm = csd_ptm_pkt_new(&src->config);
+		} else {
+			/* One image per source, as the csdec tool does. */
+			s->image = csd_image_new();
+			if (!s->image || csd_snapshot_load_image(snap, src->core_name, s->image) < 0) {
+				fprintf(stderr, "%s: cannot load the memory image\n", src->name);
+				exit(2);
+			}
+			held += image_bytes(s->image);
+			struct csd_flow_config fc;
+			memset(&fc, 0, sizeof(fc));
+			fc.size = sizeof(fc);
+			fc.trace = src->config;
+			fc.image = s->image;
+			fc.flags = mode == MODE_FLOW_INSN ? CSD_FLOW_INSN : 0;
+			s->flow = csd_flow_new(&fc);
+		}
+		if (!s->flow && !s->etm3 && !s->ptm) {
+			fprintf(stderr, "%s: cannot create a decoder\n", src->name);
+			exit(2);
+		}
+		by_id[src->config.trace_id] = s;
+		raw_id = src->config.trace_id;
+	}
+	if (nslots == 0)
+		return;
+	if (held > res.image_bytes)
+		res.image_bytes = held; /* buffers are decoded one after another */
+
+	struct csd_frame_config frc = { .size = sizeof(frc), .format = buf->frame_format, .raw_id = raw_id };
+	csd_frame_decoder *fd = csd_frame_new(&frc);
+	if (!fd) {
+		fprintf(stderr, "cannot create the frame decoder\n");
+		exit(2);
+	}
+	FILE *f = bench_open_buffer(buf);
+	double t0 = bench_now();
+	uint64_t off = 0;
+	size_t got;
+	while ((got = fread(chunk, 1, BENCH_READ_CHUNK, f)) > 0) {
+		csd_frame_feed(fd, chunk, got, off);
+		drain_frames(fd, by_id);
+		off += got;
+	}
+	csd_frame_finish(fd);
+	drain_frames(fd, by_id);
+	for (size_t i = 0; i < nslots; i++) {
+		finish(&slots[i]);
+		drain(&slots[i]);
+	}
+	res.seconds += bench_now() - t0;
+	res.bytes += off;
+	fclose(f);
+	csd_frame_free(fd);
+	for (size_t i = 0; i < nslots; i++) {
+		csd_flow_free(slots[i].flow);
+		csd_etm3_pkt_free(slots[i].etm3);
+		csd_ptm_pkt_free(slots[i].ptm);
+		csd_image_free(slots[i].image);
+	}
+}
+
+int main(int argc, char **argv)
+{
+	enum mode mode;
+	if (argc != 3) {
+		fprintf(stderr, "usage: csdec_bench flow|flow-insn|packets SNAPSHOT_DIR\n");
+		return 2;
+	}
+	if (strcmp(argv[1], "flow") == 0)
+		mode = MODE_FLOW;
+	else if (strcmp(argv[1], "flow-insn") == 0)
+		mode = MODE_FLOW_INSN;
+	else if (strcmp(argv[1], "packets") == 0)
+		mode = MODE_PACKETS;
+	else {
+		fprintf(stderr, "csdec_bench: unknown mode '%s'\n", argv[1]);
+		return 2;
+	}
+	csd_snapshot *snap = bench_open_snapshot(argv[2]);
+	uint8_t *chunk = bench_chunk_buffer();
+	for (size_t b = 0; b < csd_snapshot_num_buffers(snap); b++)
+		decode_buffer(snap, b, mode, chunk);
+	free(chunk);
+	csd_snapshot_free(snap);
+	bench_print_result("csdec", argv[1], &res);
+	return 0;
+}

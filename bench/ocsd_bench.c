@@ -1,0 +1,260 @@
+/*
+ * ocsd_bench.c - OpenCSD's side of `make bench` (Debian's libopencsd, C
+ * API), set up as fast and as fairly as its API allows:
+ *
+ *   - one decode tree per trace buffer holding every ETMv3 / PTM source of
+ *     it, so the buffer is read and deformatted once, as csdec does;
+ *   - full decoders (OCSD_CREATE_FLG_FULL_DECODER) whose code memory is the
+ *     snapshot's dumps, read into memory before the clock starts and given
+ *     as buffer accessors (no file reads while decoding);
+ *   - a generic-element callback that only adds up num_instr_range of
+ *     OCSD_GEN_TRC_ELEM_INSTR_RANGE elements.
+ *
+ *   ocsd_bench flow DIR      full decode
+ *   ocsd_bench packets DIR   packet processors only (OCSD_CREATE_FLG_PACKET_PROC),
+ *                            a packet sink that only counts
+ *
+ * Prints one RESULT line (bench_common.h).
+ */
+#include <strings.h>
+
+#include <opencsd/c_api/opencsd_c_api.h>
+
+#include "bench_common.h"
+
+#define MAX_DUMPS 64
+
+static struct bench_result res;
+
+/* Dumps loaded into memory, each given to the tree once. */
+struct loaded_dump {
+	const struct csd_snapshot_dump *dump;
+	uint8_t *data;
+	uint32_t len;
+};
+static struct loaded_dump dumps[MAX_DUMPS];
+static size_t ndumps;
+
+static ocsd_datapath_resp_t elem_cb(const void *ctx, const ocsd_trc_index_t index, const uint8_t chan_id,
+				    const ocsd_generic_trace_elem *e)
+{
+	(void)ctx;
+	(void)index;
+	(void)chan_id;
+	res.items++;
+	if (e->elem_type == OCSD_GEN_TRC_ELEM_INSTR_RANGE)
+		res.insns += e->num_instr_range;
+	return OCSD_RESP_CONT;
+}
+
+static ocsd_datapath_resp_t packet_cb(const void *ctx, const ocsd_datapath_op_t op, const ocsd_trc_index_t index,
+				      const void *pkt)
+{
+	(void)ctx;
+	(void)index;
+	(void)pkt;
+	if (op == OCSD_OP_DATA)
+		res.items++;
+	return OCSD_RESP_CONT;
+}
+
+static int same_dump(const struct csd_snapshot_dump *a, const struct csd_snapshot_dump *b)
+{
+	return a->address == b->address && a->offset == b->offset && a->length == b->length &&
+	       strcmp(a->path, b->path) == 0;
+}
+
+/* Read dump d into memory and give it to the tree, unless an identical
+ * dump (other cores of the same system) was given already. */
+static void add_dump(dcd_tree_handle_t tree, const struct csd_snapshot_dump *d)
+{
+	for (size_t i = 0; i < ndumps; i++)
+		if (same_dump(dumps[i].dump, d))
+			return;
+	if (ndumps == MAX_DUMPS) {
+		fprintf(stderr, "too many memory dumps\n");
+		exit(2);
+	}
+	FILE *f = fopen(d->path, "rb");
+	if (!f || fseek(f, 0, SEEK_END) != 0) {
+		fprintf(stderr, "%s: cannot read\n", d->path);
+		exit(2);
+	}
+	long size = ftell(f);
+	if (size < 0 || (uint64_t)size <= d->offset) {
+		fprintf(stderr, "%s: shorter than its dump offset\n", d->path);
+		exit(2);
+	}
+	uint64_t len = d->length ? d->length : (uint64_t)size - d->offset;
+	if (len > (uint64_t)size - d->offset)
+		len = (uint64_t)size - d->offset;
+	if (len > UINT32_MAX) {
+		fprintf(stderr, "%s: dump too large\n", d->path);
+		exit(2);
+	}
+	uint8_t *data = malloc(len);
+	if (!data || fseek(f, (long)d->offset, SEEK_SET) != 0 || fread(data, 1, len, f) != len) {
+		fprintf(stderr, "%s: cannot read\n", d->path);
+		exit(2);
+	}
+	fclose(f);
+	if (ocsd_dt_add_buffer_mem_acc(tree, d->address, OCSD_MEM_SPACE_ANY, data, (uint32_t)len) != OCSD_OK) {
+		/* overlapping dumps of different cores: OpenCSD keeps the first */
+		fprintf(stderr, "%s: OpenCSD refused the dump at 0x%" PRIx64 "\n", d->path, d->address);
+		free(data);
+		return;
+	}
+	dumps[ndumps].dump = d;
+	dumps[ndumps].data = data;
+	dumps[ndumps].len = (uint32_t)len;
+	ndumps++;
+}
+
+static int add_source(dcd_tree_handle_t tree, const struct csd_trace_config *cfg, int full)
+{
+	const uint32_t flags = full ? OCSD_CREATE_FLG_FULL_DECODER : OCSD_CREATE_FLG_PACKET_PROC;
+	unsigned char csid = 0;
+	ocsd_err_t err;
+	if (cfg->protocol == CSD_PROTO_ETM3) {
+		ocsd_etmv3_cfg c;
+		memset(&c, 0, sizeof(c));
+		c.reg_idr = cfg->etmidr;
+		c.reg_ctrl = cfg->etmcr;
+		c.reg_ccer = cfg->etmccer;
+		c.reg_trc_id = cfg->trace_id;
+		c.arch_ver = ARCH_V7;
+		c.core_prof = cfg->core_profile == CSD_CORE_M ? profile_CortexM
+			    : cfg->core_profile == CSD_CORE_R ? profile_CortexR : profile_CortexA;
+		err = ocsd_dt_create_decoder(tree, OCSD_BUILTIN_DCD_ETMV3, (int)flags, &c, &csid);
+	} else {
+		ocsd_ptm_cfg c;
+		memset(&c, 0, sizeof(c));
+		c.reg_idr = cfg->etmidr;
+		c.reg_ctrl = cfg->etmcr;
+		c.reg_ccer = cfg->etmccer;
+		c.reg_trc_id = cfg->trace_id;
+		c.arch_ver = ARCH_V7;
+		c.core_prof = cfg->core_profile == CSD_CORE_R ? profile_CortexR : profile_CortexA;
+		err = ocsd_dt_create_decoder(tree, OCSD_BUILTIN_DCD_PTM, (int)flags, &c, &csid);
+	}
+	if (err != OCSD_OK)
+		return -1;
+	if (!full && ocsd_dt_attach_packet_callback(tree, csid, OCSD_C_API_CB_PKT_SINK, packet_cb, NULL) != OCSD_OK)
+		return -1;
+	return 0;
+}
+
+static void decode_buffer(const csd_snapshot *snap, size_t b, int full, uint8_t *chunk)
+{
+	const struct csd_snapshot_buffer *buf = csd_snapshot_buffer(snap, b);
+	ocsd_dcd_tree_src_t tree_src = buf->frame_format == CSD_FRAME_RAW ? OCSD_TRC_SRC_SINGLE
+									  : OCSD_TRC_SRC_FRAME_FORMATTED;
+	uint32_t frm_flags = buf->frame_format == CSD_FRAME_ALIGNED ? OCSD_DFRMTR_FRAME_MEM_ALIGN
+			   : buf->frame_format == CSD_FRAME_PORT ? (OCSD_DFRMTR_HAS_FSYNCS | OCSD_DFRMTR_HAS_HSYNCS)
+			   : 0;
+	dcd_tree_handle_t tree = ocsd_create_dcd_tree(tree_src, frm_flags);
+	if (!tree) {
+		fprintf(stderr, "OpenCSD: cannot create a decode tree\n");
+		exit(2);
+	}
+	int nsrc = 0;
+	uint8_t seen[0x70] = { 0 };
+	for (size_t i = 0; i < csd_snapshot_num_sources(snap); i++) {
+		const struct csd_snapshot_source *src = csd_snapshot_source(snap, i);
+		if (!bench_source_wanted(src, b) || seen[src->config.trace_id])
+			continue;
+		seen[src->config.trace_id] = 1;
+		if (add_source(tree, &src->config, full) < 0) {
+			fprintf(stderr, "OpenCSD refused source %s\n", src->name);
+			exit(2);
+		}
+		nsrc++;
+		if (!full)
+			continue;
+		for (size_t k = 0; k < csd_snapshot_num_dumps(snap); k++) {
+			const struct csd_snapshot_dump *d = csd_snapshot_dump(snap, k);
+			if (!src->core_name || strcasecmp(d->device, src->core_name) == 0)
+				add_dump(tree, d);
+		}
+	}
+	if (nsrc == 0) {
+		ocsd_destroy_dcd_tree(tree);
+		return;
+	}
+	/* after the decoders: OpenCSD attaches the callback to those that exist */
+	if (full && ocsd_dt_set_gen_elem_outfn(tree, elem_cb, NULL) != OCSD_OK) {
+		fprintf(stderr, "OpenCSD: cannot set the element callback\n");
+		exit(2);
+	}
+	uint64_t held = 0;
+	for (size_t i = 0; i < ndumps; i++)
+		held += dumps[i].len;
+	if (held > res.image_bytes)
+		res.image_bytes = held; /* buffers are decoded one after another */
+	FILE *f = bench_open_buffer(buf);
+	double t0 = bench_now();
+	uint64_t index = 0;
+	size_t got;
+	int fatal = 0;
+	while (!fatal && (got = fread(chunk, 1, BENCH_READ_CHUNK, f)) > 0) {
+		size_t done = 0;
+		int stalls = 0;
+		while (done < got) {
+			uint32_t used = 0;
+			ocsd_datapath_resp_t r = ocsd_dt_process_data(tree, OCSD_OP_DATA, index + done,
+								      (uint32_t)(got - done), chunk + done, &used);
+			done += used;
+			if (OCSD_DATA_RESP_IS_FATAL(r)) {
+				char msg[256] = "";
+				ocsd_trc_index_t at = 0;
+				uint8_t chan = 0;
+				ocsd_get_last_err(&at, &chan, msg, sizeof(msg));
+				fprintf(stderr, "OpenCSD: fatal at index %" PRIu64 " (ID 0x%x): %s\n", (uint64_t)at, chan, msg);
+				fatal = 1;
+				res.errors++;
+				break;
+			}
+			if (OCSD_DATA_RESP_IS_WAIT(r))
+				ocsd_dt_process_data(tree, OCSD_OP_FLUSH, 0, 0, NULL, NULL);
+			if (used == 0 && ++stalls > 100) { /* our callbacks never wait: stuck */
+				fatal = 1;
+				res.errors++;
+				break;
+			}
+		}
+		index += got;
+	}
+	ocsd_dt_process_data(tree, OCSD_OP_EOT, 0, 0, NULL, NULL);
+	res.seconds += bench_now() - t0;
+	res.bytes += index;
+	fclose(f);
+	ocsd_destroy_dcd_tree(tree);
+	for (size_t i = 0; i < ndumps; i++)
+		free(dumps[i].data);
+	ndumps = 0;
+}
+
+int main(int argc, char **argv)
+{
+	int full;
+	if (argc != 3) {
+		fprintf(stderr, "usage: ocsd_bench flow|packets SNAPSHOT_DIR\n");
+		return 2;
+	}
+	if (strcmp(argv[1], "flow") == 0)
+		full = 1;
+	else if (strcmp(argv[1], "packets") == 0)
+		full = 0;
+	else {
+		fprintf(stderr, "ocsd_bench: unknown mode '%s'\n", argv[1]);
+		return 2;
+	}
+	csd_snapshot *snap = bench_open_snapshot(argv[2]);
+	uint8_t *chunk = bench_chunk_buffer();
+	for (size_t b = 0; b < csd_snapshot_num_buffers(snap); b++)
+		decode_buffer(snap, b, full, chunk);
+	free(chunk);
+	csd_snapshot_free(snap);
+	bench_print_result("opencsd", argv[1], &res);
+	return 0;
+}
