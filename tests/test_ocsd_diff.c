@@ -1063,6 +1063,7 @@ static size_t diff_shared_snapshots(const char *root, struct grand *g)
 			n++;
 	}
 	closedir(d);
+	CHECK(n < sizeof(names) / sizeof(names[0])); /* else some snapshots went unchecked */
 	qsort(names, n, sizeof(names[0]), cmp_names);
 	for (size_t k = 0; k < n; k++) {
 		char dir[2048];
