@@ -72,10 +72,10 @@ $(B)/csdec: $(TOOL_SRC) $(wildcard tools/*.h) $(B)/libcsdec.a
 -include $(wildcard tests/*.mk)
 -include $(wildcard bench/*.mk)
 -include $(wildcard fuzz/*.mk)
-$(B)/tests/%: tests/%.c tests/check.h $(LIB_OBJ)
+$(B)/tests/%: tests/%.c $(wildcard tests/*.h) $(LIB_OBJ)
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) -Isrc $(CFLAGS) -o $@ $< $(LIB_OBJ) $(TEST_LDLIBS_$*)
-$(B)/tests-san/%: tests/%.c tests/check.h $(SAN_OBJ)
+$(B)/tests-san/%: tests/%.c $(wildcard tests/*.h) $(SAN_OBJ)
 	@mkdir -p $(dir $@)
 	$(SAN_CC) $(CPPFLAGS) -Isrc $(CFLAGS) $(SAN) -o $@ $< $(SAN_OBJ) $(TEST_LDLIBS_$*)
 

@@ -21,6 +21,7 @@
 void csdi_etm3_flow_init(csd_flow_decoder *dec)
 {
 	dec->wp_flags = 0;
+	dec->open_cond = CSD_COND_PASS;
 	dec->u.etm3.data_only = (dec->cfg.trace.etmcr >> 20) & 1;
 }
 
@@ -161,6 +162,8 @@ static void do_pheader(csd_flow_decoder *dec, const struct csd_packet *p)
 	int ca = cycle_accurate(dec);
 	if (!dec->synced)
 		return;
+	if (a->num)
+		s->await_gap = 0;
 	if (ca && a->format != 1)
 		s->pending_w += a->w;
 	for (unsigned i = 0; i < a->num; i++) {
@@ -260,11 +263,19 @@ static void do_isync(csd_flow_decoder *dec, const struct csd_packet *p)
 	int changed = first;
 	if (p->flags & CSD_PKTF_DATA_ONLY)
 		return;
+	s->await_gap = 0;
 	if (p->flags & CSD_PKTF_CYCLE_COUNT) {
-		/* Cycles since the last P-header: the gap while trace was off. */
+		/* Cycles since the last P-header: the gap while trace was off,
+		 * plus the W atoms after the last instruction (DS-5's count). */
 		struct csd_record *r = csdi_flow_push(dec, CSD_REC_CYCLE_COUNT, p->offset);
-		r->cycles = p->cycle_count;
+		r->cycles = p->cycle_count + s->pending_w;
 		r->flags |= CSD_RECF_CYCLES;
+		s->pending_w = 0;
+	} else if (p->reason != CSD_REASON_PERIODIC && cycle_accurate(dec)) {
+		/* IHI 0014 7.10.5: the gap's count may come in a cycle count
+		 * packet before the next non-periodic I-sync. */
+		s->await_gap = 1;
+		s->gap_w = s->pending_w;
 		s->pending_w = 0;
 	}
 	uint32_t target = (p->flags & CSD_PKTF_LSIP) ? p->data_insn_addr : p->addr;
@@ -330,8 +341,18 @@ void csdi_etm3_flow_step(csd_flow_decoder *dec)
 		do_pheader(dec, p);
 		break;
 	case CSD_PKT_CYCLE_COUNT:
-		if (dec->synced)
+		if (!dec->synced)
+			break;
+		if (dec->u.etm3.await_gap) {
+			/* The count that belongs to the last I-sync. */
+			r = csdi_flow_push(dec, CSD_REC_CYCLE_COUNT, p->offset);
+			r->cycles = p->cycle_count + dec->u.etm3.gap_w;
+			r->flags |= CSD_RECF_CYCLES;
+			dec->u.etm3.await_gap = 0;
+		} else {
+			/* Elsewhere it is a run of W atoms (IHI 0014 table 7.3). */
 			dec->u.etm3.pending_w += p->cycle_count;
+		}
 		break;
 	case CSD_PKT_BRANCH:
 		do_branch(dec, p);

@@ -151,7 +151,7 @@ void csdi_flow_close_range(csd_flow_decoder *dec, uint8_t cond, uint32_t flags)
 void csdi_flow_flush(csd_flow_decoder *dec)
 {
 	/* A range always precedes the lost stretch that follows it. */
-	csdi_flow_close_range(dec, CSD_COND_UNKNOWN, 0);
+	csdi_flow_close_range(dec, dec->open_cond, 0);
 	emit_lost(dec);
 }
 
@@ -170,7 +170,7 @@ void csdi_flow_range_add(csd_flow_decoder *dec, uint32_t start, uint32_t last, u
 	if (dec->lost.active)
 		emit_lost(dec);
 	if (o->active && (o->end != start || o->isa != dec->isa))
-		csdi_flow_close_range(dec, CSD_COND_UNKNOWN, 0);
+		csdi_flow_close_range(dec, dec->open_cond, 0);
 	if (!o->active) {
 		memset(o, 0, sizeof(*o));
 		o->active = 1;
@@ -187,7 +187,7 @@ void csdi_flow_lose(csd_flow_decoder *dec, int addr_known, uint32_t addr, uint32
 		    int has_cycles, uint64_t offset)
 {
 	struct csdi_lost *l = &dec->lost;
-	csdi_flow_close_range(dec, CSD_COND_UNKNOWN, 0);
+	csdi_flow_close_range(dec, dec->open_cond, 0);
 	if (!l->active) {
 		memset(l, 0, sizeof(*l));
 		l->active = 1;

@@ -89,6 +89,9 @@ struct csdi_etm3_state {
 	uint32_t blk_start, cur;
 	unsigned blk_idx;
 	int data_only;
+	int await_gap;            /* a non-periodic I-sync without a cycle count: the gap's
+				   cycle count packet may follow */
+	uint64_t gap_w;           /* W atoms before that I-sync */
 };
 
 struct csd_flow_decoder {
@@ -114,6 +117,10 @@ struct csd_flow_decoder {
 	uint32_t wp_flags;        /* csdi_insn flags that make a waypoint */
 
 	struct csdi_open_range open;
+	/* Result of the last instruction of a range closed by something other
+	 * than its own atom: ETMv3 closes ranges at failed instructions, so
+	 * an open range passed; under PTM it is not known. */
+	uint8_t open_cond;
 	struct csdi_lost lost;
 
 	/* Queue: qlen records from qhead; the first qready may be delivered

@@ -259,6 +259,9 @@ static void isync(struct csdi_gen *g, uint32_t addr, uint8_t isa, unsigned reaso
 	emit(g, &p);
 	g->tracing = 1;
 	g->nonwp = 0;
+	/* Start the return stack afresh, so a decoder that begins at this
+	 * I-sync never needs an entry pushed before it. */
+	g->rs_n = 0;
 }
 
 static void branch_packet(struct csdi_gen *g, uint32_t addr, uint8_t isa, unsigned exception)

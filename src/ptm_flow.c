@@ -25,6 +25,7 @@ enum walk_kind {
 void csdi_ptm_flow_init(csd_flow_decoder *dec)
 {
 	dec->wp_flags = CSDI_INSNF_ISB;
+	dec->open_cond = CSD_COND_UNKNOWN;
 	if (dec->cfg.trace.etmccer & (1u << 24))
 		dec->wp_flags |= CSDI_INSNF_DMB_DSB;
 	dec->u.ptm.rstack_on = (dec->cfg.trace.etmcr >> 29) & 1;

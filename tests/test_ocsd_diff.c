@@ -498,20 +498,8 @@ static void report(const struct compare *c, struct result *res, struct totals *t
 /* Instruction hunks. */
 static const char *classify_hunk(const struct compare *c, const struct hunk *h)
 {
-	/* Section "PTM return stack across an I-sync" (csdec bug): csdec
-	 * followed an E atom on an indirect branch with a return-stack entry
-	 * pushed before an I-sync; OpenCSD empties its stack at every I-sync,
-	 * finds it empty, drops that range, reports OCSD_ERR_RET_STACK_OVERFLOW
-	 * and gives up on the rest of the buffer: csdec alone has that range
-	 * (ending in the branch csdec took from the return stack) and every
-	 * later instruction. */
-	const struct seq *a = &c->a.seq;
-	if (c->src->config.protocol == CSD_PROTO_PTM && (c->src->config.etmcr & (1u << 29)) && c->od->fatal &&
-	    c->od->fatal_err == OCSD_ERR_RET_STACK_OVERFLOW && h->bn == 0 && h->bi == c->b.seq.n &&
-	    h->ai + h->an == a->n && h->an > 0 && c->fr->rec[a->owner[h->ai]].type == CSD_REC_RANGE &&
-	    (c->fr->rec[a->owner[h->ai]].flags & CSD_RECF_RETURN_STACK) &&
-	    (h->ai == 0 || a->owner[h->ai - 1] != a->owner[h->ai]))
-		return "PTM return stack across an I-sync (csdec bug)";
+	(void)c;
+	(void)h;
 	return NULL;
 }
 
@@ -531,14 +519,6 @@ static int ptm_waypoint(const struct compare *c, uint32_t addr, int isa)
 /* Events at the same point that differ. */
 static const char *classify_event(const struct compare *c, const struct event *ea, const struct event *eb)
 {
-	/* Section "ETMv3 range closed early: condition unknown" (csdec bug):
-	 * an ETMv3 atom states every instruction's condition, but a range that
-	 * another record (timestamp, cycle count, ...) or the end of the trace
-	 * closes says unknown. */
-	if (ea && eb && ea->kind == EV_COND && c->src->config.protocol == CSD_PROTO_ETM3 &&
-	    ea->v1 == CSD_COND_UNKNOWN && eb->v1 == CSD_COND_PASS &&
-	    (ea->owner + 1 == c->fr->n || c->fr->rec[ea->owner + 1].type != CSD_REC_RANGE))
-		return "ETMv3 range closed early: condition unknown (csdec bug)";
 	/* Section "Condition of a non-waypoint instruction": a PTM range that
 	 * ends at a waypoint update ends at an instruction whose condition
 	 * PFT never traces; csdec says unknown, OpenCSD says executed. */
@@ -721,7 +701,7 @@ static void compare_cycles(struct compare *c, struct result *res, struct totals 
 		int nacc_in_b = 0;
 		for (size_t e = sb[k].first; e < c->od->n && (sb[k].last == NONE || e <= sb[k].last); e++)
 			nacc_in_b |= c->od->el[e].type == OCSD_GEN_TRC_ELEM_ADDR_NACC && !c->od->el[e].has_cc;
-		uint64_t w = sb[k].w_gap + sb[k].w_untraced;
+		uint64_t w = sb[k].w_untraced;
 		int explained = sa[k].sum - sa[k].no_memory == sb[k].sum - w &&
 				(sa[k].no_memory == 0 || nacc_in_b) && (sa[k].no_memory || w);
 		size_t rec = sa[k].last != NONE ? sa[k].last : c->fr->n ? c->fr->n - 1 : NONE;
@@ -735,8 +715,6 @@ static void compare_cycles(struct compare *c, struct result *res, struct totals 
 		}
 		if (sa[k].no_memory)
 			report(c, res, tot, "cycles in inaccessible memory", what, rec, el);
-		if (sb[k].w_gap)
-			report(c, res, tot, "W atoms before a gap (csdec bug)", what, rec, el);
 		if (sb[k].w_untraced)
 			report(c, res, tot, "W atoms outside traced code", what, rec, el);
 	}
