@@ -39,7 +39,8 @@ size_t csdi_in_view(struct csdi_input *in, const uint8_t **p)
 	size_t take = CSDI_STAGE_MAX - in->stage_len;
 	if (take > avail)
 		take = avail;
-	memcpy(in->stage + in->stage_len, in->run.data + in->pos, take);
+	if (take) /* an empty run may have data == NULL */
+		memcpy(in->stage + in->stage_len, in->run.data + in->pos, take);
 	for (size_t i = 0; i < take; i++)
 		in->stage_off[in->stage_len + i] = run_offset(&in->run, in->pos + i);
 	in->view_len = in->stage_len + take;
@@ -168,7 +169,12 @@ int csdi_in_seek_async(struct csdi_input *in, struct csd_packet *pkt)
 		csdi_in_consume(in, n);
 	}
 	if (in->finished && (in->skipped || in->zeros)) {
-		in->skipped += in->zeros;
+		/* Trailing zeros are passed over too: they may be the whole
+		 * stretch, so they can set its offset. */
+		for (size_t z = 0; z < in->zeros && z < CSD_PKT_RAW_MAX; z++)
+			skip_byte(in, 0, in->zero_off + z);
+		if (in->zeros > CSD_PKT_RAW_MAX)
+			in->skipped += in->zeros - CSD_PKT_RAW_MAX;
 		in->zeros = 0;
 		nosync_packet(in, pkt);
 		return 1;
