@@ -1,0 +1,348 @@
+/*
+ * fuzz_flow.h - body of the flow-decoder harnesses (fuzz_etm3_flow.c,
+ * fuzz_ptm_flow.c).
+ *
+ * Input: the fuzz_common.h header, then header.code_words % 64 words of
+ * extra code (mapped at FUZZ_CODE_ADDR, through a buffer or, with
+ * FUZZ_MISC_CODE_CALLBACK, the image's read callback), then one source's
+ * trace bytes. The image also holds real compiler output for A32 at 0x8000
+ * and T32 at 0x9000 (fuzz_image.h) and, when CSD_SHARED is set, the TC2
+ * kernel dump at 0xC0008000, so seeds made from the TC2 capture decode.
+ *
+ * The trace is decoded twice: as ranges in one feed, and instruction by
+ * instruction (CSD_FLOW_INSN) in pieces chosen by the input. Checked
+ * without an oracle:
+ *   - return codes: 0 / CSD_EAGAIN while feeding, CSD_EEOS for good after
+ *     csd_flow_finish();
+ *   - every record's offset is the offset of an input byte;
+ *   - a range covers `count` whole instructions that are in the image,
+ *     from addr to end with the last at `last`; an instruction record's
+ *     size and opcode are those of the image bytes at its address;
+ *   - both decodes describe the same execution: the ranges, expanded
+ *     instruction by instruction through the image, give exactly the
+ *     instruction records' addresses, and all other records are equal;
+ *     the cycles add up to the same total;
+ *   - bounded work: the records stay under a fixed limit.
+ */
+#ifndef CSD_FUZZ_FLOW_H
+#define CSD_FUZZ_FLOW_H
+
+#include <stdio.h>
+
+#include "fuzz_common.h"
+#include "fuzz_image.h"
+
+#define FUZZ_CODE_ADDR 0xA000u
+#define FUZZ_KERNEL_ADDR 0xC0008000u
+/* A walk may legitimately cover CSDI_WALK_MAX_BLOCKS blocks of 64
+ * instructions for one atom; more records than this for one input means
+ * the decoder is not making progress. */
+#define FUZZ_FLOW_MAX_RECORDS (1u << 23)
+
+/* The TC2 kernel dump, read once; NULL when CSD_SHARED is not set. */
+static const uint8_t *fuzz_kernel;
+static size_t fuzz_kernel_size;
+
+static void fuzz_flow_load_kernel(void)
+{
+	static int tried;
+	if (tried)
+		return;
+	tried = 1;
+	const char *shared = getenv("CSD_SHARED");
+	if (!shared || !*shared)
+		return;
+	char path[4096];
+	snprintf(path, sizeof(path), "%s/traces/TC2/kernel_dump.bin", shared);
+	FILE *f = fopen(path, "rb");
+	if (!f)
+		return;
+	static uint8_t buf[1u << 20];
+	size_t n = fread(buf, 1, sizeof(buf), f);
+	fclose(f);
+	fuzz_kernel = buf;
+	fuzz_kernel_size = n;
+}
+
+struct fuzz_code {
+	const uint8_t *bytes;
+	size_t size;
+};
+
+/* Image callback serving the extra code. */
+static size_t fuzz_flow_read(void *ctx, uint64_t addr, uint8_t *buf, size_t size)
+{
+	const struct fuzz_code *c = ctx;
+	if (addr < FUZZ_CODE_ADDR || addr - FUZZ_CODE_ADDR >= c->size)
+		return 0;
+	size_t k = (size_t)(addr - FUZZ_CODE_ADDR);
+	size_t n = c->size - k < size ? c->size - k : size;
+	memcpy(buf, c->bytes + k, n);
+	return n;
+}
+
+static csd_image *fuzz_flow_image(const struct fuzz_code *code, int callback)
+{
+	csd_image *img = csd_image_new();
+	FUZZ_CHECK(img != NULL);
+	FUZZ_CHECK(csd_image_add_buffer(img, FUZZ_IMAGE_A32_ADDR, fuzz_image_a32, sizeof(fuzz_image_a32), 0) == 0);
+	FUZZ_CHECK(csd_image_add_buffer(img, FUZZ_IMAGE_T32_ADDR, fuzz_image_t32, sizeof(fuzz_image_t32), 0) == 0);
+	if (fuzz_kernel)
+		FUZZ_CHECK(csd_image_add_buffer(img, FUZZ_KERNEL_ADDR, fuzz_kernel, fuzz_kernel_size, 0) == 0);
+	if (code->size && callback)
+		FUZZ_CHECK(csd_image_set_callback(img, fuzz_flow_read, (void *)code) == 0);
+	else if (code->size)
+		FUZZ_CHECK(csd_image_add_buffer(img, FUZZ_CODE_ADDR, code->bytes, code->size, 0) == 0);
+	return img;
+}
+
+struct fuzz_rec_list {
+	struct csd_record *r;
+	size_t n, cap;
+};
+
+static void fuzz_flow_push(struct fuzz_rec_list *l, const struct csd_record *r)
+{
+	l->r = fuzz_grow(l->r, &l->cap, l->n + 1, sizeof(*l->r));
+	l->r[l->n++] = *r;
+	FUZZ_CHECK(l->n <= FUZZ_FLOW_MAX_RECORDS);
+}
+
+/* Size of the instruction at addr as the image bytes say (0: unreadable). */
+static unsigned fuzz_insn_size(csd_image *img, uint64_t addr, uint8_t isa, uint32_t *opcode)
+{
+	uint8_t b[4];
+	int got = csd_image_read(img, addr, b, sizeof(b));
+	if (isa == CSD_ISA_ARM) {
+		if (got < 4)
+			return 0;
+		*opcode = fuzz_le32(b);
+		return 4;
+	}
+	if (got < 2)
+		return 0;
+	uint32_t hw1 = (uint32_t)b[0] | (uint32_t)b[1] << 8;
+	if ((hw1 >> 11) < 0x1D) {
+		*opcode = hw1;
+		return 2;
+	}
+	if (got < 4)
+		return 0;
+	*opcode = hw1 << 16 | (uint32_t)b[2] | (uint32_t)b[3] << 8;
+	return 4;
+}
+
+static void fuzz_flow_check(const struct fuzz_stream *st, csd_image *img, const struct csd_record *r)
+{
+	uint32_t op;
+	FUZZ_CHECK(r->type >= CSD_REC_RANGE && r->type < CSD_REC_TYPE_COUNT);
+	FUZZ_CHECK(fuzz_stream_index(st, r->offset) >= 0);
+	FUZZ_CHECK(r->cond <= CSD_COND_FAIL && r->isa <= CSD_ISA_JAZELLE && r->reason <= CSD_REASON_DEBUG_EXIT);
+	FUZZ_CHECK(r->type != CSD_REC_ERROR || r->error != NULL);
+	if (r->type == CSD_REC_RANGE) {
+		FUZZ_CHECK(r->isa == CSD_ISA_ARM || r->isa == CSD_ISA_THUMB || r->isa == CSD_ISA_THUMBEE);
+		FUZZ_CHECK(r->count >= 1 && r->addr <= r->last && r->last < r->end);
+		unsigned last_size = fuzz_insn_size(img, r->last, r->isa, &op);
+		FUZZ_CHECK(last_size != 0 && r->last + last_size == r->end);
+		unsigned unit = r->isa == CSD_ISA_ARM ? 4 : 2;
+		FUZZ_CHECK(r->end - r->addr >= (uint64_t)unit * r->count && r->end - r->addr <= 4ull * r->count);
+	}
+	if (r->type == CSD_REC_INSN) {
+		FUZZ_CHECK(r->isa == CSD_ISA_ARM || r->isa == CSD_ISA_THUMB || r->isa == CSD_ISA_THUMBEE);
+		unsigned size = fuzz_insn_size(img, r->addr, r->isa, &op);
+		FUZZ_CHECK(size != 0 && size == r->size && op == r->opcode);
+	}
+}
+
+/* Decode the trace with pieces from `sp`; records appended to out. */
+static void fuzz_flow_decode(const struct csd_flow_config *cfg, const struct fuzz_stream *st, struct fuzz_split *sp,
+			     struct fuzz_rec_list *out)
+{
+	csd_flow_decoder *dec = csd_flow_new(cfg);
+	if (!dec)
+		return;
+	struct csd_record rec;
+	size_t pos = 0;
+	unsigned empty = 0;
+	int rc;
+	while (pos < st->size) {
+		size_t n = fuzz_split_next(sp, st->size - pos);
+		if (n == 0 && ++empty > 64)
+			n = 1;
+		struct csd_bytes b = fuzz_stream_run(st, pos, n);
+		FUZZ_CHECK(csd_flow_feed(dec, &b) == CSD_OK);
+		pos += n;
+		while ((rc = csd_flow_next(dec, &rec)) == CSD_OK) {
+			fuzz_flow_check(st, cfg->image, &rec);
+			fuzz_flow_push(out, &rec);
+		}
+		FUZZ_CHECK(rc == CSD_EAGAIN);
+	}
+	FUZZ_CHECK(csd_flow_finish(dec) == CSD_OK);
+	while ((rc = csd_flow_next(dec, &rec)) == CSD_OK) {
+		fuzz_flow_check(st, cfg->image, &rec);
+		fuzz_flow_push(out, &rec);
+	}
+	FUZZ_CHECK(rc == CSD_EEOS);
+	FUZZ_CHECK(csd_flow_next(dec, &rec) == CSD_EEOS);
+	struct csd_packet last;
+	rc = csd_flow_last_packet(dec, &last);
+	FUZZ_CHECK(rc == CSD_OK || rc == CSD_ENOENT);
+	FUZZ_CHECK(rc != CSD_OK || fuzz_stream_index(st, last.offset) >= 0);
+	csd_flow_free(dec);
+}
+
+static int fuzz_rec_same(const struct csd_record *a, const struct csd_record *b)
+{
+	return a->type == b->type && a->flags == b->flags && a->offset == b->offset && a->addr == b->addr &&
+	       a->end == b->end && a->last == b->last && a->target == b->target && a->cycles == b->cycles &&
+	       a->timestamp == b->timestamp && a->count == b->count && a->size == b->size &&
+	       a->opcode == b->opcode && a->context_id == b->context_id && a->exception == b->exception &&
+	       a->isa == b->isa && a->cond == b->cond && a->reason == b->reason && a->vmid == b->vmid &&
+	       a->id == b->id &&
+	       (a->error == b->error || (a->error && b->error && strcmp(a->error, b->error) == 0));
+}
+
+static void fuzz_flow_print(const char *what, size_t i, const struct csd_record *r)
+{
+	fprintf(stderr, "%s record %zu: %s offset 0x%llx addr 0x%llx end 0x%llx last 0x%llx count %u size %u "
+		"flags 0x%x cond %u isa %u cycles %llu exc %u target 0x%llx%s%s\n", what, i, csd_rec_type_name((int)r->type),
+		(unsigned long long)r->offset, (unsigned long long)r->addr, (unsigned long long)r->end,
+		(unsigned long long)r->last, r->count, r->size, r->flags, r->cond, r->isa,
+		(unsigned long long)r->cycles, r->exception, (unsigned long long)r->target, r->error ? " " : "",
+		r->error ? r->error : "");
+}
+
+/* Say where the two decodes part before the check fails. */
+static void fuzz_flow_diverged(const struct fuzz_rec_list *a, size_t i, const struct fuzz_rec_list *b, size_t j)
+{
+	fprintf(stderr, "range and instruction decodes differ:\n");
+	for (size_t k = i > 3 ? i - 3 : 0; k < a->n && k <= i + 2; k++)
+		fuzz_flow_print(k == i ? "range*" : "range ", k, &a->r[k]);
+	for (size_t k = j > 6 ? j - 6 : 0; k < b->n && k <= j + 4; k++)
+		fuzz_flow_print(k == j ? "insn* " : "insn  ", k, &b->r[k]);
+}
+
+/*
+ * How strictly the two decodes are compared, from the environment variable
+ * CSD_FUZZ_FLOW_COMPARE:
+ *   strict (default)  as described at the top;
+ *   lenient           NO_MEMORY records are compared by their total atoms
+ *                     and cycles only (not by position), and inputs whose
+ *                     trace cancels an instruction (ETMv3 exception with
+ *                     the cancel bit) skip the instruction comparison:
+ *                     both are known differences between the modes
+ *                     (docs/FUZZING.md), and this keeps the fuzzer looking
+ *                     for new ones while they are open;
+ *   off               no comparison, only the per-record checks.
+ */
+enum { FUZZ_CMP_OFF, FUZZ_CMP_LENIENT, FUZZ_CMP_STRICT };
+
+static int fuzz_flow_compare_mode(void)
+{
+	const char *e = getenv("CSD_FUZZ_FLOW_COMPARE");
+	if (!e || !*e || strcmp(e, "strict") == 0)
+		return FUZZ_CMP_STRICT;
+	return strcmp(e, "lenient") == 0 ? FUZZ_CMP_LENIENT : FUZZ_CMP_OFF;
+}
+
+/* Ranges (list a) and instruction records (list b) describe the same
+ * instructions, and the other records are the same. */
+static void fuzz_flow_compare(csd_image *img, const struct fuzz_rec_list *a, const struct fuzz_rec_list *b)
+{
+	const int mode = fuzz_flow_compare_mode();
+	if (mode == FUZZ_CMP_OFF)
+		return;
+	uint64_t cyc_a = 0, cyc_b = 0, lost_a = 0, lost_b = 0;
+	for (size_t k = 0; k < a->n; k++) {
+		if (mode == FUZZ_CMP_LENIENT && a->r[k].type == CSD_REC_EXCEPTION && (a->r[k].flags & CSD_RECF_CANCELLED))
+			return;
+		if ((a->r[k].type == CSD_REC_RANGE || a->r[k].type == CSD_REC_NO_MEMORY) && (a->r[k].flags & CSD_RECF_CYCLES))
+			cyc_a += a->r[k].cycles;
+		if (a->r[k].type == CSD_REC_NO_MEMORY)
+			lost_a += a->r[k].count;
+	}
+	for (size_t k = 0; k < b->n; k++) {
+		if ((b->r[k].type == CSD_REC_INSN || b->r[k].type == CSD_REC_NO_MEMORY) && (b->r[k].flags & CSD_RECF_CYCLES))
+			cyc_b += b->r[k].cycles;
+		if (b->r[k].type == CSD_REC_NO_MEMORY)
+			lost_b += b->r[k].count;
+	}
+	FUZZ_CHECK(lost_a == lost_b);
+	FUZZ_CHECK(cyc_a == cyc_b);
+	const int skip_lost = mode == FUZZ_CMP_LENIENT;
+	size_t j = 0;
+	for (size_t i = 0; i < a->n; i++) {
+		const struct csd_record *r = &a->r[i];
+		if (skip_lost && r->type == CSD_REC_NO_MEMORY)
+			continue;
+		while (skip_lost && j < b->n && b->r[j].type == CSD_REC_NO_MEMORY)
+			j++;
+		if (r->type != CSD_REC_RANGE) {
+			if (j >= b->n || !fuzz_rec_same(r, &b->r[j]))
+				fuzz_flow_diverged(a, i, b, j);
+			FUZZ_CHECK(j < b->n && fuzz_rec_same(r, &b->r[j]));
+			j++;
+			continue;
+		}
+		uint64_t at = r->addr;
+		for (uint32_t k = 0; k < r->count; k++) {
+			uint32_t op;
+			unsigned size = fuzz_insn_size(img, at, r->isa, &op);
+			FUZZ_CHECK(size != 0);
+			while (skip_lost && j < b->n && b->r[j].type == CSD_REC_NO_MEMORY)
+				j++;
+			if (j >= b->n || b->r[j].type != CSD_REC_INSN || b->r[j].addr != at || b->r[j].isa != r->isa)
+				fuzz_flow_diverged(a, i, b, j);
+			FUZZ_CHECK(j < b->n && b->r[j].type == CSD_REC_INSN);
+			FUZZ_CHECK(b->r[j].addr == at && b->r[j].isa == r->isa);
+			if (k + 1 == r->count)
+				FUZZ_CHECK(at == r->last);
+			at += size;
+			j++;
+		}
+		FUZZ_CHECK(at == r->end);
+	}
+	while (skip_lost && j < b->n && b->r[j].type == CSD_REC_NO_MEMORY)
+		j++;
+	FUZZ_CHECK(j == b->n);
+}
+
+static int fuzz_flow_run(uint32_t protocol, const uint8_t *data, size_t size)
+{
+	struct fuzz_hdr h;
+	if (!fuzz_hdr_parse(data, size, &h))
+		return 0;
+	fuzz_flow_load_kernel();
+	struct fuzz_code code;
+	code.bytes = data + FUZZ_HDR_SIZE;
+	code.size = 4u * (h.code_words % 64u);
+	if (code.size > size - FUZZ_HDR_SIZE)
+		return 0;
+	struct fuzz_stream st;
+	if (!fuzz_stream_init(&st, code.bytes + code.size, size - FUZZ_HDR_SIZE - code.size,
+			      (h.misc & FUZZ_MISC_SPREAD) != 0))
+		return 0;
+	csd_image *img = fuzz_flow_image(&code, (h.misc & FUZZ_MISC_CODE_CALLBACK) != 0);
+	struct csd_flow_config fc;
+	memset(&fc, 0, sizeof(fc));
+	fc.size = sizeof(fc);
+	fc.trace = fuzz_hdr_config(&h, protocol);
+	fc.image = img;
+
+	struct fuzz_rec_list ranges = { NULL, 0, 0 }, insns = { NULL, 0, 0 };
+	struct fuzz_split sp;
+	fuzz_split_init(&sp, 0, 0);
+	fuzz_flow_decode(&fc, &st, &sp, &ranges);
+	fc.flags = CSD_FLOW_INSN;
+	fuzz_split_init(&sp, h.split_mode, h.split_seed);
+	fuzz_flow_decode(&fc, &st, &sp, &insns);
+	fuzz_flow_compare(img, &ranges, &insns);
+	free(ranges.r);
+	free(insns.r);
+	csd_image_free(img);
+	fuzz_stream_free(&st);
+	return 0;
+}
+
+#endif

@@ -1,0 +1,164 @@
+/*
+ * fuzz_frame.c - libFuzzer harness for the frame demultiplexer (csd_frame_*).
+ *
+ * Input: [0] format (mod 3: raw, aligned, port), [1] raw ID, [2] split
+ * mode, [3] split seed (fuzz_common.h), then the capture bytes.
+ *
+ * The capture is demultiplexed twice, in one feed and in pieces chosen by
+ * the input, and both must give the same events and the same bytes with the
+ * same IDs and offsets. Checked without an oracle:
+ *   - return codes: 0 / CSD_EAGAIN while feeding, CSD_EEOS for good after
+ *     csd_frame_finish(); csd_frame_feed() accepts input once drained;
+ *   - every offset lies inside the capture; data bytes come out in capture
+ *     order, each once, at most as many as the capture has;
+ *   - a data byte is the capture byte at its offset, except that bit 0 of
+ *     an even frame byte comes from the auxiliary byte (so aligned frames
+ *     never deliver byte 15 and odd bytes exactly); raw format passes the
+ *     input through untouched with the configured ID;
+ *   - framed data carries a source ID (0x01-0x6F); errors carry a reason;
+ *   - bounded work: events per call of csd_frame_next() are limited.
+ */
+#include "fuzz_common.h"
+
+#define FRAME_HDR 4
+
+/* One event or one data byte, flattened so that both decodes compare
+ * regardless of how data was grouped into runs. */
+struct frame_item {
+	uint64_t offset;
+	const char *reason;
+	uint8_t event, id, byte;
+};
+
+struct frame_list {
+	struct frame_item *v;
+	size_t n, cap;
+};
+
+static void frame_add(struct frame_list *l, uint8_t event, uint8_t id, uint8_t byte, uint64_t off,
+		      const char *reason)
+{
+	l->v = fuzz_grow(l->v, &l->cap, l->n + 1, sizeof(*l->v));
+	struct frame_item *it = &l->v[l->n++];
+	it->event = event;
+	it->id = id;
+	it->byte = byte;
+	it->offset = off;
+	it->reason = reason;
+}
+
+struct frame_run {
+	uint32_t format;
+	uint8_t raw_id;
+	const uint8_t *cap;
+	size_t size;
+	uint64_t data_bytes;    /* data bytes delivered */
+	uint64_t last_off;      /* offset of the last data byte + 1 */
+};
+
+static void frame_event(struct frame_run *r, const struct csd_frame_out *o, struct frame_list *l)
+{
+	FUZZ_CHECK(o->event == CSD_FRAME_DATA || o->event == CSD_FRAME_SYNC || o->event == CSD_FRAME_ERROR);
+	if (o->event != CSD_FRAME_DATA) {
+		FUZZ_CHECK(o->offset >= FUZZ_BASE && o->offset - FUZZ_BASE < r->size);
+		FUZZ_CHECK(o->event != CSD_FRAME_ERROR || o->reason != NULL);
+		FUZZ_CHECK(r->format != CSD_FRAME_RAW);
+		frame_add(l, (uint8_t)o->event, 0, 0, o->offset, o->reason);
+		return;
+	}
+	const struct csd_bytes *b = &o->bytes;
+	FUZZ_CHECK(b->size > 0 && b->data != NULL);
+	if (r->format == CSD_FRAME_RAW)
+		FUZZ_CHECK(b->offsets == NULL && b->id == r->raw_id);
+	else
+		FUZZ_CHECK(b->offsets != NULL && b->base == b->offsets[0] && b->id >= 0x01 && b->id <= 0x6F);
+	for (size_t i = 0; i < b->size; i++) {
+		uint64_t off = b->offsets ? b->offsets[i] : b->base + i;
+		FUZZ_CHECK(off >= FUZZ_BASE && off - FUZZ_BASE < r->size);
+		FUZZ_CHECK(off >= r->last_off);
+		r->last_off = off + 1;
+		size_t k = (size_t)(off - FUZZ_BASE);
+		uint8_t diff = (uint8_t)(b->data[i] ^ r->cap[k]);
+		if (r->format == CSD_FRAME_RAW)
+			FUZZ_CHECK(diff == 0);
+		else
+			FUZZ_CHECK(diff <= 1);
+		if (r->format == CSD_FRAME_ALIGNED) {
+			FUZZ_CHECK(k % 16 != 15);
+			FUZZ_CHECK(k % 2 == 0 || diff == 0);
+		}
+		frame_add(l, CSD_FRAME_DATA, b->id, b->data[i], off, NULL);
+	}
+	r->data_bytes += b->size;
+	FUZZ_CHECK(r->data_bytes <= r->size);
+}
+
+static void frame_decode(struct frame_run *r, struct fuzz_split *sp, struct frame_list *l)
+{
+	struct csd_frame_config cfg;
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.size = sizeof(cfg);
+	cfg.format = r->format;
+	cfg.raw_id = r->raw_id;
+	csd_frame_decoder *dec = csd_frame_new(&cfg);
+	FUZZ_CHECK(dec != NULL);
+	r->data_bytes = 0;
+	r->last_off = 0;
+	struct csd_frame_out o;
+	size_t pos = 0;
+	unsigned empty = 0;
+	int rc;
+	/* Events are data runs, syncs and errors: far fewer than 2 per byte. */
+	size_t events = 0, limit = 2 * r->size + 8;
+	while (pos < r->size) {
+		size_t n = fuzz_split_next(sp, r->size - pos);
+		if (n == 0 && ++empty > 64)
+			n = 1;
+		FUZZ_CHECK(csd_frame_feed(dec, r->cap + pos, n, FUZZ_BASE + pos) == CSD_OK);
+		pos += n;
+		while ((rc = csd_frame_next(dec, &o)) == CSD_OK) {
+			frame_event(r, &o, l);
+			FUZZ_CHECK(r->last_off <= FUZZ_BASE + pos);
+			FUZZ_CHECK(++events <= limit);
+		}
+		FUZZ_CHECK(rc == CSD_EAGAIN);
+	}
+	FUZZ_CHECK(csd_frame_finish(dec) == CSD_OK);
+	while ((rc = csd_frame_next(dec, &o)) == CSD_OK) {
+		frame_event(r, &o, l);
+		FUZZ_CHECK(++events <= limit);
+	}
+	FUZZ_CHECK(rc == CSD_EEOS);
+	FUZZ_CHECK(csd_frame_next(dec, &o) == CSD_EEOS);
+	/* Finished: no more input is accepted. */
+	FUZZ_CHECK(csd_frame_feed(dec, r->cap, 0, FUZZ_BASE) == CSD_EINVAL);
+	csd_frame_free(dec);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	if (size < FRAME_HDR)
+		return 0;
+	struct frame_run r;
+	memset(&r, 0, sizeof(r));
+	r.format = data[0] % 3;
+	r.raw_id = data[1];
+	r.cap = data + FRAME_HDR;
+	r.size = size - FRAME_HDR;
+	struct frame_list whole = { NULL, 0, 0 }, split = { NULL, 0, 0 };
+	struct fuzz_split sp;
+	fuzz_split_init(&sp, 0, 0);
+	frame_decode(&r, &sp, &whole);
+	fuzz_split_init(&sp, data[2], data[3]);
+	frame_decode(&r, &sp, &split);
+	FUZZ_CHECK(whole.n == split.n);
+	for (size_t i = 0; i < whole.n; i++) {
+		const struct frame_item *a = &whole.v[i], *b = &split.v[i];
+		FUZZ_CHECK(a->event == b->event && a->id == b->id && a->byte == b->byte && a->offset == b->offset);
+		FUZZ_CHECK(a->reason == b->reason || (a->reason && b->reason && strcmp(a->reason, b->reason) == 0));
+	}
+	free(whole.v);
+	free(split.v);
+	return 0;
+}

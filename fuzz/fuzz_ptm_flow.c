@@ -1,0 +1,11 @@
+/*
+ * fuzz_ptm_flow.c - libFuzzer harness for the PTM instruction-flow decoder
+ * (csd_flow_* with CSD_PROTO_PTM). Input layout and checks: fuzz_flow.h.
+ */
+#include "fuzz_flow.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	return fuzz_flow_run(CSD_PROTO_PTM, data, size);
+}
