@@ -1,0 +1,327 @@
+/*
+ * The flow decoders on hand-made traces of the cases the captures do not
+ * cover: back-to-back exceptions, the PTM return stack, waypoint updates,
+ * code outside the image, ETMv3 cancelled instructions, LSiP I-sync,
+ * exception exit, Jazelle. Each trace is written with the library's packet
+ * encoders over a small hand-assembled image; the expected records follow
+ * from the protocol rules (IHI 0014, IHI 0035), instruction by instruction.
+ */
+#include "check.h"
+#include "csdec.h"
+
+/* A32 at 0x1000 */
+static const uint32_t arm_code[] = {
+	0xe3a00001, /* 0x1000 mov r0, #1 */
+	0xe2800001, /* 0x1004 add r0, r0, #1 */
+	0xe5901000, /* 0x1008 ldr r1, [r0] */
+	0xeb000003, /* 0x100c bl 0x1020 */
+	0xe1a00000, /* 0x1010 nop */
+	0xeafffff9, /* 0x1014 b 0x1000 */
+	0xe1a00000, /* 0x1018 nop */
+	0xe1a00000, /* 0x101c nop */
+	0xe2811001, /* 0x1020 add r1, r1, #1 */
+	0xe12fff1e, /* 0x1024 bx lr */
+};
+
+struct trace {
+	uint8_t b[1024];
+	size_t n;
+};
+
+static csd_image *make_image(void)
+{
+	static uint8_t mem[sizeof(arm_code)];
+	for (size_t i = 0; i < sizeof(arm_code) / 4; i++)
+		for (int k = 0; k < 4; k++)
+			mem[4 * i + (size_t)k] = (uint8_t)(arm_code[i] >> (8 * k));
+	csd_image *img = csd_image_new();
+	CHECK_EQ(csd_image_add_buffer(img, 0x1000, mem, sizeof(mem), 0), 0);
+	return img;
+}
+
+static struct csd_packet pk(uint32_t type)
+{
+	struct csd_packet p;
+	memset(&p, 0, sizeof(p));
+	p.type = type;
+	return p;
+}
+
+static void put(struct trace *t, csd_ptm_encoder *pe, csd_etm3_encoder *ee, const struct csd_packet *p)
+{
+	int n = pe ? csd_ptm_enc_packet(pe, p, t->b + t->n, sizeof(t->b) - t->n)
+		   : csd_etm3_enc_packet(ee, p, t->b + t->n, sizeof(t->b) - t->n);
+	CHECK(n > 0);
+	if (n > 0)
+		t->n += (size_t)n;
+}
+
+static void put_sync(struct trace *t, csd_ptm_encoder *pe, csd_etm3_encoder *ee, uint32_t addr, uint8_t isa)
+{
+	struct csd_packet a = pk(CSD_PKT_ASYNC);
+	put(t, pe, ee, &a);
+	struct csd_packet s = pk(CSD_PKT_ISYNC);
+	s.addr = addr;
+	s.isa = isa;
+	s.reason = CSD_REASON_TRACE_ON;
+	s.flags = CSD_PKTF_ISA | CSD_PKTF_SECURITY;
+	put(t, pe, ee, &s);
+}
+
+static void put_atoms(struct trace *t, csd_ptm_encoder *pe, csd_etm3_encoder *ee, const char *atoms)
+{
+	struct csd_packet p = pk(pe ? CSD_PKT_ATOM : CSD_PKT_PHEADER);
+	for (unsigned i = 0; atoms[i]; i++) {
+		if (atoms[i] == 'E')
+			p.atoms.en |= 1u << i;
+		p.atoms.num++;
+	}
+	/* ETMv3 (not cycle-accurate): format 1 is E..E with at most one N at
+	 * the end; any other pair needs format 2. */
+	const char *nat = strchr(atoms, 'N');
+	p.atoms.format = pe ? 0 : (nat && nat[1]) ? 2 : 1;
+	put(t, pe, ee, &p);
+}
+
+static void put_branch(struct trace *t, csd_ptm_encoder *pe, csd_etm3_encoder *ee, uint32_t addr, uint8_t isa,
+		       unsigned exception, int cancel)
+{
+	struct csd_packet p = pk(CSD_PKT_BRANCH);
+	p.addr = addr;
+	p.isa = isa;
+	p.flags = CSD_PKTF_ISA;
+	if (exception || cancel) {
+		p.flags |= CSD_PKTF_EXCEPTION | CSD_PKTF_SECURITY;
+		p.exception = (uint16_t)exception;
+		if (cancel)
+			p.flags |= CSD_PKTF_CANCEL;
+	}
+	put(t, pe, ee, &p);
+}
+
+/* Decode t with the given configuration; records into out[]. */
+static size_t decode(const struct trace *t, uint32_t protocol, uint32_t etmcr, csd_image *img, uint32_t flags,
+		     struct csd_record *out, size_t cap)
+{
+	struct csd_flow_config fc;
+	memset(&fc, 0, sizeof(fc));
+	fc.size = sizeof(fc);
+	fc.trace.size = sizeof(fc.trace);
+	fc.trace.protocol = protocol;
+	fc.trace.etmcr = etmcr;
+	fc.trace.etmidr = protocol == CSD_PROTO_PTM ? 0x411CF312 : 0x410CF250;
+	fc.trace.etmccer = protocol == CSD_PROTO_PTM ? 0x34C01AC2 : 0x344008F2;
+	fc.image = img;
+	fc.flags = flags;
+	csd_flow_decoder *d = csd_flow_new(&fc);
+	CHECK(d != NULL);
+	struct csd_bytes in = { .data = t->b, .size = t->n, .base = 0 };
+	CHECK_EQ(csd_flow_feed(d, &in), 0);
+	CHECK_EQ(csd_flow_finish(d), 0);
+	size_t n = 0;
+	struct csd_record r;
+	while (csd_flow_next(d, &r) == 0) {
+		if (r.type == CSD_REC_CONTEXT || r.type == CSD_REC_NOSYNC)
+			continue; /* not what these cases are about */
+		if (n < cap)
+			out[n] = r;
+		n++;
+	}
+	csd_flow_free(d);
+	return n;
+}
+
+static void check_range(const struct csd_record *r, uint64_t start, uint64_t last, uint32_t count, uint8_t cond)
+{
+	CHECK_EQ(r->type, CSD_REC_RANGE);
+	CHECK_EQ(r->addr, start);
+	CHECK_EQ(r->last, last);
+	CHECK_EQ(r->count, count);
+	CHECK_EQ(r->cond, cond);
+}
+
+static csd_ptm_encoder *ptm_enc(uint32_t etmcr)
+{
+	struct csd_trace_config c = { .size = sizeof(c), .protocol = CSD_PROTO_PTM, .etmcr = etmcr,
+				      .etmidr = 0x411CF312, .etmccer = 0x34C01AC2 };
+	return csd_ptm_enc_new(&c);
+}
+
+static csd_etm3_encoder *etm3_enc(uint32_t etmcr)
+{
+	struct csd_trace_config c = { .size = sizeof(c), .protocol = CSD_PROTO_ETM3, .etmcr = etmcr,
+				      .etmidr = 0x410CF250, .etmccer = 0x344008F2 };
+	return csd_etm3_enc_new(&c);
+}
+
+/* IHI 0035B table 5.3: an exception branch right after another means no
+ * instruction ran at the first vector. */
+static void ptm_back_to_back(csd_image *img)
+{
+	struct trace t = { .n = 0 };
+	csd_ptm_encoder *e = ptm_enc(0);
+	put_sync(&t, e, NULL, 0x1000, CSD_ISA_ARM);
+	struct csd_packet wu = pk(CSD_PKT_WAYPOINT);
+	wu.addr = 0x1004;
+	wu.isa = CSD_ISA_ARM;
+	put(&t, e, NULL, &wu);
+	put_branch(&t, e, NULL, 0x18, CSD_ISA_ARM, 14, 0); /* IRQ */
+	put_branch(&t, e, NULL, 0x1c, CSD_ISA_ARM, 15, 0); /* FIQ at once */
+	struct csd_record r[16];
+	size_t n = decode(&t, CSD_PROTO_PTM, 0, img, 0, r, 16);
+	CHECK_EQ(n, 4);
+	CHECK_EQ(r[0].type, CSD_REC_TRACE_ON);
+	check_range(&r[1], 0x1000, 0x1004, 2, CSD_COND_UNKNOWN);
+	CHECK_EQ(r[2].type, CSD_REC_EXCEPTION);
+	CHECK_EQ(r[2].exception, 14);
+	CHECK_EQ(r[2].addr, 0x1008);  /* the next instruction, not executed */
+	CHECK_EQ(r[2].target, 0x18);
+	CHECK_EQ(r[3].type, CSD_REC_EXCEPTION);
+	CHECK_EQ(r[3].exception, 15);
+	CHECK_EQ(r[3].addr, 0x18);    /* nothing ran at the IRQ vector */
+	CHECK_EQ(r[3].target, 0x1c);
+	CHECK_STR(csd_exception_name(&(struct csd_trace_config){ .protocol = CSD_PROTO_PTM }, 15), "FIQ");
+	csd_ptm_enc_free(e);
+}
+
+/* IHI 0035B 4.13 / B.3: with the return stack, a BL pushes its return
+ * address and an E atom on an indirect branch pops it. */
+static void ptm_return_stack(csd_image *img)
+{
+	const uint32_t etmcr = 1u << 29;
+	struct trace t = { .n = 0 };
+	csd_ptm_encoder *e = ptm_enc(etmcr);
+	put_sync(&t, e, NULL, 0x1000, CSD_ISA_ARM);
+	put_atoms(&t, e, NULL, "EEE"); /* bl taken, bx lr (predicted), b taken */
+	struct csd_record r[16];
+	size_t n = decode(&t, CSD_PROTO_PTM, etmcr, img, 0, r, 16);
+	CHECK_EQ(n, 4);
+	check_range(&r[1], 0x1000, 0x100c, 4, CSD_COND_PASS);
+	CHECK(r[1].flags & CSD_RECF_LINK);
+	check_range(&r[2], 0x1020, 0x1024, 2, CSD_COND_PASS);
+	CHECK(r[2].flags & CSD_RECF_RETURN_STACK);
+	check_range(&r[3], 0x1010, 0x1014, 2, CSD_COND_PASS);
+	/* Without the return stack the same atoms leave the target of the
+	 * bx lr unknown: the third atom is lost. */
+	n = decode(&t, CSD_PROTO_PTM, 0, img, 0, r, 16);
+	CHECK_EQ(n, 4);
+	CHECK_EQ(r[3].type, CSD_REC_NO_MEMORY);
+	CHECK_EQ(r[3].count, 1);
+	csd_ptm_enc_free(e);
+}
+
+/* Code outside the image: the atoms there are reported, and decoding goes
+ * on at the next address the trace gives. */
+static void ptm_no_memory(csd_image *img)
+{
+	struct trace t = { .n = 0 };
+	csd_ptm_encoder *e = ptm_enc(0);
+	put_sync(&t, e, NULL, 0x5000, CSD_ISA_ARM);
+	put_atoms(&t, e, NULL, "EN");
+	put_branch(&t, e, NULL, 0x1010, CSD_ISA_ARM, 0, 0);
+	put_atoms(&t, e, NULL, "E");
+	struct csd_record r[16];
+	size_t n = decode(&t, CSD_PROTO_PTM, 0, img, 0, r, 16);
+	CHECK_EQ(n, 3);
+	CHECK_EQ(r[1].type, CSD_REC_NO_MEMORY);
+	CHECK_EQ(r[1].addr, 0x5000);
+	CHECK_EQ(r[1].count, 2);
+	check_range(&r[2], 0x1010, 0x1014, 2, CSD_COND_PASS);
+	csd_ptm_enc_free(e);
+}
+
+/* IHI 0014 6.7.1 / 7.3.5: an exception branch with the cancel bit takes
+ * back the last traced instruction. */
+static void etm3_cancel(csd_image *img)
+{
+	for (int insn = 0; insn < 2; insn++) {
+		struct trace t = { .n = 0 };
+		csd_etm3_encoder *e = etm3_enc(0);
+		put_sync(&t, NULL, e, 0x1000, CSD_ISA_ARM);
+		put_atoms(&t, NULL, e, "EEE");          /* mov, add, ldr */
+		put_branch(&t, NULL, e, 0x1010, CSD_ISA_ARM, 0, 0); /* an extra branch packet first */
+		put_branch(&t, NULL, e, 0x10, CSD_ISA_ARM, 12, 1); /* Data Abort, ldr cancelled */
+		struct csd_record r[16];
+		size_t n = decode(&t, CSD_PROTO_ETM3, 0, img, insn ? CSD_FLOW_INSN : 0, r, 16);
+		if (insn) {
+			CHECK_EQ(n, 4);
+			CHECK_EQ(r[1].type, CSD_REC_INSN);
+			CHECK_EQ(r[1].addr, 0x1000);
+			CHECK_EQ(r[2].addr, 0x1004);
+			CHECK_EQ(r[3].type, CSD_REC_EXCEPTION);
+			CHECK_EQ(r[3].addr, 0x1008);
+			CHECK(r[3].flags & CSD_RECF_CANCELLED);
+		} else {
+			CHECK_EQ(n, 3);
+			check_range(&r[1], 0x1000, 0x1004, 2, CSD_COND_PASS);
+			CHECK_EQ(r[2].type, CSD_REC_EXCEPTION);
+			CHECK_EQ(r[2].exception, 12);
+			CHECK_EQ(r[2].addr, 0x1008);
+			CHECK_EQ(r[2].target, 0x10);
+			CHECK(r[2].flags & CSD_RECF_CANCELLED);
+		}
+		csd_etm3_enc_free(e);
+	}
+}
+
+/* IHI 0014 7.10.5: an LSiP I-sync implies the data instruction executed,
+ * then tracing goes on at the compressed current address. */
+static void etm3_lsip(csd_image *img)
+{
+	struct trace t = { .n = 0 };
+	csd_etm3_encoder *e = etm3_enc(0);
+	struct csd_packet a = pk(CSD_PKT_ASYNC);
+	put(&t, NULL, e, &a);
+	struct csd_packet s = pk(CSD_PKT_ISYNC);
+	s.flags = CSD_PKTF_ISA | CSD_PKTF_SECURITY | CSD_PKTF_LSIP;
+	s.isa = CSD_ISA_ARM;
+	s.reason = CSD_REASON_TRACE_ON;
+	s.data_insn_addr = 0x1008;
+	s.addr = 0x1020;
+	put(&t, NULL, e, &s);
+	put_atoms(&t, NULL, e, "EE"); /* add r1; bx lr */
+	struct csd_packet x = pk(CSD_PKT_EXCEPTION_EXIT);
+	put(&t, NULL, e, &x);
+	put_branch(&t, NULL, e, 0x1010, CSD_ISA_ARM, 0, 0);
+	struct csd_record r[16];
+	size_t n = decode(&t, CSD_PROTO_ETM3, 0, img, 0, r, 16);
+	CHECK_EQ(n, 4);
+	CHECK_EQ(r[0].type, CSD_REC_TRACE_ON);
+	check_range(&r[1], 0x1008, 0x1008, 1, CSD_COND_PASS);
+	check_range(&r[2], 0x1020, 0x1024, 2, CSD_COND_PASS);
+	CHECK_EQ(r[3].type, CSD_REC_EXCEPTION_RETURN);
+	csd_etm3_enc_free(e);
+}
+
+/* Jazelle bytecodes cannot be followed: said explicitly, not guessed. */
+static void etm3_jazelle(csd_image *img)
+{
+	struct trace t = { .n = 0 };
+	csd_etm3_encoder *e = etm3_enc(0);
+	put_sync(&t, NULL, e, 0x1001, CSD_ISA_JAZELLE);
+	put_atoms(&t, NULL, e, "EE");
+	put_branch(&t, NULL, e, 0x1000, CSD_ISA_ARM, 0, 0);
+	put_atoms(&t, NULL, e, "E");
+	struct csd_record r[16];
+	size_t n = decode(&t, CSD_PROTO_ETM3, 0, img, 0, r, 16);
+	CHECK_EQ(n, 4);
+	CHECK_EQ(r[1].type, CSD_REC_ISA_UNSUPPORTED);
+	CHECK_EQ(r[1].isa, CSD_ISA_JAZELLE);
+	CHECK_EQ(r[2].type, CSD_REC_NO_MEMORY);
+	CHECK_EQ(r[2].count, 2);
+	check_range(&r[3], 0x1000, 0x1000, 1, CSD_COND_PASS);
+	csd_etm3_enc_free(e);
+}
+
+int main(void)
+{
+	csd_image *img = make_image();
+	ptm_back_to_back(img);
+	ptm_return_stack(img);
+	ptm_no_memory(img);
+	etm3_cancel(img);
+	etm3_lsip(img);
+	etm3_jazelle(img);
+	csd_image_free(img);
+	return check_done("test_flow_cases");
+}
