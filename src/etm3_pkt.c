@@ -919,47 +919,81 @@ static int continue_run(struct csd_etm3_pkt_decoder *d, struct csd_packet *pkt)
  * Main loop
  * ---------------------------------------------------------------------- */
 
+#if defined(__GNUC__)
+#define NOINLINE __attribute__((noinline))
+#else
+#define NOINLINE
+#endif
+
+/* Everything but a P-header in the current run: other whole packets in
+ * the run, then (next_general) A-sync search, runs, staged packets,
+ * errors, end of input. Kept out of line so that the P-header path, by
+ * far the most common packet, needs no stack frame. */
+static NOINLINE int next_packet(struct csd_etm3_pkt_decoder *d, struct csd_packet *pkt);
+static NOINLINE int next_general(struct csd_etm3_pkt_decoder *d, struct csd_packet *pkt);
+
+/* Zero a packet: two fixed-size memsets become plain vector stores, where
+ * one of the whole struct may become a slow `rep stos`. */
+static inline void clear_packet(struct csd_packet *pkt)
+{
+	unsigned char *b = (unsigned char *)pkt;
+	memset(b, 0, 64);
+	memset(b + 64, 0, sizeof(*pkt) - 64);
+}
+
 int csd_etm3_pkt_next(csd_etm3_pkt_decoder *dec, struct csd_packet *pkt)
 {
 	if (!dec || !pkt)
 		return CSD_EINVAL;
-	struct csd_etm3_pkt_decoder *d = dec;
-	struct csdi_input *in = &d->in;
+	struct csdi_input *in = &dec->in;
+	const size_t pos = in->pos;
 
-	/* Fast path: synchronised, nothing staged, a whole packet in the
-	 * current run. Anything else (runs, staging, errors, end of input)
-	 * goes the general way below, which parses the packet again. */
-	if (d->synced && !d->run_len && !in->stage_len && in->have_run) {
-		const size_t pos = in->pos;
-		const uint8_t *p = in->run.data + pos;
-		const uint8_t h = p[0];
-		if (d->kind[h] == K_PHDR) {
-			*pkt = zero_packet;
+	/* Synchronised, nothing staged, no 0x00 / 0x66 run being counted,
+	 * and the next byte of the current run is a P-header. */
+	if (in->have_run && !in->stage_len && dec->synced && !dec->run_len) {
+		const uint8_t h = in->run.data[pos];
+		if (dec->kind[h] == K_PHDR) {
+			clear_packet(pkt);
 			pkt->type = CSD_PKT_PHEADER;
-			pkt->atoms = d->atoms[h];
+			pkt->atoms = dec->atoms[h];
 			pkt->offset = in->run.offsets ? in->run.offsets[pos] : in->run.base + pos;
 			pkt->size = 1;
 			pkt->raw[0] = h;
 			in->pos = pos + 1;
-			if (in->pos >= in->run.size)
-				in->have_run = 0;
+			in->have_run = pos + 1 < in->run.size;
 			return CSD_OK;
 		}
-		if (h != 0x00 && h != 0x66) {
-			*pkt = zero_packet;
-			long len = parse_packet(d, p, in->run.size - pos, pkt);
-			if (len > 0) {
-				pkt->offset = in->run.offsets ? in->run.offsets[pos] : in->run.base + pos;
-				pkt->size = (uint32_t)len;
-				memcpy(pkt->raw, p, (size_t)len < CSD_PKT_RAW_MAX ? (size_t)len : CSD_PKT_RAW_MAX);
-				in->pos = pos + (size_t)len;
-				if (in->pos >= in->run.size)
-					in->have_run = 0;
-				return CSD_OK;
-			}
+		return next_packet(dec, pkt);
+	}
+	return next_general(dec, pkt);
+}
+
+/* A packet other than a P-header that starts in the current run of a
+ * synchronised decoder with nothing staged. */
+static NOINLINE int next_packet(struct csd_etm3_pkt_decoder *d, struct csd_packet *pkt)
+{
+	struct csdi_input *in = &d->in;
+	const size_t pos = in->pos;
+	const uint8_t *p = in->run.data + pos;
+	const uint8_t h = p[0];
+
+	if (h != 0x00 && h != 0x66) {
+		clear_packet(pkt);
+		long len = parse_packet(d, p, in->run.size - pos, pkt);
+		if (len > 0) {
+			pkt->offset = in->run.offsets ? in->run.offsets[pos] : in->run.base + pos;
+			pkt->size = (uint32_t)len;
+			memcpy(pkt->raw, p, (size_t)len < CSD_PKT_RAW_MAX ? (size_t)len : CSD_PKT_RAW_MAX);
+			in->pos = pos + (size_t)len;
+			in->have_run = in->pos < in->run.size;
+			return CSD_OK;
 		}
 	}
+	return next_general(d, pkt);
+}
 
+static NOINLINE int next_general(struct csd_etm3_pkt_decoder *d, struct csd_packet *pkt)
+{
 	if (!d->synced) {
 		if (csdi_in_seek_async(&d->in, pkt)) {
 			if (pkt->type == CSD_PKT_ASYNC)

@@ -158,25 +158,24 @@ static void push_event(csd_frame_decoder *dec, uint8_t event, uint64_t offset, c
 	it->reason = reason;
 }
 
-/* Append one byte of source `id` to the staged output. */
-static inline void emit(csd_frame_decoder *dec, uint8_t id, uint8_t byte, uint64_t off)
+/* The data item that bytes of source `id` starting at capture offset `off`
+ * go to: the last item if it is that ID's data, else a new one. NULL when
+ * the ID's data is discarded (null, trigger, reserved or unknown ID). */
+static struct frame_item *data_item(csd_frame_decoder *dec, uint8_t id, uint64_t off)
 {
-	if (id == 0 || id >= 0x70)      /* null, trigger, reserved or unknown */
-		return;
+	if (id == 0 || id >= 0x70)
+		return NULL;
 	struct frame_item *last = dec->n_items ? &dec->items[dec->n_items - 1] : NULL;
-	if (!last || last->event != CSD_FRAME_DATA || last->id != id) {
-		last = &dec->items[dec->n_items++];
-		last->event = CSD_FRAME_DATA;
-		last->id = id;
-		last->start = (uint32_t)dec->out_len;
-		last->len = 0;
-		last->offset = off;
-		last->reason = NULL;
-	}
-	dec->out[dec->out_len] = byte;
-	dec->out_off[dec->out_len] = off;
-	dec->out_len++;
-	last->len++;
+	if (last && last->event == CSD_FRAME_DATA && last->id == id)
+		return last;
+	last = &dec->items[dec->n_items++];
+	last->event = CSD_FRAME_DATA;
+	last->id = id;
+	last->start = (uint32_t)dec->out_len;
+	last->len = 0;
+	last->offset = off;
+	last->reason = NULL;
+	return last;
 }
 
 /* The ID byte at `off` names `id`; returns the ID now in effect. */
@@ -188,12 +187,72 @@ static uint8_t switch_id(csd_frame_decoder *dec, uint8_t id, uint64_t off)
 	return ID_NONE;
 }
 
-/* Split one complete frame into the staged output. */
-static void unpack(csd_frame_decoder *dec, const uint8_t *f, const uint64_t *o)
+/* Capture offset of frame byte k: o[k], or base + k when the frame lies
+ * contiguously in the input (o == NULL). */
+static inline uint64_t byte_off(const uint64_t *o, uint64_t base, unsigned k)
+{
+	return o ? o[k] : base + k;
+}
+
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#define FRAME_WORDS 1
+/* Bits 0-3 of x moved to bits 0, 16, 32, 48: the real bit 0 of the data
+ * bytes at even positions 0, 2, 4, 6 of an 8-byte half of a frame. The
+ * four partial products land on distinct bits, so nothing carries. */
+static inline uint64_t spread_aux(unsigned x)
+{
+	return ((uint64_t)(x & 0xF) * 0x0000200040008001ull) & 0x0001000100010001ull;
+}
+#endif
+
+/* Split one complete frame into the staged output; o == NULL: the frame
+ * is contiguous input at capture offset base. */
+static void unpack(csd_frame_decoder *dec, const uint8_t *f, const uint64_t *o, uint64_t base)
 {
 	unsigned aux = f[15];
 	uint8_t id = dec->cur_id;
+	struct frame_item *it;
 
+	dec->in_sync_run = 0;
+#ifdef FRAME_WORDS
+	/* Most frames hold no ID byte: 15 data bytes of the current ID, the
+	 * even ones completed by their auxiliary bit, copied 8 at a time. */
+	uint64_t lo, hi;
+	memcpy(&lo, f, 8);
+	memcpy(&hi, f + 8, 8);
+	if (((lo | hi) & 0x0001000100010001ull) == 0) {
+		it = data_item(dec, id, byte_off(o, base, 0));
+		if (!it)
+			return;
+		uint8_t *dst = dec->out + dec->out_len;
+		uint64_t *dst_off = dec->out_off + dec->out_len;
+		lo |= spread_aux(aux);
+		hi |= spread_aux(aux >> 4);
+		memcpy(dst, &lo, 8);
+		memcpy(dst + 8, &hi, 8);        /* byte 15 (aux) lands past the end: room() leaves space */
+		if (o)
+			memcpy(dst_off, o, 15 * sizeof(*o));
+		else
+			for (unsigned k = 0; k < 15; k++)
+				dst_off[k] = base + k;
+		dec->out_len += 15;
+		it->len += 15;
+		return;
+	}
+#endif
+	/* Bytes go to `it`, the item of the current ID, found at its first
+	 * byte (so an ID without data in this frame leaves no empty item). */
+	it = NULL;
+#define PUT(byte, k) do { \
+		uint64_t put_off_ = byte_off(o, base, (k)); \
+		if (!it) \
+			it = data_item(dec, id, put_off_); \
+		if (it) { \
+			dec->out[dec->out_len] = (byte); \
+			dec->out_off[dec->out_len++] = put_off_; \
+			it->len++; \
+		} \
+	} while (0)
 	for (unsigned i = 0; i < 7; i++) {
 		unsigned k = 2 * i;
 		uint8_t b = f[k];
@@ -202,24 +261,26 @@ static void unpack(csd_frame_decoder *dec, const uint8_t *f, const uint64_t *o)
 			uint8_t nid = b >> 1;
 			if (nid != id && auxbit) {
 				/* Delayed change: the next byte is still the old ID's. */
-				emit(dec, id, f[k + 1], o[k + 1]);
-				id = switch_id(dec, nid, o[k]);
+				PUT(f[k + 1], k + 1);
+				id = switch_id(dec, nid, byte_off(o, base, k));
+				it = NULL;
 			} else {
-				id = switch_id(dec, nid, o[k]);
-				emit(dec, id, f[k + 1], o[k + 1]);
+				id = switch_id(dec, nid, byte_off(o, base, k));
+				it = NULL;
+				PUT(f[k + 1], k + 1);
 			}
 		} else {
-			emit(dec, id, (uint8_t)(b | auxbit), o[k]);
-			emit(dec, id, f[k + 1], o[k + 1]);
+			PUT((uint8_t)(b | auxbit), k);
+			PUT(f[k + 1], k + 1);
 		}
 	}
 	/* Byte 14: an ID here applies from the next frame (no data follows). */
 	if (f[14] & 1)
-		id = switch_id(dec, f[14] >> 1, o[14]);
+		id = switch_id(dec, f[14] >> 1, byte_off(o, base, 14));
 	else
-		emit(dec, id, (uint8_t)(f[14] | (aux >> 7)), o[14]);
+		PUT((uint8_t)(f[14] | (aux >> 7)), 14);
+#undef PUT
 	dec->cur_id = id;
-	dec->in_sync_run = 0;
 }
 
 static int room(const csd_frame_decoder *dec)
@@ -234,29 +295,25 @@ static const uint8_t fsync_frame[FRAME_SIZE] = {
 	0xFF, 0xFF, 0xFF, 0x7F, 0xFF, 0xFF, 0xFF, 0x7F,
 };
 
-static void aligned_frame(csd_frame_decoder *dec, const uint8_t *f, const uint64_t *o)
+static void aligned_frame(csd_frame_decoder *dec, const uint8_t *f, const uint64_t *o, uint64_t base)
 {
-	if (memcmp(f, fsync_frame, FRAME_SIZE) == 0) {
+	if (f[0] == 0xFF && memcmp(f, fsync_frame, FRAME_SIZE) == 0) {
 		if (!dec->in_sync_run)
-			push_event(dec, CSD_FRAME_SYNC, o[0], NULL);
+			push_event(dec, CSD_FRAME_SYNC, byte_off(o, base, 0), NULL);
 		dec->in_sync_run = 1;
 		dec->cur_id = ID_NONE;
 		return;
 	}
-	unpack(dec, f, o);
+	unpack(dec, f, o, base);
 }
 
 static void produce_aligned(csd_frame_decoder *dec)
 {
-	uint64_t o[FRAME_SIZE];
-
 	while (dec->in_pos < dec->in_size && room(dec)) {
 		size_t avail = dec->in_size - dec->in_pos;
 		uint64_t base = dec->in_base + dec->in_pos;
 		if (dec->fill == 0 && avail >= FRAME_SIZE) {
-			for (unsigned k = 0; k < FRAME_SIZE; k++)
-				o[k] = base + k;
-			aligned_frame(dec, dec->in + dec->in_pos, o);
+			aligned_frame(dec, dec->in + dec->in_pos, NULL, base);
 			dec->in_pos += FRAME_SIZE;
 			continue;
 		}
@@ -269,7 +326,7 @@ static void produce_aligned(csd_frame_decoder *dec)
 		dec->fill += (unsigned)take;
 		dec->in_pos += take;
 		if (dec->fill == FRAME_SIZE) {
-			aligned_frame(dec, dec->frame, dec->frame_off);
+			aligned_frame(dec, dec->frame, dec->frame_off, 0);
 			dec->fill = 0;
 		}
 	}
@@ -391,7 +448,7 @@ static void port_byte(csd_frame_decoder *dec, uint8_t c, uint64_t off)
 	dec->frame_off[dec->fill + 1] = off;
 	dec->fill += 2;
 	if (dec->fill == FRAME_SIZE) {
-		unpack(dec, dec->frame, dec->frame_off);
+		unpack(dec, dec->frame, dec->frame_off, 0);
 		dec->fill = 0;
 	}
 }
@@ -402,7 +459,6 @@ static void port_byte(csd_frame_decoder *dec, uint8_t c, uint64_t off)
 static int port_fast_frame(csd_frame_decoder *dec)
 {
 	const uint8_t *f = dec->in + dec->in_pos;
-	uint64_t o[FRAME_SIZE];
 
 	if (!dec->synced || dec->fill || dec->have_even || dec->ffff_held ||
 	    dec->in_size - dec->in_pos < FRAME_SIZE || (dec->ff_run == 3 && f[0] == 0x7F))
@@ -411,12 +467,10 @@ static int port_fast_frame(csd_frame_decoder *dec)
 		if (f[k] == 0xFF)
 			return 0;
 	uint64_t base = dec->in_base + dec->in_pos;
-	for (unsigned k = 0; k < FRAME_SIZE; k++)
-		o[k] = base + k;
-	unpack(dec, f, o);
+	unpack(dec, f, NULL, base);
 	if (f[FRAME_SIZE - 1] == 0xFF) {
 		dec->ff_run = 1;
-		dec->ff_off[2] = o[FRAME_SIZE - 1];
+		dec->ff_off[2] = base + FRAME_SIZE - 1;
 	} else {
 		dec->ff_run = 0;
 	}

@@ -719,10 +719,65 @@ static int seek_async(struct csdi_input *in, struct csd_packet *pkt)
 	return csdi_in_seek_async(in, pkt);
 }
 
+#if defined(__GNUC__)
+#define NOINLINE __attribute__((noinline))
+#else
+#define NOINLINE
+#endif
+
+static NOINLINE int next_general(struct csd_ptm_pkt_decoder *dec, struct csd_packet *pkt);
+
+/* Zero a packet: two fixed-size memsets become plain vector stores. */
+static inline void clear_packet(struct csd_packet *pkt)
+{
+	unsigned char *b = (unsigned char *)pkt;
+	memset(b, 0, 64);
+	memset(b + 64, 0, sizeof(*pkt) - 64);
+}
+
 int csd_ptm_pkt_next(csd_ptm_pkt_decoder *dec, struct csd_packet *pkt)
 {
 	if (!dec || !pkt)
 		return CSD_EINVAL;
+	struct csdi_input *in = &dec->in;
+	const size_t pos = in->pos;
+
+	/* The most common packet, a one-byte atom packet in the current run
+	 * of a synchronised decoder with nothing staged, needs no stack
+	 * frame; everything else goes the general way. */
+	if (in->have_run && !in->stage_len && dec->synced && dec->run == RUN_NONE) {
+		const uint8_t h = in->run.data[pos];
+		if (dec->kind[h] == K_ATOM) {
+			clear_packet(pkt);
+			if (!dec->cfg.cycle_acc) {
+				pkt->atoms.num = dec->atom_num[h];
+				pkt->atoms.en = dec->atom_en[h];
+			} else if (!(h & 0x40)) {
+				/* 1 0 count[3:0] F 0: one atom and its cycle count */
+				pkt->flags = CSD_PKTF_CYCLE_COUNT;
+				pkt->cycle_count = (h >> 2) & 0xF;
+				pkt->atoms.num = 1;
+				pkt->atoms.en = (h & 0x02) ? 0 : 1;
+			} else {
+				return next_general(dec, pkt);
+			}
+			pkt->type = CSD_PKT_ATOM;
+			pkt->offset = in->run.offsets ? in->run.offsets[pos] : in->run.base + pos;
+			pkt->size = 1;
+			pkt->raw[0] = h;
+			in->pos = pos + 1;
+			in->have_run = pos + 1 < in->run.size;
+			return CSD_OK;
+		}
+	}
+	return next_general(dec, pkt);
+}
+
+/* csd_ptm_pkt_next() for everything but one-byte atoms: whole packets in
+ * the current run first, then A-sync search, runs, staging, errors and
+ * the end of the stream. */
+static NOINLINE int next_general(struct csd_ptm_pkt_decoder *dec, struct csd_packet *pkt)
+{
 	for (;;) {
 		if (!dec->synced) {
 			if (seek_async(&dec->in, pkt)) {
@@ -739,7 +794,7 @@ int csd_ptm_pkt_next(csd_ptm_pkt_decoder *dec, struct csd_packet *pkt)
 			const uint8_t *q = in->run.data + in->pos;
 			if (q[0] != PTM_HDR_ASYNC && q[0] != PTM_HDR_IGNORE) {
 				const char *err = NULL;
-				*pkt = zero_packet;
+				clear_packet(pkt);
 				int r = parse_packet(dec, q, in->run.size - in->pos, pkt, &err);
 				if (r > 0) {
 					pkt->offset = in->run.offsets ? in->run.offsets[in->pos] : in->run.base + in->pos;
