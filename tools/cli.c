@@ -9,6 +9,7 @@
 #include <strings.h>
 
 #include "cli.h"
+#include "symbols.h"
 #include "progress.h"
 
 #define READ_CHUNK (1024 * 1024)
@@ -478,11 +479,39 @@ static int run_snapshot(struct options *o, struct run_ctx *ctx, int kind)
 }
 
 
+struct symtab *cli_load_symbols(const struct options *o)
+{
+	char path[4096], err[4200];
+	if (o->n_elfs == 0)
+		return NULL;
+	struct symtab *st = symtab_new();
+	if (!st)
+		die_io("out of memory");
+	for (int i = 0; i < o->n_elfs; i++) {
+		uint64_t bias = split_at(o->elfs[i], path, sizeof(path), "--elf", 0);
+		if (symtab_add_elf(st, path, (int64_t)bias, err, sizeof(err)) < 0)
+			die_io("%s", err);
+	}
+	symtab_finish(st);
+	return st;
+}
+
 int cli_run(struct options *o, struct run_ctx *ctx, enum slot_kind kind)
 {
 	if (!ctx->out)
 		ctx->out = stdout;
-	if (o->trace)
-		return run_trace_file(o, ctx);
-	return run_snapshot(o, ctx, kind);
+	/* The text listing is one line per instruction (with its mnemonic). */
+	int listing = kind == SLOT_FLOW && ctx->format == FMT_TEXT && !ctx->on_record;
+	struct symtab *syms = NULL;
+	if (listing) {
+		o->insn = 1;
+		syms = cli_load_symbols(o);
+		print_text_begin(syms);
+	}
+	int rc = o->trace ? run_trace_file(o, ctx) : run_snapshot(o, ctx, kind);
+	if (listing) {
+		print_text_end();
+		symtab_free(syms);
+	}
+	return rc;
 }

@@ -101,7 +101,16 @@ int cli_run(struct options *o, struct run_ctx *ctx, enum slot_kind kind);
 
 uint64_t parse_number(const char *s, const char *what);
 
+/* The --elf files' symbols and line tables (NULL without --elf); exits
+ * with a message when one cannot be read. Free with symtab_free(). */
+struct symtab;
+struct symtab *cli_load_symbols(const struct options *o);
+
 /* print.c */
+/* The text listing of records names instructions and, with symbols,
+ * their functions and lines; cli_run() brackets a text decode with these. */
+void print_text_begin(const struct symtab *syms);
+void print_text_end(void);
 void print_packet_text(FILE *out, uint8_t id, const struct csd_packet *p);
 void print_packet_json(FILE *out, uint8_t id, const struct csd_packet *p);
 void print_record_text(FILE *out, const struct source_slot *s, const struct csd_record *r);

@@ -1,8 +1,14 @@
-/* print.c - how csdec prints packets and records (text and JSON Lines). */
+/* print.c - how csdec prints packets and records (text and JSON Lines).
+ * The text listing of records names each instruction (disasm.c) and,
+ * with ELF files, its function and source line (symbols.c). */
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "cli.h"
+#include "disasm.h"
+#include "symbols.h"
 
 static void print_hex_bytes(FILE *out, const struct csd_packet *p, const char *sep)
 {
@@ -204,78 +210,168 @@ static const char *exc_name(const struct source_slot *s, unsigned n)
 	return csd_exception_name(&s->cfg, n);
 }
 
+/* What the text listing adds to records: mnemonics and symbols. */
+static struct {
+	struct disasm *dis;
+	const struct symtab *syms;
+} listing;
+
+void print_text_begin(const struct symtab *syms)
+{
+	listing.dis = disasm_new();
+	listing.syms = syms;
+}
+
+void print_text_end(void)
+{
+	disasm_free(listing.dis);
+	listing.dis = NULL;
+	listing.syms = NULL;
+}
+
+/* Append to a line buffer (silently cut at its end). */
+struct line_buf {
+	char s[512];
+	size_t n;
+};
+
+static void lb_add(struct line_buf *b, const char *fmt, ...) CLI_PRINTF(2, 3);
+static void lb_add(struct line_buf *b, const char *fmt, ...)
+{
+	va_list ap;
+	if (b->n >= sizeof(b->s) - 1)
+		return;
+	va_start(ap, fmt);
+	int k = vsnprintf(b->s + b->n, sizeof(b->s) - b->n, fmt, ap);
+	va_end(ap);
+	if (k > 0)
+		b->n = b->n + (size_t)k < sizeof(b->s) ? b->n + (size_t)k : sizeof(b->s) - 1;
+}
+
+/* " <name+0xoff> file:line" for addr, as far as the symbols know it. */
+static void add_where(struct line_buf *b, uint64_t addr)
+{
+	const struct sym_func *f = symtab_find(listing.syms, addr);
+	const char *file;
+	unsigned line;
+	if (f) {
+		if (addr == f->start)
+			lb_add(b, "  <%s>", f->name);
+		else
+			lb_add(b, "  <%s+0x%" PRIx64 ">", f->name, addr - f->start);
+	}
+	if (symtab_line(listing.syms, addr, &file, &line)) {
+		const char *slash = strrchr(file, '/');
+		lb_add(b, "%s%s:%u", f ? " " : "  ", slash ? slash + 1 : file, line);
+	}
+}
+
+static void print_line(FILE *out, struct line_buf *b)
+{
+	while (b->n && b->s[b->n - 1] == ' ')
+		b->n--;
+	b->s[b->n] = 0;
+	fputs(b->s, out);
+	fputc('\n', out);
+}
+
+/* address, ISA, opcode, mnemonic and operands, cycles, branch and
+ * condition result, function and source line. */
+static void print_insn_text(FILE *out, uint8_t id, const struct csd_record *r)
+{
+	struct line_buf b = { .n = 0 };
+	char mn[32], ops[160];
+	lb_add(&b, "0x%02x     %08" PRIx64 "  %-3s  %-8.*" PRIx32, id, r->addr, csd_isa_name(r->isa),
+	       r->size == 2 ? 4 : 8, r->opcode);
+	if (listing.dis) {
+		if (disasm_insn(listing.dis, r->isa, r->addr, r->opcode, r->size, mn, sizeof(mn), ops, sizeof(ops)) < 0)
+			snprintf(mn, sizeof(mn), "?");
+		lb_add(&b, "  %-8s %-30s", mn, ops);
+	}
+	if (r->flags & CSD_RECF_CYCLES)
+		lb_add(&b, " cyc=%-3" PRIu64, r->cycles);
+	if (r->flags & CSD_RECF_BRANCH)
+		lb_add(&b, " %s", r->flags & CSD_RECF_TAKEN ? "taken" : "not-taken");
+	if (r->cond == CSD_COND_FAIL)
+		lb_add(&b, " fail");
+	else if (r->cond == CSD_COND_UNKNOWN)
+		lb_add(&b, " cond?");
+	add_where(&b, r->addr);
+	print_line(out, &b);
+}
+
 void print_record_text(FILE *out, const struct source_slot *s, const struct csd_record *r)
 {
-	fprintf(out, "0x%02x ", s->id);
+	struct line_buf b = { .n = 0 };
+	if (r->type == CSD_REC_INSN) {
+		print_insn_text(out, s->id, r);
+		return;
+	}
+	lb_add(&b, "0x%02x  -- ", s->id);
 	switch (r->type) {
-	case CSD_REC_INSN:
-		fprintf(out, "  0x%08" PRIx64 "  %-3s  %0*" PRIx32 "  %-7s", r->addr, csd_isa_name(r->isa),
-			r->size == 2 ? 4 : 8, r->opcode, csd_cond_name(r->cond));
-		if (r->flags & CSD_RECF_CYCLES)
-			fprintf(out, " cyc=%" PRIu64, r->cycles);
-		if (r->flags & CSD_RECF_BRANCH)
-			fprintf(out, " %s", r->flags & CSD_RECF_TAKEN ? "taken" : "not-taken");
-		break;
 	case CSD_REC_RANGE:
-		fprintf(out, "range 0x%08" PRIx64 "-0x%08" PRIx64 " %4" PRIu32 " insns %-3s last=0x%08" PRIx64 " %s",
+		lb_add(&b, "range 0x%08" PRIx64 "-0x%08" PRIx64 " %4" PRIu32 " insns %-3s last=0x%08" PRIx64 " %s",
 			r->addr, r->end, r->count, csd_isa_name(r->isa), r->last, csd_cond_name(r->cond));
 		if (r->flags & CSD_RECF_CYCLES)
-			fprintf(out, " cyc=%" PRIu64, r->cycles);
+			lb_add(&b, " cyc=%" PRIu64, r->cycles);
 		if (r->flags & CSD_RECF_BRANCH)
-			fprintf(out, " %s", r->flags & CSD_RECF_TAKEN ? "taken" : "not-taken");
+			lb_add(&b, " %s", r->flags & CSD_RECF_TAKEN ? "taken" : "not-taken");
+		add_where(&b, r->addr);
 		break;
 	case CSD_REC_EXCEPTION:
-		fprintf(out, "exception %s (%u) return=0x%08" PRIx64 " vector=0x%08" PRIx64 "%s", exc_name(s, r->exception),
+		lb_add(&b, "exception %s (%u) return=0x%08" PRIx64 " vector=0x%08" PRIx64 "%s", exc_name(s, r->exception),
 			r->exception, r->addr, r->target, r->flags & CSD_RECF_CANCELLED ? " cancelled" : "");
+		add_where(&b, r->addr);
 		break;
 	case CSD_REC_EXCEPTION_RETURN:
-		fputs("exception return", out);
+		lb_add(&b, "exception return");
 		break;
 	case CSD_REC_TRACE_ON:
-		fprintf(out, "trace on (%s) at 0x%08" PRIx64 " %s", csd_reason_name(r->reason), r->addr,
+		lb_add(&b, "trace on (%s) at 0x%08" PRIx64 " %s", csd_reason_name(r->reason), r->addr,
 			csd_isa_name(r->isa));
+		add_where(&b, r->addr);
 		break;
 	case CSD_REC_CONTEXT:
-		fprintf(out, "context %s %s%s", csd_isa_name(r->isa), r->flags & CSD_RECF_NS ? "NS" : "S",
+		lb_add(&b, "context %s %s%s", csd_isa_name(r->isa), r->flags & CSD_RECF_NS ? "NS" : "S",
 			r->flags & CSD_RECF_HYP ? " hyp" : "");
 		if (r->flags & CSD_RECF_CONTEXT_ID)
-			fprintf(out, " ctxid=0x%08" PRIx32, r->context_id);
+			lb_add(&b, " ctxid=0x%08" PRIx32, r->context_id);
 		if (r->flags & CSD_RECF_VMID)
-			fprintf(out, " vmid=%u", r->vmid);
+			lb_add(&b, " vmid=%u", r->vmid);
 		break;
 	case CSD_REC_TIMESTAMP:
-		fprintf(out, "timestamp %" PRIu64, r->timestamp);
+		lb_add(&b, "timestamp %" PRIu64, r->timestamp);
 		if (r->flags & CSD_RECF_CYCLES)
-			fprintf(out, " cyc=%" PRIu64, r->cycles);
+			lb_add(&b, " cyc=%" PRIu64, r->cycles);
 		break;
 	case CSD_REC_CYCLE_COUNT:
-		fprintf(out, "cycle count %" PRIu64, r->cycles);
+		lb_add(&b, "cycle count %" PRIu64 " (trace off)", r->cycles);
 		break;
 	case CSD_REC_NO_MEMORY:
 		if (r->error)
-			fprintf(out, "unknown address: %" PRIu32 " atoms lost", r->count);
+			lb_add(&b, "unknown address: %" PRIu32 " atoms lost", r->count);
 		else
-			fprintf(out, "memory not accessible at 0x%08" PRIx64 " (%" PRIu32 " atoms)", r->addr, r->count);
+			lb_add(&b, "memory not accessible at 0x%08" PRIx64 " (%" PRIu32 " atoms)", r->addr, r->count);
 		if (r->flags & CSD_RECF_CYCLES)
-			fprintf(out, " cyc=%" PRIu64, r->cycles);
+			lb_add(&b, " cyc=%" PRIu64, r->cycles);
 		break;
 	case CSD_REC_NOSYNC:
-		fprintf(out, "no sync: %" PRIu32 " bytes at offset %" PRIu64, r->size, r->offset);
+		lb_add(&b, "no sync: %" PRIu32 " bytes at offset %" PRIu64, r->size, r->offset);
 		break;
 	case CSD_REC_ISA_UNSUPPORTED:
-		fprintf(out, "cannot follow %s code at 0x%08" PRIx64, csd_isa_name(r->isa), r->addr);
+		lb_add(&b, "cannot follow %s code at 0x%08" PRIx64, csd_isa_name(r->isa), r->addr);
 		break;
 	case CSD_REC_ERROR:
-		fprintf(out, "error at offset %" PRIu64 ": %s", r->offset, r->error ? r->error : "bad trace");
+		lb_add(&b, "error at offset %" PRIu64 ": %s", r->offset, r->error ? r->error : "bad trace");
 		break;
 	case CSD_REC_TRIGGER:
-		fputs("trigger", out);
+		lb_add(&b, "trigger");
 		break;
 	default:
-		fprintf(out, "%s", csd_rec_type_name((int)r->type));
+		lb_add(&b, "%s", csd_rec_type_name((int)r->type));
 		break;
 	}
-	fputc('\n', out);
+	print_line(out, &b);
 }
 
 void print_record_json(FILE *out, const struct source_slot *s, const struct csd_record *r)

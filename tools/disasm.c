@@ -1,0 +1,362 @@
+/* disasm.c - capstone behind a small interface, so the listing builds and
+ * works (minus mnemonics) without it. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "csdec.h"
+#include "disasm.h"
+
+#ifdef CSD_HAVE_CAPSTONE
+#include <capstone.h>
+
+struct disasm {
+	csh arm;
+	csh thumb;
+	cs_insn *insn;      /* cs_malloc'd scratch for cs_disasm_iter */
+	int arm_ok, thumb_ok;
+	char **narrow;      /* NARROW_SLOTS texts "mnemonic\toperands", or NULL */
+	int narrow_built;
+};
+
+static int open_mode(csh *h, cs_mode mode)
+{
+	if (cs_open(CS_ARCH_ARM, mode, h) != CS_ERR_OK)
+		return 0;
+	/* r9-r12 as r-numbers, as DS-5 writes them (not sb, sl, fp, ip). */
+	cs_option(*h, CS_OPT_SYNTAX, CS_OPT_SYNTAX_NOREGNAME);
+	return 1;
+}
+
+/* ---- ARM's notation (as DS-5 writes it) where capstone differs ---- */
+
+/* Texts of every 16-bit T32 instruction, built on first use: the ".w"
+ * qualifier is written only where a 16-bit encoding of the same text
+ * exists (UAL: .W forces the wide encoding; without it an assembler picks
+ * the narrow one). */
+#define NARROW_SLOTS (1u << 17)
+
+static uint32_t text_hash(const char *a, const char *b)
+{
+	uint32_t h = 2166136261u;
+	for (; *a; a++)
+		h = (h ^ (uint8_t)*a) * 16777619u;
+	h = (h ^ '\t') * 16777619u;
+	for (; *b; b++)
+		h = (h ^ (uint8_t)*b) * 16777619u;
+	return h;
+}
+
+static int narrow_find(const struct disasm *d, const char *mn, const char *ops, int insert)
+{
+	uint32_t h = text_hash(mn, ops);
+	size_t mlen = strlen(mn);
+	for (uint32_t i = 0; i < NARROW_SLOTS; i++) {
+		char **slot = &d->narrow[(h + i) & (NARROW_SLOTS - 1)];
+		if (!*slot) {
+			if (insert) {
+				size_t olen = strlen(ops);
+				char *t = malloc(mlen + olen + 2);
+				if (!t)
+					return 0;
+				memcpy(t, mn, mlen);
+				t[mlen] = '\t';
+				memcpy(t + mlen + 1, ops, olen + 1);
+				*slot = t;
+			}
+			return 0;
+		}
+		if (strncmp(*slot, mn, mlen) == 0 && (*slot)[mlen] == '\t' && strcmp(*slot + mlen + 1, ops) == 0)
+			return 1;
+	}
+	return 0;
+}
+
+static int is_it(uint32_t hw)
+{
+	return (hw & 0xFF00u) == 0xBF00u && (hw & 0xFu) != 0;
+}
+
+static void build_narrow(struct disasm *d)
+{
+	d->narrow = calloc(NARROW_SLOTS, sizeof(*d->narrow));
+	if (!d->narrow)
+		return;
+	for (uint32_t hw = 0; hw < 0xE800u; hw++) {
+		/* IT would put the handle into an IT block; it is never narrow-vs-wide anyway. */
+		if (is_it(hw))
+			continue;
+		uint8_t b[2] = { (uint8_t)hw, (uint8_t)(hw >> 8) };
+		const uint8_t *code = b;
+		size_t n = 2;
+		uint64_t a = 0x1000;
+		if (cs_disasm_iter(d->thumb, &code, &n, &a, d->insn))
+			narrow_find(d, d->insn->mnemonic, d->insn->op_str, 1);
+	}
+}
+
+static int has_narrow(struct disasm *d, const char *mn, const char *ops)
+{
+	if (!d->narrow_built) {
+		d->narrow_built = 1;
+		build_narrow(d);
+	}
+	if (!d->narrow)
+		return 0;
+	if (narrow_find(d, mn, ops, 0))
+		return 1;
+	/* The 16-bit data-processing forms are written with two operands
+	 * when the destination is also the first source: "ands r0, r1". */
+	const char *c1 = strchr(ops, ',');
+	if (c1 && c1[1] == ' ') {
+		size_t n = (size_t)(c1 - ops);
+		if (strncmp(ops, c1 + 2, n) == 0 && c1[2 + n] == ',') {
+			char two[192];
+			snprintf(two, sizeof(two), "%.*s%s", (int)n, ops, c1 + 2 + n);
+			return narrow_find(d, mn, two, 0);
+		}
+	}
+	return 0;
+}
+
+/* Encodable as an A32 modified immediate (8 bits rotated right by an even amount). */
+static int a32_imm_ok(uint32_t v)
+{
+	for (unsigned r = 0; r < 32; r += 2)
+		if (((v << r) | (r ? v >> (32 - r) : 0)) <= 0xFFu)
+			return 1;
+	return 0;
+}
+
+/* Encodable as a T32 modified immediate (ThumbExpandImm). */
+static int t32_imm_ok(uint32_t v)
+{
+	uint32_t b = v & 0xFFu;
+	if (v <= 0xFFu || v == (b | b << 16) || v == (b << 8 | b << 24) || v == b * 0x01010101u)
+		return 1;
+	for (unsigned r = 8; r < 32; r++) {
+		uint32_t x = (v << r) | (v >> (32 - r));
+		if (x >= 0x80u && x <= 0xFFu)
+			return 1;
+	}
+	return 0;
+}
+
+/* The number after the last '#' of an operand string. */
+static int last_imm(const char *ops, uint32_t *v)
+{
+	const char *h = strrchr(ops, '#');
+	if (!h)
+		return 0;
+	char *end;
+	*v = (uint32_t)strtoul(h + 1, &end, 0);
+	return end != h + 1;
+}
+
+static const char *reg_name(unsigned r)
+{
+	static const char *const names[16] = { "r0", "r1", "r2", "r3", "r4", "r5", "r6", "r7",
+					       "r8", "r9", "r10", "r11", "r12", "sp", "lr", "pc" };
+	return names[r & 15];
+}
+
+static int ends_with(const char *s, const char *t)
+{
+	size_t n = strlen(s), m = strlen(t);
+	return n >= m && strcmp(s + n - m, t) == 0;
+}
+
+/*
+ * Rewrite capstone's text the way ARM's own disassembler (DS-5) writes it:
+ * single-register LDR/STR with SP writeback are POP/PUSH; MOVW/ADDW/SUBW
+ * are MOV/ADD/SUB when the constant has no modified-immediate encoding
+ * (an assembler then picks the W form itself); ADDW/SUBW of the PC are
+ * ADR; SUBS PC, LR, #0 is not ERET on these cores; condition codes CS/CC
+ * rather than HS/LO; "vldm"/"vstm" without the default IA; ".w" only
+ * where it matters (see has_narrow(); branches: forward, or backward
+ * within reach of the 16-bit encoding).
+ */
+static void arm_style(struct disasm *d, int thumb, uint64_t addr, uint32_t op, uint32_t size, char *mn, size_t mncap,
+		      char *ops, size_t opscap)
+{
+	uint32_t hw1 = op >> 16, hw2 = op & 0xFFFFu, v;
+	char base[CS_MNEMONIC_SIZE + 8];
+	int wide = ends_with(mn, ".w");
+	snprintf(base, sizeof(base), "%.*s", (int)(strlen(mn) - (wide ? 2 : 0)), mn);
+
+	if (thumb && size == 4 && op == 0xF3DE8F00u) {
+		snprintf(base, sizeof(base), "subs");
+		snprintf(ops, opscap, "pc, lr, #0");
+		wide = 0;
+	} else if (thumb && size == 4 && (hw1 == 0xF85Du || hw1 == 0xF84Du) &&
+		   (hw2 & 0x0FFFu) == (hw1 == 0xF85Du ? 0x0B04u : 0x0D04u)) {
+		snprintf(base, sizeof(base), "%s", hw1 == 0xF85Du ? "pop" : "push");
+		snprintf(ops, opscap, "{%s}", reg_name(hw2 >> 12));
+		wide = 1;
+	} else if (!thumb && ((op & 0x0FFF0FFFu) == 0x049D0004u || (op & 0x0FFF0FFFu) == 0x052D0004u)) {
+		int pop = (op & 0x0FFF0FFFu) == 0x049D0004u;
+		/* keep the condition capstone appended to ldr/str */
+		snprintf(base, sizeof(base), "%s%.2s", pop ? "pop" : "push", strlen(mn) > 3 ? mn + 3 : "");
+		snprintf(ops, opscap, "{%s}", reg_name(op >> 12));
+	} else if ((strcmp(base, "addw") == 0 || strcmp(base, "subw") == 0) && strncmp(ops, "pc, ", 4) != 0 &&
+		   strstr(ops, ", pc, #") && last_imm(ops, &v)) {
+		/* ADR: the address is Align(PC, 4) +/- imm. */
+		char rd[8];
+		snprintf(rd, sizeof(rd), "%.*s", (int)strcspn(ops, ","), ops);
+		uint32_t pc = (uint32_t)((addr + 4) & ~UINT64_C(3));
+		uint32_t target = base[0] == 'a' ? pc + v : pc - v;
+		snprintf(base, sizeof(base), "adr");
+		snprintf(ops, opscap, "%s, #0x%x", rd, target);
+		wide = mn[0] == 'a';
+	} else if ((strcmp(base, "movw") == 0 || strcmp(base, "addw") == 0 || strcmp(base, "subw") == 0) &&
+		   last_imm(ops, &v) && !(thumb ? t32_imm_ok(v) : a32_imm_ok(v))) {
+		base[3] = 0;
+	}
+
+	size_t bl = strlen(base);
+	if (bl > 2 && (ends_with(base, "lo") || ends_with(base, "hs")))
+		memcpy(base + bl - 2, base[bl - 2] == 'l' ? "cc" : "cs", 2);
+	if (strcmp(base, "vldmia") == 0 || strcmp(base, "vstmia") == 0)
+		base[4] = 0;
+
+	if (wide && thumb && size == 4 && strcmp(base, "adr") != 0) {
+		int is_b = (hw1 & 0xF800u) == 0xF000u && ((hw2 & 0xD000u) == 0x9000u || (hw2 & 0xD000u) == 0x8000u);
+		if (is_b && last_imm(ops, &v)) {
+			int64_t off = (int64_t)v - (int64_t)(addr + 4);
+			int cond = (hw2 & 0xD000u) == 0x8000u;
+			wide = v > addr || off > (cond ? -256 : -2048);
+		} else {
+			wide = has_narrow(d, base, ops);
+		}
+	}
+	snprintf(mn, mncap, "%s%s", base, wide ? ".w" : "");
+}
+
+/* IT{x{y{z}}} <firstcond>, written here so that capstone never enters an
+ * IT block: each instruction is shown on its own, as DS-5 does. */
+static void format_it(uint32_t hw, char *mn, size_t mncap, char *ops, size_t opscap)
+{
+	static const char *const cond[16] = { "eq", "ne", "cs", "cc", "mi", "pl", "vs", "vc",
+					      "hi", "ls", "ge", "lt", "gt", "le", "al", "nv" };
+	unsigned first = (hw >> 4) & 15, mask = hw & 15;
+	char t[8] = "it";
+	size_t k = 2;
+	/* mask bits 3..1 above the trailing 1 say T (equal to firstcond[0]) or E */
+	for (unsigned bit = 3; bit > 0 && (mask & ((1u << bit) - 1)); bit--)
+		t[k++] = ((mask >> bit) & 1) == (first & 1) ? 't' : 'e';
+	t[k] = 0;
+	snprintf(mn, mncap, "%s", t);
+	snprintf(ops, opscap, "%s", cond[first]);
+}
+
+struct disasm *disasm_new(void)
+{
+	struct disasm *d = calloc(1, sizeof(*d));
+	if (!d)
+		return NULL;
+	d->arm_ok = open_mode(&d->arm, CS_MODE_ARM);
+	d->thumb_ok = open_mode(&d->thumb, CS_MODE_THUMB);
+	if (d->arm_ok)
+		d->insn = cs_malloc(d->arm);
+	if (!d->arm_ok || !d->thumb_ok || !d->insn) {
+		disasm_free(d);
+		return NULL;
+	}
+	return d;
+}
+
+void disasm_free(struct disasm *d)
+{
+	if (!d)
+		return;
+	if (d->narrow) {
+		for (size_t i = 0; i < NARROW_SLOTS; i++)
+			free(d->narrow[i]);
+		free(d->narrow);
+	}
+	if (d->insn)
+		cs_free(d->insn, 1);
+	if (d->arm_ok)
+		cs_close(&d->arm);
+	if (d->thumb_ok)
+		cs_close(&d->thumb);
+	free(d);
+}
+
+int disasm_insn(struct disasm *d, int isa, uint64_t addr, uint32_t opcode, uint32_t size, char *mnemonic,
+		size_t mnemonic_cap, char *operands, size_t operands_cap)
+{
+	uint8_t bytes[4];
+	size_t n;
+	csh h;
+	if (mnemonic_cap)
+		mnemonic[0] = 0;
+	if (operands_cap)
+		operands[0] = 0;
+	if (!d)
+		return -1;
+	/* Memory order: A32 words and T32 halfwords are little-endian, the
+	 * first halfword of a 32-bit T32 instruction comes first. */
+	if (isa == CSD_ISA_ARM && size == 4) {
+		h = d->arm;
+		for (int i = 0; i < 4; i++)
+			bytes[i] = (uint8_t)(opcode >> (8 * i));
+		n = 4;
+	} else if ((isa == CSD_ISA_THUMB || isa == CSD_ISA_THUMBEE) && (size == 2 || size == 4)) {
+		h = d->thumb;
+		if (size == 2 && is_it(opcode)) {
+			format_it(opcode, mnemonic, mnemonic_cap, operands, operands_cap);
+			return 0;
+		}
+		uint16_t hw[2] = { (uint16_t)(size == 4 ? opcode >> 16 : opcode), (uint16_t)opcode };
+		for (size_t i = 0; i < size / 2; i++) {
+			bytes[2 * i] = (uint8_t)hw[i];
+			bytes[2 * i + 1] = (uint8_t)(hw[i] >> 8);
+		}
+		n = size;
+	} else {
+		return -1;
+	}
+	const uint8_t *code = bytes;
+	uint64_t a = addr;
+	if (!cs_disasm_iter(h, &code, &n, &a, d->insn) || d->insn->size != size)
+		return -1;
+	char mn[CS_MNEMONIC_SIZE + 8], ops[160 + 16];
+	snprintf(mn, sizeof(mn), "%s", d->insn->mnemonic);
+	snprintf(ops, sizeof(ops), "%s", d->insn->op_str);
+	arm_style(d, h == d->thumb, addr, opcode, size, mn, sizeof(mn), ops, sizeof(ops));
+	if (mnemonic_cap)
+		snprintf(mnemonic, mnemonic_cap, "%s", mn);
+	if (operands_cap)
+		snprintf(operands, operands_cap, "%s", ops);
+	return 0;
+}
+
+#else /* no capstone */
+
+struct disasm *disasm_new(void)
+{
+	return NULL;
+}
+
+void disasm_free(struct disasm *d)
+{
+	(void)d;
+}
+
+int disasm_insn(struct disasm *d, int isa, uint64_t addr, uint32_t opcode, uint32_t size, char *mnemonic,
+		size_t mnemonic_cap, char *operands, size_t operands_cap)
+{
+	(void)d;
+	(void)isa;
+	(void)addr;
+	(void)opcode;
+	(void)size;
+	if (mnemonic_cap)
+		mnemonic[0] = 0;
+	if (operands_cap)
+		operands[0] = 0;
+	return -1;
+}
+
+#endif

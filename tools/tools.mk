@@ -1,0 +1,27 @@
+# tools.mk - optional libraries of the csdec tool, found with pkg-config:
+#   capstone  instruction mnemonics in the text listing
+#   libdw     DWARF line info (file:line in listings, lcov coverage)
+# Without them the tool still builds and works (no mnemonics / no lines).
+# `make NO_CAPSTONE=1 NO_LIBDW=1` builds without them even when installed.
+PKG_CONFIG ?= pkg-config
+
+ifeq ($(NO_CAPSTONE),)
+ifeq ($(shell $(PKG_CONFIG) --exists capstone 2>/dev/null && echo yes),yes)
+TOOL_CFLAGS += -DCSD_HAVE_CAPSTONE $(shell $(PKG_CONFIG) --cflags capstone)
+TOOL_LDLIBS += $(shell $(PKG_CONFIG) --libs capstone)
+endif
+endif
+
+ifeq ($(NO_LIBDW),)
+ifeq ($(shell $(PKG_CONFIG) --exists libdw 2>/dev/null && echo yes),yes)
+TOOL_CFLAGS += -DCSD_HAVE_LIBDW $(shell $(PKG_CONFIG) --cflags libdw)
+TOOL_LDLIBS += $(shell $(PKG_CONFIG) --libs libdw)
+endif
+endif
+
+# The tool built with the sanitizers, for the tests that run it
+# (tests/test_listing, test_coverage, test_profile under `make test-san`).
+export CSD_TOOL_SAN := $(abspath $(B)/san-tool/csdec)
+$(B)/san-tool/csdec: $(wildcard tools/*.c) $(wildcard tools/*.h) $(SAN_OBJ)
+	@mkdir -p $(dir $@)
+	$(SAN_CC) $(CPPFLAGS) -Isrc $(CFLAGS) $(SAN) $(TOOL_CFLAGS) -o $@ $(wildcard tools/*.c) $(SAN_OBJ) $(TOOL_LDLIBS)
