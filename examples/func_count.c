@@ -83,6 +83,13 @@ static int by_count(const void *a, const void *b)
 	return by_start(a, b);
 }
 
+static void free_table(struct table *t)
+{
+	for (size_t i = 0; i < t->n; i++)
+		free(t->r[i].name);
+	free(t->r);
+}
+
 /* The region holding addr: the last one starting at or below it. */
 static struct region *lookup(struct table *t, uint64_t addr)
 {
@@ -103,6 +110,8 @@ static struct region *lookup(struct table *t, uint64_t addr)
  * cores' images) become one. */
 static void sort_regions(struct table *t)
 {
+	if (t->n == 0)
+		return;
 	qsort(t->r, t->n, sizeof(*t->r), by_start);
 	size_t k = 0;
 	for (size_t i = 0; i < t->n; i++) {
@@ -341,16 +350,18 @@ int main(int argc, char **argv)
 		return 1;
 	}
 
+	struct table t = { 0 };
+	if (elf && load_symbols(&t, elf) < 0) {
+		fprintf(stderr, "func_count: %s: not a 32-bit little-endian ELF file with a symbol table\n", elf);
+		free_table(&t);
+		return 1;
+	}
 	char err[512];
 	csd_snapshot *snap;
 	int rc = csd_snapshot_open(dir, &snap, err, sizeof(err));
 	if (rc < 0) {
 		fprintf(stderr, "func_count: %s\n", err[0] ? err : csd_errstr(rc));
-		return 1;
-	}
-	struct table t = { 0 };
-	if (elf && load_symbols(&t, elf) < 0) {
-		fprintf(stderr, "func_count: %s: not a 32-bit little-endian ELF file with a symbol table\n", elf);
+		free_table(&t);
 		return 1;
 	}
 
@@ -400,7 +411,8 @@ int main(int argc, char **argv)
 	uint64_t total = t.outside;
 	for (size_t i = 0; i < t.n; i++)
 		total += t.r[i].count;
-	qsort(t.r, t.n, sizeof(*t.r), by_count);
+	if (t.n)
+		qsort(t.r, t.n, sizeof(*t.r), by_count);
 	printf("%12s %7s  %-10s  %s\n", "instructions", "share", "address", elf ? "function" : "range");
 	for (size_t i = 0; i < t.n && t.r[i].count; i++)
 		printf("%12llu %6.2f%%  0x%08llx  %s\n", (unsigned long long)t.r[i].count,
@@ -415,8 +427,6 @@ int main(int argc, char **argv)
 		       "", "");
 	if (t.errors)
 		printf("%12llu %7s  %-10s  trace errors\n", (unsigned long long)t.errors, "", "");
-	for (size_t i = 0; i < t.n; i++)
-		free(t.r[i].name);
-	free(t.r);
+	free_table(&t);
 	return status;
 }
