@@ -965,6 +965,10 @@ int csd_etm3_pkt_next(csd_etm3_pkt_decoder *dec, struct csd_packet *pkt)
 		}
 		return next_packet(dec, pkt);
 	}
+	/* The run is used up and no packet is cut: what next_general would
+	 * find, without looking (once per run fed, so it matters). */
+	if (!in->have_run && !in->stage_len && dec->synced && !dec->run_len)
+		return in->finished ? CSD_EEOS : CSD_EAGAIN;
 	return next_general(dec, pkt);
 }
 

@@ -770,6 +770,10 @@ int csd_ptm_pkt_next(csd_ptm_pkt_decoder *dec, struct csd_packet *pkt)
 			return CSD_OK;
 		}
 	}
+	/* The run is used up and no packet is cut: what next_general would
+	 * find, without looking (once per run fed, so it matters). */
+	if (!in->have_run && !in->stage_len && dec->synced && dec->run == RUN_NONE)
+		return in->finished ? CSD_EEOS : CSD_EAGAIN;
 	return next_general(dec, pkt);
 }
 
