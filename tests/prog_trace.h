@@ -66,7 +66,7 @@ static const char PROG_SOURCE[] =
 	"\n"
 	"__attribute__((noinline)) static int clamp(int x)\n"
 	"{\n"
-	"\tif (x > 1000000)\n"
+	"\tif (x == 12345678)\n"
 	"\t\treturn never_called(x);\n"
 	"\treturn x;\n"
 	"}\n"
@@ -132,6 +132,7 @@ struct prog_insn {
 	unsigned line;
 	uint64_t count;        /* executions in the qemu run */
 	uint64_t taken;        /* of them, followed by something other than addr + size */
+	int outside;           /* not inside any function's symbol size (alignment padding) */
 };
 
 struct prog_run {
@@ -242,6 +243,25 @@ static inline int prog_read_objdump(struct prog_run *pr)
 	}
 	pclose(p);
 	qsort(pr->insn, pr->ninsn, sizeof(*pr->insn), prog_cmp_insn);
+	/* objdump puts padding after a function under its name; nm -S says where
+	 * the functions really end. */
+	snprintf(cmd, sizeof(cmd), "arm-linux-gnueabihf-nm -S --defined-only %s", pr->elf);
+	p = popen(cmd, "r");
+	if (!p)
+		return -1;
+	for (size_t i = 0; i < pr->ninsn; i++)
+		pr->insn[i].outside = 1;
+	while (fgets(line, sizeof(line), p)) {
+		unsigned long a, size;
+		char type;
+		if (sscanf(line, "%lx %lx %c", &a, &size, &type) != 3 || (type != 't' && type != 'T'))
+			continue;
+		a &= ~1ul;
+		for (size_t i = 0; i < pr->ninsn; i++)
+			if (pr->insn[i].addr >= a && pr->insn[i].addr < a + size)
+				pr->insn[i].outside = 0;
+	}
+	pclose(p);
 	return pr->ninsn ? 0 : -1;
 }
 

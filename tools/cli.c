@@ -479,6 +479,83 @@ static int run_snapshot(struct options *o, struct run_ctx *ctx, int kind)
 }
 
 
+static size_t count_slot(uint64_t key, size_t cap)
+{
+	key ^= key >> 29;
+	key *= UINT64_C(0xBF58476D1CE4E5B9);
+	key ^= key >> 32;
+	return (size_t)key & (cap - 1);
+}
+
+struct count_entry *count_map_get(struct count_map *m, uint64_t key)
+{
+	if (m->n * 2 >= m->cap) {
+		size_t ncap = m->cap ? m->cap * 2 : 1024;
+		struct count_entry *ne = calloc(ncap, sizeof(*ne));
+		if (!ne)
+			die_io("out of memory");
+		for (size_t i = 0; i < m->cap; i++) {
+			if (!m->e[i].used)
+				continue;
+			size_t k = count_slot(m->e[i].key, ncap);
+			while (ne[k].used)
+				k = (k + 1) & (ncap - 1);
+			ne[k] = m->e[i];
+		}
+		free(m->e);
+		m->e = ne;
+		m->cap = ncap;
+	}
+	size_t k = count_slot(key, m->cap);
+	while (m->e[k].used && m->e[k].key != key)
+		k = (k + 1) & (m->cap - 1);
+	if (!m->e[k].used) {
+		m->e[k].used = 1;
+		m->e[k].key = key;
+		m->n++;
+	}
+	return &m->e[k];
+}
+
+const struct count_entry *count_map_find(const struct count_map *m, uint64_t key)
+{
+	if (!m->cap)
+		return NULL;
+	size_t k = count_slot(key, m->cap);
+	while (m->e[k].used) {
+		if (m->e[k].key == key)
+			return &m->e[k];
+		k = (k + 1) & (m->cap - 1);
+	}
+	return NULL;
+}
+
+static int cmp_count_key(const void *a, const void *b)
+{
+	const struct count_entry *x = a, *y = b;
+	return x->key < y->key ? -1 : x->key > y->key;
+}
+
+struct count_entry *count_map_sorted(const struct count_map *m, size_t *n)
+{
+	struct count_entry *v = malloc((m->n ? m->n : 1) * sizeof(*v));
+	size_t k = 0;
+	if (!v)
+		die_io("out of memory");
+	for (size_t i = 0; i < m->cap; i++)
+		if (m->e[i].used)
+			v[k++] = m->e[i];
+	qsort(v, k, sizeof(*v), cmp_count_key);
+	*n = k;
+	return v;
+}
+
+void count_map_free(struct count_map *m)
+{
+	free(m->e);
+	memset(m, 0, sizeof(*m));
+}
+
 struct symtab *cli_load_symbols(const struct options *o)
 {
 	char path[4096], err[4200];
@@ -494,6 +571,21 @@ struct symtab *cli_load_symbols(const struct options *o)
 	}
 	symtab_finish(st);
 	return st;
+}
+
+csd_image *cli_elf_image(const struct options *o)
+{
+	char path[4096];
+	csd_image *img = csd_image_new();
+	if (!img)
+		die_io("out of memory");
+	for (int i = 0; i < o->n_elfs; i++) {
+		uint64_t bias = split_at(o->elfs[i], path, sizeof(path), "--elf", 0);
+		int rc = csd_image_add_elf(img, path, (int64_t)bias);
+		if (rc < 0)
+			die_io("%s: %s", path, csd_errstr(rc));
+	}
+	return img;
 }
 
 int cli_run(struct options *o, struct run_ctx *ctx, enum slot_kind kind)

@@ -105,6 +105,32 @@ uint64_t parse_number(const char *s, const char *what);
  * with a message when one cannot be read. Free with symtab_free(). */
 struct symtab;
 struct symtab *cli_load_symbols(const struct options *o);
+/* A new image holding the --elf files' code (exits on errors). */
+csd_image *cli_elf_image(const struct options *o);
+
+/* Counters per 64-bit key (an address; a function and an address), for
+ * the commands that add up what the instructions did. */
+struct count_entry {
+	uint64_t key;
+	uint64_t count, taken, cycles;
+	uint32_t aux;          /* the command's own (e.g. an id) */
+	uint8_t isa, size, used;
+};
+struct count_map {
+	struct count_entry *e;
+	size_t cap, n;
+};
+/* The entry of key, added (zeroed) if new; exits when memory is short. */
+struct count_entry *count_map_get(struct count_map *m, uint64_t key);
+/* The entry of key, or NULL. */
+const struct count_entry *count_map_find(const struct count_map *m, uint64_t key);
+/* The used entries sorted by key (malloc'ed, *n of them; exits when memory is short). */
+struct count_entry *count_map_sorted(const struct count_map *m, size_t *n);
+void count_map_free(struct count_map *m);
+
+/* Commands in their own files: argv[0] is the command name. */
+int csd_cmd_coverage(int argc, char **argv);
+int csd_cmd_profile(int argc, char **argv);
 
 /* print.c */
 /* The text listing of records names instructions and, with symbols,

@@ -28,6 +28,10 @@ static void usage(FILE *out)
 		"  packets <snapshot-dir>   list every packet of every trace source\n"
 		"  decode  <snapshot-dir>   the executed instructions, with exceptions, cycles\n"
 		"                           and context (also: decode --trace FILE ...)\n"
+		"  coverage <snapshot-dir>  executed instructions, lines and branches of a program\n"
+		"                           (--elf): summary, lcov tracefile\n"
+		"  profile  <snapshot-dir>  instructions and cycles per function, callers and\n"
+		"                           callees: top list, callgrind file\n"
 		"  gen --qemu-log LOG ...   make the trace an ETM / PTM would have produced for a\n"
 		"                           program run recorded by qemu-arm, as a snapshot\n"
 		"\n"
@@ -126,6 +130,10 @@ int main(int argc, char **argv)
 		return cmd_packets(argc - 1, argv + 1);
 	if (strcmp(cmd, "decode") == 0)
 		return cmd_decode(argc - 1, argv + 1);
+	if (strcmp(cmd, "coverage") == 0)
+		return csd_cmd_coverage(argc - 1, argv + 1);
+	if (strcmp(cmd, "profile") == 0)
+		return csd_cmd_profile(argc - 1, argv + 1);
 	die_usage("unknown command '%s'", cmd);
 	return EXIT_USAGE;
 }

@@ -393,7 +393,9 @@ void symtab_finish(struct symtab *st)
 {
 	if (!st)
 		return;
-	qsort(st->fn, st->nfn, sizeof(*st->fn), cmp_func);
+	/* qsort's pointer must not be NULL, even for no elements */
+	if (st->nfn)
+		qsort(st->fn, st->nfn, sizeof(*st->fn), cmp_func);
 	size_t k = 0;
 	for (size_t i = 0; i < st->nfn; i++) {
 		if (k && st->fn[k - 1].start == st->fn[i].start) {
@@ -409,8 +411,10 @@ void symtab_finish(struct symtab *st)
 		if (!f->sized)
 			f->end = next - f->start < UNSIZED_MAX ? next : f->start + UNSIZED_MAX;
 	}
-	qsort(st->map, st->nmap, sizeof(*st->map), cmp_map);
-	qsort(st->rows, st->nrows, sizeof(*st->rows), cmp_row);
+	if (st->nmap)
+		qsort(st->map, st->nmap, sizeof(*st->map), cmp_map);
+	if (st->nrows)
+		qsort(st->rows, st->nrows, sizeof(*st->rows), cmp_row);
 }
 
 size_t symtab_num_funcs(const struct symtab *st)
@@ -496,4 +500,19 @@ int symtab_code_isa(const struct symtab *st, uint64_t addr)
 			hi = mid;
 	}
 	return st->map[lo].isa;
+}
+
+uint64_t symtab_next_map(const struct symtab *st, uint64_t addr)
+{
+	if (!st || !st->nmap || st->map[st->nmap - 1].addr <= addr)
+		return UINT64_MAX;
+	size_t lo = 0, hi = st->nmap - 1; /* first entry > addr is in [lo, hi] */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (st->map[mid].addr <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return st->map[lo].addr;
 }

@@ -55,5 +55,7 @@ const char *symtab_file(const struct symtab *st, uint32_t index);
 /* What the mapping symbols say about addr: CSD_ISA_ARM or CSD_ISA_THUMB
  * (code), 0 (data, e.g. a literal pool), -1 (no mapping symbol before it). */
 int symtab_code_isa(const struct symtab *st, uint64_t addr);
+/* Address of the first mapping symbol after addr, or UINT64_MAX. */
+uint64_t symtab_next_map(const struct symtab *st, uint64_t addr);
 
 #endif
