@@ -40,7 +40,7 @@ const char *csd_version(void);
  * ---------------------------------------------------------------------- */
 
 enum csd_error {
-	CSD_OK = 0,
+	CSD_OK = 0,            /**< success */
 	CSD_EINVAL = -1,       /**< invalid argument: NULL pointer, bad size, value out of range */
 	CSD_ENOMEM = -2,       /**< memory allocation failed */
 	CSD_EAGAIN = -3,       /**< decoder needs more input (all bytes given were consumed) */
@@ -50,7 +50,7 @@ enum csd_error {
 	CSD_ENOENT = -7,       /**< the named item (file, section, key, device, trace ID) does not exist */
 	CSD_EBADPKT = -8,      /**< a packet cannot be encoded as given (field out of range for the protocol) */
 	CSD_ENOSPC = -9,       /**< the output buffer is too small */
-	CSD_EUNSUPPORTED = -10,/**< protocol, version or feature not supported */
+	CSD_EUNSUPPORTED = -10,/**< protocol, version or feature not supported (reserved: no function returns it yet) */
 	CSD_ENOMAP = -11,      /**< memory not accessible: no image section covers the address */
 };
 
@@ -179,7 +179,7 @@ void csd_frame_free(csd_frame_decoder *dec);
  * `offset`. The bytes must stay valid until csd_frame_next() returns
  * CSD_EAGAIN. Partial frames are kept internally across calls.
  * Errors: CSD_EINVAL (NULL decoder, or data NULL with size > 0, or input
- * still pending).
+ * still pending, or called after csd_frame_finish()).
  */
 int csd_frame_feed(csd_frame_decoder *dec, const uint8_t *data, size_t size, uint64_t offset);
 
@@ -238,7 +238,7 @@ enum csd_sync_reason {
 	CSD_REASON_DEBUG_EXIT = 3,
 };
 
-/** Lower-case name of an I-sync reason: "periodic", "trace_on", "overflow", "debug_exit". */
+/** Lower-case name of an I-sync reason: "periodic", "trace_on", "overflow", "debug_exit"; "unknown" for other values. Never NULL. */
 const char *csd_reason_name(int reason);
 
 /** Flags of struct csd_packet: which optional facts the packet carries. */
@@ -309,7 +309,8 @@ typedef struct csd_etm3_pkt_decoder csd_etm3_pkt_decoder;
 
 /**
  * Create an ETMv3 packet decoder for a source configured as `cfg`.
- * Returns NULL if cfg is NULL, cfg->size is too small, or memory is short.
+ * Returns NULL if cfg is NULL, cfg->size is too small, cfg->protocol is not
+ * CSD_PROTO_ETM3, ETMIDR is non-zero but not an ETMv3 ID, or memory is short.
  */
 csd_etm3_pkt_decoder *csd_etm3_pkt_new(const struct csd_trace_config *cfg);
 
@@ -366,7 +367,7 @@ int csd_etm3_enc_packet(csd_etm3_encoder *enc, const struct csd_packet *pkt, uin
 
 typedef struct csd_ptm_pkt_decoder csd_ptm_pkt_decoder;
 
-/** Create a PTM packet decoder; NULL if cfg is invalid or memory is short. */
+/** Create a PTM packet decoder; NULL if cfg is NULL or too small, cfg->protocol is not CSD_PROTO_PTM, ETMIDR is non-zero but not a PFT ID, or memory is short. */
 csd_ptm_pkt_decoder *csd_ptm_pkt_new(const struct csd_trace_config *cfg);
 
 /** Free a PTM packet decoder; NULL is ignored. */
@@ -457,7 +458,8 @@ int csd_image_section(const csd_image *img, size_t i, uint64_t *addr, uint64_t *
 
 /**
  * Copy up to `size` bytes at `addr` into buf; returns how many bytes were
- * readable contiguously from addr (stopping at the first inaccessible one).
+ * readable contiguously from addr (stopping at the first inaccessible one;
+ * at most INT32_MAX per call).
  * Errors: CSD_EINVAL, CSD_ENOMAP (the byte at addr is not accessible).
  */
 int csd_image_read(csd_image *img, uint64_t addr, uint8_t *buf, size_t size);
@@ -509,7 +511,7 @@ enum csd_rec_type {
 	CSD_REC_TYPE_COUNT
 };
 
-/** Lower-case name of a record type ("range", "insn", "exception", ...). */
+/** Lower-case name of a record type ("range", "insn", "exception", ...); "unknown" if out of range. Never NULL. */
 const char *csd_rec_type_name(int type);
 
 /** Condition result of an instruction. */
@@ -578,7 +580,8 @@ typedef struct csd_flow_decoder csd_flow_decoder;
 /**
  * Create an instruction-flow decoder for one ETMv3 or PTM source. It owns
  * a packet decoder of the protocol in cfg->trace.
- * Returns NULL if cfg is NULL or invalid (no image, unknown protocol), or
+ * Returns NULL if cfg is NULL or invalid (no image, unknown protocol, ETMIDR
+ * not of that protocol), or
  * memory is short.
  */
 csd_flow_decoder *csd_flow_new(const struct csd_flow_config *cfg);
@@ -610,9 +613,11 @@ int csd_flow_last_packet(const csd_flow_decoder *dec, struct csd_packet *pkt);
 
 /**
  * Name of an exception number as traced by the protocol of `cfg`, e.g.
- * "IRQ", "Data Abort", "SVC" (Cortex-M: "SysTick", "IRQ12"...). Never NULL;
- * "exception N" style names are not produced: unknown numbers give
- * "reserved".
+ * "IRQ", "Data Abort", "SVC". For Cortex-M (cfg->core_profile CSD_CORE_M)
+ * the ETMv3 traced values: 1-7 "IRQ1".."IRQ7", 8 "IRQ0", the system
+ * exceptions by name ("SysTick", "HardFault", ...), and 24-511 "IRQ" (the
+ * interrupt is IRQ(number - 16); callers print the number). Never NULL:
+ * unknown numbers give "reserved".
  */
 const char *csd_exception_name(const struct csd_trace_config *cfg, unsigned number);
 
@@ -687,7 +692,8 @@ int csd_snapshot_reg(const csd_snapshot *snap, const char *device, const char *r
 
 /**
  * Add the memory dumps of core device `device` (NULL: of every device) to
- * an image. Returns the number of dumps added.
+ * an image. Returns the number of dumps added (0 for a device with none, or
+ * no such device). Dumps added before a failing one stay in the image.
  * Errors: CSD_EINVAL, CSD_EIO (a dump file cannot be read or is shorter
  * than its stated length), CSD_ENOMEM.
  */
