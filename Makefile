@@ -69,7 +69,7 @@ $(B)/csdec: $(TOOL_SRC) $(wildcard tools/*.h) $(B)/libcsdec.a
 # objects built from source (internal headers in src/ are visible).
 # A test needing extra libraries sets TEST_LDLIBS_<name> in tests/<name>.mk;
 # benchmarks and fuzzers bring their own rules in bench/*.mk, fuzz/*.mk.
--include $(wildcard tests/*.mk)
+-include $(sort $(wildcard tests/*.mk))
 -include $(wildcard bench/*.mk)
 -include $(wildcard fuzz/*.mk)
 $(B)/tests/%: tests/%.c $(wildcard tests/*.h) $(LIB_OBJ)

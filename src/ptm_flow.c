@@ -189,7 +189,16 @@ static int walk(csd_flow_decoder *dec, int kind, int atom, uint32_t stop, uint64
 				n--;
 			}
 			uint32_t end = b->start + block_bytes(b, n);
-			emit_block_part(dec, b, n, end, 1, CSD_COND_UNKNOWN, 0, 0, 0, offset);
+			/* The update names the last instruction executed; PFT does
+			 * not say whether it passed its condition - except for an
+			 * SVC/SMC/..., which the PTM upgrades to a waypoint only
+			 * when it passes (IHI 0035B 5.3). */
+			uint8_t cond = CSD_COND_UNKNOWN;
+			struct csdi_insn last;
+			if (n && csdi_flow_decode(dec, b->start + block_bytes(b, n - 1), b->isa, &last) > 0 &&
+			    (last.flags & CSDI_INSNF_EXCEPTION))
+				cond = CSD_COND_PASS;
+			emit_block_part(dec, b, n, end, 1, cond, 0, 0, 0, offset);
 			dec->addr = end;
 			s->walk_active = 0;
 			return 1;

@@ -1,7 +1,7 @@
 /*
  * Differential decode against OpenCSD: every ETMv3 / PTM source of every
  * snapshot under $CSD_SHARED/traces (and of every directory listed in
- * CSD_DIFF_SNAPSHOTS, colon-separated) is decoded by csdec (range mode) and
+ * CSD_DIFF_SNAPSHOTS, colon-separated snapshots or directories of them) is decoded by csdec (range mode) and
  * by OpenCSD's full decoder, and the two are compared:
  *   - the sequence of executed instruction addresses (both decoders' ranges
  *     expanded through the program image);
@@ -1024,7 +1024,7 @@ static size_t diff_shared_snapshots(const char *root, struct grand *g)
 	CHECK(d != NULL);
 	if (!d)
 		return 0;
-	char *names[256];
+	char *names[1024];
 	size_t n = 0;
 	struct dirent *de;
 	while ((de = readdir(d)) && n < sizeof(names) / sizeof(names[0])) {
@@ -1077,8 +1077,18 @@ int main(void)
 			next = strchr(p, ':');
 			if (next)
 				*next++ = 0;
-			if (*p)
+			if (!*p)
+				continue;
+			/* A snapshot, or a directory of snapshots. */
+			char ini[2048];
+			snprintf(ini, sizeof(ini), "%s/snapshot.ini", p);
+			FILE *f = fopen(ini, "r");
+			if (f) {
+				fclose(f);
 				diff_snapshot(p, &g);
+			} else {
+				CHECK(diff_shared_snapshots(p, &g) > 0);
+			}
 		}
 		free(list);
 	}

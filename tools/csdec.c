@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "gen_cmd.h"
 
 static void usage(FILE *out)
 {
@@ -130,6 +131,8 @@ int main(int argc, char **argv)
 		return cmd_packets(argc - 1, argv + 1);
 	if (strcmp(cmd, "decode") == 0)
 		return cmd_decode(argc - 1, argv + 1);
+	if (strcmp(cmd, "gen") == 0)
+		return csd_cmd_gen(argc - 1, argv + 1);
 	if (strcmp(cmd, "coverage") == 0)
 		return csd_cmd_coverage(argc - 1, argv + 1);
 	if (strcmp(cmd, "profile") == 0)

@@ -1,0 +1,433 @@
+/*
+ * gen.c - `csdec gen`: turn a recorded program run (qemu-arm's execution
+ * log plus the program's ELF file) into a CoreSight snapshot directory that
+ * holds the trace an ETMv3 or PTM would have produced, the registers it was
+ * configured with, and the program's memory - so that `csdec decode DIR`
+ * (and other decoders, e.g. OpenCSD's trc_pkt_lister) read it unaided.
+ *
+ *   csdec gen --qemu-log LOG --elf ELF --protocol ptm|etm3 [--protocol ...]
+ *             [--cycle-accurate] [--timestamps] [--return-stack]
+ *             [--context-id-bytes N] [--sync-period BYTES]
+ *             [--formatted[=port] [--trace-id ID]] -o DIR
+ *
+ * Several --protocol options trace the same run with several sources (as
+ * if several cores ran it), interleaved in one formatted buffer.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+
+#include "csdec.h"
+#include "frame_enc.h"
+#include "gen.h"
+#include "gen_cmd.h"
+#include "qemu_log.h"
+
+#define MAX_SOURCES 8
+
+struct gen_source {
+	struct csdi_gen *gen;
+	struct csdi_gen_config cfg;
+	FILE *raw;                 /* unformatted: this source's own file */
+	struct gen_ctx *ctx;
+	char name[32];
+	char file[64];
+};
+
+struct gen_ctx {
+	struct gen_source src[MAX_SOURCES];
+	int nsrc;
+	int formatted;
+	uint32_t frame_format;
+	struct csdi_frame_enc fenc;
+	FILE *fout;                /* formatted: the shared buffer file */
+	const char *core_type;     /* device type of the traced core */
+	uint64_t out_bytes;
+};
+
+static int write_file_bytes(void *ctx, const uint8_t *b, size_t n)
+{
+	FILE *f = ctx;
+	return fwrite(b, 1, n, f) == n ? 0 : CSD_EIO;
+}
+
+static int source_sink(void *vctx, const uint8_t *b, size_t n)
+{
+	struct gen_source *s = vctx;
+	if (!s->ctx->formatted)
+		return write_file_bytes(s->raw, b, n);
+	return csdi_frame_enc_data(&s->ctx->fenc, s->cfg.trace.trace_id, b, n);
+}
+
+static int frames_sink(void *vctx, const uint8_t *b, size_t n)
+{
+	struct gen_ctx *c = vctx;
+	c->out_bytes += n;
+	return write_file_bytes(c->fout, b, n);
+}
+
+static void gen_usage(FILE *out)
+{
+	fprintf(out,
+		"Usage: csdec gen --qemu-log LOG --elf ELF --protocol ptm|etm3 [options] -o DIR\n"
+		"\n"
+		"Write the trace an ETMv3 or PTM would have produced for a program run\n"
+		"recorded by 'qemu-arm -singlestep -d exec,nochain -D LOG ./prog', as a\n"
+		"CoreSight snapshot directory that 'csdec decode DIR' reads unaided.\n"
+		"\n"
+		"  --qemu-log LOG          the execution log (one line per executed instruction)\n"
+		"  --elf ELF               the program (its PT_LOAD segments become the memory dumps)\n"
+		"  --protocol P            ptm or etm3; repeat for several sources of one run\n"
+		"  --cycle-accurate        cycle-accurate trace (ETMCR bit 12)\n"
+		"  --timestamps            timestamp packets (ETMCR bit 28)\n"
+		"  --return-stack          PTM return stack (ETMCR bit 29)\n"
+		"  --context-id-bytes N    context ID size in I-sync packets: 0, 1, 2 or 4\n"
+		"  --sync-period BYTES     A-sync + I-sync about every BYTES bytes (default 1024)\n"
+		"  --formatted[=port]      16-byte CoreSight formatter frames (ETB-style, or a\n"
+		"                          TPIU capture with frame syncs with =port)\n"
+		"  --trace-id ID           trace ID of the (first) source (default 0x10)\n"
+		"  --core NAME             the traced core: cortex-a (default) or cortex-m3 / cortex-m4\n"
+		"                          (ARMv7-M: ETMv3.4, exceptions from the vector table)\n"
+		"  --repeat N              replay the run N times (large traces for benchmarks)\n"
+		"  -o DIR                  output directory (created if needed)\n"
+		"\n"
+		"Exit status: 0 done, 2 usage or I/O error.\n");
+}
+
+static int write_text(const char *dir, const char *name, const char *text)
+{
+	char path[4096];
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	FILE *f = fopen(path, "w");
+	if (!f)
+		return -1;
+	int ok = fputs(text, f) >= 0;
+	return fclose(f) == 0 && ok ? 0 : -1;
+}
+
+/* Append printf-style text to a growing buffer. */
+struct text {
+	char buf[16384];
+	size_t n;
+};
+
+#if defined(__GNUC__)
+__attribute__((format(printf, 2, 3)))
+#endif
+static void tprintf(struct text *t, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	if (t->n < sizeof(t->buf)) {
+		int w = vsnprintf(t->buf + t->n, sizeof(t->buf) - t->n, fmt, ap);
+		if (w > 0)
+			t->n += (size_t)w;
+	}
+	va_end(ap);
+}
+
+/* snapshot.ini, the core with its memory dumps, one device per source,
+ * trace.ini. */
+static int write_snapshot_ini(const char *dir, struct gen_ctx *c, csd_image *img, const char *elf_name)
+{
+	struct text t = { .n = 0 };
+	tprintf(&t, "; written by csdec gen from %s\n[snapshot]\nversion=1.0\n\n[device_list]\n", elf_name);
+	for (int i = 0; i < c->nsrc; i++)
+		tprintf(&t, "device%d=cpu_%d.ini\ndevice%d=%s.ini\n", 2 * i, i, 2 * i + 1, c->src[i].name);
+	tprintf(&t, "\n[trace]\nmetadata=trace.ini\n");
+	if (write_text(dir, "snapshot.ini", t.buf) < 0)
+		return -1;
+
+	/* One core per source (as if several cores ran the program), each
+	 * with the program's memory: the same dump files. */
+	struct text dumps = { .n = 0 };
+	for (size_t i = 0; i < csd_image_num_sections(img); i++) {
+		uint64_t addr, size;
+		const uint8_t *data;
+		char name[64], path[4096];
+		if (csd_image_section(img, i, &addr, &size, &data) < 0)
+			return -1;
+		snprintf(name, sizeof(name), "mem_%zu.bin", i);
+		snprintf(path, sizeof(path), "%s/%s", dir, name);
+		FILE *f = fopen(path, "wb");
+		if (!f || fwrite(data, 1, (size_t)size, f) != size) {
+			if (f)
+				fclose(f);
+			return -1;
+		}
+		if (fclose(f) != 0)
+			return -1;
+		tprintf(&dumps, "\n[dump%zu]\nfile=%s\naddress=0x%08" PRIx64 "\nlength=0x%" PRIx64 "\n", i + 1, name,
+			addr, size);
+	}
+	for (int i = 0; i < c->nsrc; i++) {
+		char file[32];
+		t.n = 0;
+		tprintf(&t, "[device]\nname=cpu_%d\nclass=core\ntype=%s\n\n[regs]\nR15=0x0\n%s", i, c->core_type,
+			dumps.buf);
+		snprintf(file, sizeof(file), "cpu_%d.ini", i);
+		if (write_text(dir, file, t.buf) < 0)
+			return -1;
+	}
+
+	for (int i = 0; i < c->nsrc; i++) {
+		const struct csd_trace_config *tc = &c->src[i].cfg.trace;
+		char file[80];
+		t.n = 0;
+		tprintf(&t,
+			"[device]\nname=%s\nclass=trace_source\ntype=%s\n\n[regs]\n"
+			"ETMCR(0x000)=0x%08" PRIX32 "\nETMIDR(0x079)=0x%08" PRIX32 "\nETMCCER(0x07A)=0x%08" PRIX32
+			"\nETMTRACEIDR(0x080)=0x%08X\n",
+			c->src[i].name, tc->protocol == CSD_PROTO_PTM ? "PTM1.1" : "ETM3.5", tc->etmcr, tc->etmidr,
+			tc->etmccer, tc->trace_id);
+		snprintf(file, sizeof(file), "%s.ini", c->src[i].name);
+		if (write_text(dir, file, t.buf) < 0)
+			return -1;
+	}
+
+	t.n = 0;
+	tprintf(&t, "[trace_buffers]\nbuffers=");
+	if (c->formatted) {
+		tprintf(&t, "buffer0\n\n[buffer0]\nname=ETB_0\nfile=trace.bin\nformat=%s\n",
+			c->frame_format == CSD_FRAME_PORT ? "dstream_coresight" : "coresight");
+	} else {
+		for (int i = 0; i < c->nsrc; i++)
+			tprintf(&t, "%sbuffer%d", i ? "," : "", i);
+		tprintf(&t, "\n");
+		for (int i = 0; i < c->nsrc; i++)
+			tprintf(&t, "\n[buffer%d]\nname=BUF_%d\nfile=%s\nformat=source_data\n", i, i, c->src[i].file);
+	}
+	tprintf(&t, "\n[source_buffers]\n");
+	for (int i = 0; i < c->nsrc; i++) {
+		if (c->formatted)
+			tprintf(&t, "%s=ETB_0\n", c->src[i].name);
+		else
+			tprintf(&t, "%s=BUF_%d\n", c->src[i].name, i);
+	}
+	tprintf(&t, "\n[core_trace_sources]\n");
+	for (int i = 0; i < c->nsrc; i++)
+		tprintf(&t, "cpu_%d=%s\n", i, c->src[i].name);
+	return write_text(dir, "trace.ini", t.buf);
+}
+
+static uint64_t gen_number(const char *s, const char *what)
+{
+	char *end;
+	errno = 0;
+	unsigned long long v = strtoull(s, &end, 0);
+	if (errno || !*s || *end || *s == '-') {
+		fprintf(stderr, "csdec gen: bad %s '%s'\n", what, s);
+		exit(2);
+	}
+	return v;
+}
+
+static void gen_fail(const char *fmt, const char *arg)
+{
+	fprintf(stderr, "csdec gen: ");
+	fprintf(stderr, fmt, arg);
+	fputc('\n', stderr);
+	exit(2);
+}
+
+int csd_cmd_gen(int argc, char **argv)
+{
+	const char *log = NULL, *elf = NULL, *outdir = NULL;
+	int protocols[MAX_SOURCES], nproto = 0;
+	int ca = 0, ts = 0, rs = 0, cid_bytes = 0, trace_id = 0x10, mprof = 0;
+	const char *core_type = "Cortex-A15";
+	uint64_t repeat = 1;
+	uint32_t sync_period = 1024;
+	struct gen_ctx *c = calloc(1, sizeof(*c));
+	if (!c)
+		gen_fail("%s", "out of memory");
+	c->frame_format = CSD_FRAME_RAW;
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+			gen_usage(stdout);
+			exit(0);
+		} else if (!strcmp(a, "--qemu-log") && v) {
+			log = v;
+			i++;
+		} else if (!strcmp(a, "--elf") && v) {
+			elf = v;
+			i++;
+		} else if (!strcmp(a, "-o") && v) {
+			outdir = v;
+			i++;
+		} else if (!strcmp(a, "--protocol") && v) {
+			if (nproto == MAX_SOURCES)
+				gen_fail("%s", "too many --protocol options");
+			if (!strcmp(v, "ptm"))
+				protocols[nproto++] = CSD_PROTO_PTM;
+			else if (!strcmp(v, "etm3"))
+				protocols[nproto++] = CSD_PROTO_ETM3;
+			else
+				gen_fail("unknown protocol '%s' (expected ptm or etm3)", v);
+			i++;
+		} else if (!strcmp(a, "--cycle-accurate")) {
+			ca = 1;
+		} else if (!strcmp(a, "--timestamps")) {
+			ts = 1;
+		} else if (!strcmp(a, "--return-stack")) {
+			rs = 1;
+		} else if (!strcmp(a, "--context-id-bytes") && v) {
+			cid_bytes = (int)gen_number(v, "context ID size");
+			if (cid_bytes != 0 && cid_bytes != 1 && cid_bytes != 2 && cid_bytes != 4)
+				gen_fail("context ID size must be 0, 1, 2 or 4, not '%s'", v);
+			i++;
+		} else if (!strcmp(a, "--sync-period") && v) {
+			uint64_t p = gen_number(v, "sync period");
+			if (p < 16 || p > (1u << 30))
+				gen_fail("sync period '%s' out of range (16 .. 2^30)", v);
+			sync_period = (uint32_t)p;
+			i++;
+		} else if (!strcmp(a, "--formatted") || !strcmp(a, "--formatted=aligned")) {
+			c->formatted = 1;
+			c->frame_format = CSD_FRAME_ALIGNED;
+		} else if (!strcmp(a, "--formatted=port")) {
+			c->formatted = 1;
+			c->frame_format = CSD_FRAME_PORT;
+		} else if (!strcmp(a, "--core") && v) {
+			if (!strcasecmp(v, "cortex-m3") || !strcasecmp(v, "cortex-m4")) {
+				mprof = 1;
+				core_type = !strcasecmp(v, "cortex-m3") ? "Cortex-M3" : "Cortex-M4";
+			} else if (strcasecmp(v, "cortex-a")) {
+				gen_fail("unknown core '%s' (cortex-a, cortex-m3, cortex-m4)", v);
+			}
+			i++;
+		} else if (!strcmp(a, "--repeat") && v) {
+			repeat = gen_number(v, "repeat count");
+			if (repeat < 1 || repeat > 100000)
+				gen_fail("repeat count '%s' out of range (1 .. 100000)", v);
+			i++;
+		} else if (!strcmp(a, "--trace-id") && v) {
+			uint64_t id = gen_number(v, "trace ID");
+			if (id < 1 || id > 0x6F)
+				gen_fail("trace ID '%s' out of range (1 .. 0x6f)", v);
+			trace_id = (int)id;
+			i++;
+		} else {
+			gen_fail("unknown or incomplete option '%s' (try --help)", a);
+		}
+	}
+	if (!log || !elf || !outdir || !nproto)
+		gen_fail("%s", "--qemu-log, --elf, --protocol and -o are required (try --help)");
+	if (trace_id + nproto - 1 > 0x6F)
+		gen_fail("%s", "too many sources for that trace ID");
+	for (int i = 0; i < nproto; i++)
+		if (mprof && protocols[i] == CSD_PROTO_PTM)
+			gen_fail("%s", "Cortex-M cores have an ETM (--protocol etm3), not a PTM");
+	c->core_type = core_type;
+
+	csd_image *img = csd_image_new();
+	int rc = img ? csd_image_add_elf(img, elf, 0) : CSD_ENOMEM;
+	if (rc <= 0)
+		gen_fail("cannot load the ELF file %s", elf);
+	if (mkdir(outdir, 0777) != 0 && errno != EEXIST)
+		gen_fail("cannot create %s", outdir);
+
+	char path[4096];
+	if (c->formatted) {
+		snprintf(path, sizeof(path), "%s/trace.bin", outdir);
+		c->fout = fopen(path, "wb");
+		if (!c->fout)
+			gen_fail("cannot write %s", path);
+		struct csdi_frame_enc_config fc = { .format = c->frame_format, .fsync_every = 64, .id_every = 8,
+						    .sink = frames_sink, .ctx = c };
+		csdi_frame_enc_init(&c->fenc, &fc);
+	}
+	for (int i = 0; i < nproto; i++) {
+		struct gen_source *s = &c->src[i];
+		int ptm = protocols[i] == CSD_PROTO_PTM;
+		s->ctx = c;
+		s->cfg.trace.size = sizeof(s->cfg.trace);
+		s->cfg.trace.protocol = (uint32_t)protocols[i];
+		s->cfg.trace.etmcr = (uint32_t)ca << 12 | (uint32_t)ts << 28 | (uint32_t)(ptm && rs) << 29 |
+				     (uint32_t)(cid_bytes == 4 ? 3 : cid_bytes) << 14;
+		/* ID and configuration registers as a Cortex-A15 PTM / Cortex-A7
+		 * ETM report them (the TC2 capture's values). */
+		s->cfg.trace.etmidr = ptm ? 0x411CF312u : 0x410CF250u;
+		s->cfg.trace.etmccer = ptm ? 0x34C01AC2u : 0x344008F2u;
+		if (mprof) {
+			/* An ETMv3.4 as on Cortex-M3/M4: no timestamps. */
+			s->cfg.trace.etmidr = 0x410CF240u;
+			s->cfg.trace.etmccer = 0;
+			s->cfg.trace.core_profile = CSD_CORE_M;
+		}
+		s->cfg.trace.trace_id = (uint8_t)(trace_id + i);
+		s->cfg.sync_period = sync_period;
+		s->cfg.context_id = 0x2a;
+		snprintf(s->name, sizeof(s->name), "%s_%d", ptm ? "PTM" : "ETM", i);
+		if (!c->formatted) {
+			snprintf(s->file, sizeof(s->file), "trace_%d.bin", i);
+			snprintf(path, sizeof(path), "%s/%s", outdir, s->file);
+			s->raw = fopen(path, "wb");
+			if (!s->raw)
+				gen_fail("cannot write %s", path);
+		}
+		s->gen = csdi_gen_new(&s->cfg, img, source_sink, s);
+		if (!s->gen)
+			gen_fail("%s", "cannot set up the generator");
+	}
+	c->nsrc = nproto;
+
+	uint64_t bad_lines = 0;
+	for (uint64_t r = 0; r < repeat; r++) {
+		FILE *lf = fopen(log, "r");
+		if (!lf)
+			gen_fail("cannot read %s", log);
+		static struct qemu_log_reader rd;
+		qemu_log_reader_init_file(&rd, lf);
+		struct qemu_log_insn qi;
+		int lr;
+		while ((lr = qemu_log_next(&rd, &qi)) != QEMU_LOG_END) {
+			if (lr == QEMU_LOG_READ_ERROR)
+				gen_fail("%s: read error", log);
+			if (lr == QEMU_LOG_BAD_LINE) {
+				if (r == 0 && bad_lines++ < 5)
+					fprintf(stderr, "csdec gen: %s:%llu: %s (line skipped)\n", log,
+						(unsigned long long)rd.bad_line, rd.bad_reason);
+				continue;
+			}
+			for (int i = 0; i < c->nsrc; i++) {
+				if (csdi_gen_insn(c->src[i].gen, qi.addr, qi.isa) < 0)
+					gen_fail("%s", "trace generation failed (write error?)");
+			}
+		}
+		fclose(lf);
+	}
+	if (bad_lines > 5)
+		fprintf(stderr, "csdec gen: %s: %llu lines skipped in all\n", log, (unsigned long long)bad_lines);
+
+	int ok = 1;
+	for (int i = 0; i < c->nsrc; i++) {
+		if (csdi_gen_finish(c->src[i].gen) < 0)
+			ok = 0;
+		const struct csdi_gen_stats *st = csdi_gen_stats(c->src[i].gen);
+		fprintf(stderr, "csdec gen: %s (trace ID 0x%02x): %" PRIu64 " instructions, %" PRIu64
+			" traced, %" PRIu64 " bytes, %" PRIu64 " packets\n",
+			c->src[i].name, c->src[i].cfg.trace.trace_id, st->insns, st->traced, st->bytes, st->packets);
+		if (c->src[i].raw && fclose(c->src[i].raw) != 0)
+			ok = 0;
+	}
+	if (c->formatted) {
+		if (csdi_frame_enc_flush(&c->fenc) < 0 || fclose(c->fout) != 0)
+			ok = 0;
+	}
+	const char *slash = strrchr(elf, '/');
+	if (!ok || write_snapshot_ini(outdir, c, img, slash ? slash + 1 : elf) < 0)
+		gen_fail("cannot write the snapshot in %s", outdir);
+	for (int i = 0; i < c->nsrc; i++)
+		csdi_gen_free(c->src[i].gen);
+	csd_image_free(img);
+	free(c);
+	return 0;
+}
