@@ -72,7 +72,7 @@ $(PROG_DIR)/%.log: $(PROG_DIR)/%
 	cd $(PROG_DIR) && ulimit -f $(PROG_MAX_LOG_BLOCKS) && \
 	  timeout $(PROG_TIMEOUT) env -i "$$(command -v $(PROG_QEMU))" -0 $* $(PROG_ONE_INSN) \
 	    -d exec,nochain -D $*.log.tmp ./$* </dev/null >$*.out.tmp \
-	  || { echo "$(PROG_QEMU) run of $< failed" >&2; rm -f $*.log.tmp; exit 1; }
+	  || { echo "$(PROG_QEMU) run of $< failed" >&2; rm -f $*.log.tmp $*.out.tmp; exit 1; }
 	mv $(PROG_DIR)/$*.out.tmp $(PROG_DIR)/$*.out
 	mv $(PROG_DIR)/$*.log.tmp $@
 
