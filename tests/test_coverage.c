@@ -12,6 +12,7 @@
  * TC2 without an ELF: per-instruction coverage only; its executed
  * addresses and counts are those of DS-5's decodes of the four sources.
  */
+#include <elf.h>
 #include <sys/stat.h>
 
 #include "check.h"
@@ -199,6 +200,81 @@ static void check_lcov(const struct prog_run *pr, const char *path)
 	CHECK_EQ(fnda_bad, 0);
 }
 
+/* Damaged ELF files (cut short, header and symbol table bytes changed)
+ * are refused or read as far as they make sense: never a crash (the
+ * sanitizer build of this test runs the sanitizer build of the tool). */
+static void hostile_elfs(const char *tool, const struct prog_run *pr)
+{
+	char path[256], cmd[1024];
+	FILE *f = fopen(pr->elf, "rb");
+	CHECK(f != NULL);
+	if (!f)
+		return;
+	static uint8_t elf[1 << 20], bad[1 << 20];
+	size_t n = fread(elf, 1, sizeof(elf), f);
+	fclose(f);
+	CHECK(n > 1000 && n < sizeof(elf));
+	/* where the section headers and the symbol table are */
+	Elf32_Ehdr eh;
+	memcpy(&eh, elf, sizeof(eh));
+	uint32_t symoff = 0, symsize = 0;
+	for (unsigned i = 0; i < eh.e_shnum && eh.e_shoff + (i + 1) * sizeof(Elf32_Shdr) <= n; i++) {
+		Elf32_Shdr sh;
+		memcpy(&sh, elf + eh.e_shoff + i * sizeof(sh), sizeof(sh));
+		if (sh.sh_type == SHT_SYMTAB) {
+			symoff = sh.sh_offset;
+			symsize = sh.sh_size;
+		}
+	}
+	CHECK(symsize > 0);
+	snprintf(path, sizeof(path), "%s/bad.elf", pr->dir);
+	uint32_t seed = 12345;
+	int crashes = 0, runs = 0;
+	for (int v = 0; v < 48; v++) {
+		size_t len = n;
+		memcpy(bad, elf, n);
+		if (v < 8) {
+			static const size_t cuts[] = { 0, 10, 51, 52, 200 };
+			len = v < 5 ? cuts[v] : v == 5 ? n / 2 : v == 6 ? eh.e_shoff + 100 : n - 1;
+		} else {
+			for (int k = 0; k < 4; k++) {
+				seed = seed * 1103515245u + 12345u;
+				uint32_t r = seed >> 8;
+				size_t at;
+				switch (r % 3) {
+				case 0: /* ELF header */
+					at = 16 + (r >> 2) % (sizeof(eh) - 16);
+					break;
+				case 1: /* section headers */
+					at = eh.e_shoff + (r >> 2) % (eh.e_shnum * sizeof(Elf32_Shdr));
+					break;
+				default: /* symbols */
+					at = symoff + (r >> 2) % symsize;
+					break;
+				}
+				if (at < n)
+					bad[at] = (uint8_t)(seed >> 24 ^ (r & 0x80 ? 0xFF : 0x01));
+			}
+		}
+		f = fopen(path, "wb");
+		CHECK(f != NULL);
+		if (!f)
+			return;
+		CHECK_EQ(fwrite(bad, 1, len, f), len);
+		fclose(f);
+		snprintf(cmd, sizeof(cmd), "%s coverage --trace %s " PROG_DECODE_ARGS " --elf %s --insns >/dev/null 2>&1",
+			 tool, pr->trace, path);
+		int rc = prog_run_cmd(cmd, out, sizeof(out));
+		runs++;
+		if (rc < 0 || rc > 2) {
+			if (crashes++ < 3)
+				fprintf(stderr, "coverage with damaged ELF variant %d: status %d\n", v, rc);
+		}
+	}
+	printf("damaged ELF files: %d runs, %d crashes\n", runs, crashes);
+	CHECK_EQ(crashes, 0);
+}
+
 static void program(const char *tool)
 {
 	struct prog_run pr;
@@ -247,6 +323,7 @@ static void program(const char *tool)
 		 pr.trace, stripped, pr.dir);
 	CHECK_EQ(prog_run_cmd(cmd, out, sizeof(out)), 2);
 	CHECK(strstr(out, "DWARF") != NULL);
+	hostile_elfs(tool, &pr);
 	prog_cleanup(&pr);
 }
 
