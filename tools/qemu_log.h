@@ -6,7 +6,7 @@
  * one record per executed instruction: address, instruction set, IT state.
  *
  * Streaming in constant memory: the caller owns the reader struct (about
- * 20 KiB, no allocation) and may read a log of any size. Lines that are not
+ * 18 KiB, no allocation) and may read a log of any size. Lines that are not
  * executed instructions are reported one by one (QEMU_LOG_BAD_LINE with
  * the line number and a reason) and reading goes on after them; no input
  * makes the reader read out of bounds or loop without consuming input.
