@@ -302,7 +302,8 @@ static void print_summary(FILE *out, const struct coverage *c, const struct symt
 			     "executed instruction only (--insns lists them).\n");
 	}
 	if (total.present && !symtab_has_lines(st))
-		fprintf(out, "No DWARF line info in the ELF files (build with -g): no line coverage.\n");
+		fprintf(out, "No DWARF line info %s: no line coverage.\n",
+			symtab_reads_lines() ? "in the ELF files (build with -g)" : "(csdec was built without libdw)");
 	free(sum);
 }
 
@@ -430,8 +431,8 @@ int csd_cmd_coverage(int argc, char **argv)
 	cli_parse_options(argc, argv, &o, CLI_DECODE, usage_coverage, coverage_option, &c);
 	struct symtab *st = cli_load_symbols(&o);
 	if (c.lcov_path && !symtab_has_lines(st))
-		die_usage("--lcov needs DWARF line info: an --elf file built with -g%s",
-			  o.n_elfs ? "" : " (no --elf given)");
+		die_usage("--lcov needs DWARF line info: %s", !symtab_reads_lines() ? "csdec was built without libdw"
+			  : o.n_elfs ? "an --elf file built with -g" : "an --elf file built with -g (no --elf given)");
 	memset(&ctx, 0, sizeof(ctx));
 	ctx.format = FMT_TEXT;
 	ctx.out = stderr; /* only frame errors are printed by the pipeline */

@@ -209,6 +209,7 @@ static int read_symbols(struct symtab *st, const struct elf_file *ef, const Elf3
 
 /* ---- DWARF line table ---- */
 
+#ifdef CSD_HAVE_LIBDW
 static uint32_t str_hash(const char *s)
 {
 	uint32_t h = 2166136261u;
@@ -251,7 +252,6 @@ static long intern_file(struct symtab *st, const char *s)
 	return (long)st->nfiles++;
 }
 
-#ifdef CSD_HAVE_LIBDW
 static int read_lines(struct symtab *st, const char *path, int64_t bias)
 {
 	int fd = open(path, O_RDONLY);
@@ -445,6 +445,15 @@ const struct sym_func *symtab_find(const struct symtab *st, uint64_t addr)
 			hi = mid;
 	}
 	return addr < st->fn[lo].end ? &st->fn[lo] : NULL;
+}
+
+int symtab_reads_lines(void)
+{
+#ifdef CSD_HAVE_LIBDW
+	return 1;
+#else
+	return 0;
+#endif
 }
 
 int symtab_has_lines(const struct symtab *st)

@@ -44,6 +44,8 @@ const struct sym_func *symtab_find(const struct symtab *st, uint64_t addr);
 /* Index of f in address order (for per-function arrays). */
 size_t symtab_func_index(const struct symtab *st, const struct sym_func *f);
 
+/* Nonzero if the tool was built with libdw (can read line tables at all). */
+int symtab_reads_lines(void);
 /* Nonzero if any ELF had DWARF line information. */
 int symtab_has_lines(const struct symtab *st);
 /* Source position of addr: 1 with *file and *line set, 0 if unknown. */
