@@ -71,7 +71,10 @@ struct csdi_gen {
 	int exit_pkt;             /* ETMv3.4+: exception exit packets */
 	uint32_t vec[M_VECTORS];  /* handler addresses (bit 0 cleared), 0 = none */
 	unsigned nest;            /* exceptions entered and not yet returned */
-	uint32_t ret[M_NEST];     /* their return addresses (UINT32_MAX: unknown) */
+	/* Calls made and not returned, per nesting level (0: thread mode):
+	 * a return-like instruction at depth 0 of a handler is its
+	 * exception return. */
+	unsigned depth[M_NEST + 1];
 };
 
 static struct csd_packet packet(uint32_t type)
@@ -370,10 +373,29 @@ static unsigned m_handler(const struct csdi_gen *g, uint32_t addr)
 	return 0;
 }
 
-/* A return-like instruction: BX LR, POP/LDM with the PC, LDR PC. */
-static int return_like(const struct csdi_insn *in)
+/* A function return on ARMv7-M (Thumb): BX LR, POP {..., pc}, LDMIA sp!
+ * with the PC, LDR pc, [sp], #4. Switch tables (TBB/TBH, LDR pc from a
+ * table) are indirect branches too, but not returns. */
+static int m_return_like(const struct csdi_insn *in)
 {
-	return in->cls == CSDI_INSN_INDIRECT && !(in->flags & CSDI_INSNF_LINK);
+	uint32_t op = in->opcode;
+	if (in->cls != CSDI_INSN_INDIRECT || in->isa == CSD_ISA_ARM)
+		return 0;
+	if (in->size == 2)
+		return op == 0x4770u || (op & 0xFF00u) == 0xBD00u;
+	return (op & 0xFFFF8000u) == 0xE8BD8000u || op == 0xF85DFB04u;
+}
+
+/* Calls and returns move the call depth of the current exception level. */
+static void m_track_depth(struct csdi_gen *g, const struct csdi_insn *in, int taken)
+{
+	unsigned *d = &g->depth[g->nest];
+	if (!taken)
+		return;
+	if ((in->flags & CSDI_INSNF_LINK) && in->cls != CSDI_INSN_NORMAL)
+		(*d)++;
+	else if (m_return_like(in) && *d)
+		(*d)--;
 }
 
 /* Settle instruction (a, isa) now that its successor is known (has_next). */
@@ -403,27 +425,30 @@ static void step(struct csdi_gen *g, uint32_t a, uint8_t isa, int has_next, uint
 	 * tail-chained). Trace goes on in the handler. */
 	if (g->mprof && has_next && next_traced && !g->ptm) {
 		unsigned n = m_handler(g, na);
+		int exc_return = g->nest && g->depth[g->nest] == 0 && m_return_like(&in);
 		if (n && !(in.cls == CSDI_INSN_DIRECT && in.target == na)) {
-			/* Tail chaining: a handler's return goes straight into
-			 * the next handler; the stacked return address stays. */
-			int tail = g->nest && return_like(&in);
 			etm3_atom(g, 1, cycles);
-			if (tail && g->exit_pkt) {
-				etm3_flush(g);
-				struct csd_packet x = packet(CSD_PKT_EXCEPTION_EXIT);
-				emit(g, &x);
-			}
-			if (!tail && g->nest < M_NEST) {
-				uint32_t r = in.cls == CSDI_INSN_NORMAL ? seq
-					   : in.cls == CSDI_INSN_DIRECT ? in.target : UINT32_MAX;
-				g->ret[g->nest++] = r;
+			if (exc_return) {
+				/* Tail chaining: the handler's return goes straight
+				 * into the next handler, at the same level. */
+				if (g->exit_pkt) {
+					etm3_flush(g);
+					struct csd_packet x = packet(CSD_PKT_EXCEPTION_EXIT);
+					emit(g, &x);
+				}
+			} else {
+				/* The instruction completed before the exception. */
+				m_track_depth(g, &in, 1);
+				if (g->nest < M_NEST)
+					g->nest++;
+				g->depth[g->nest] = 0;
 			}
 			branch_packet(g, na, CSD_ISA_THUMB, m_traced_exception(n));
 			return;
 		}
-		if (g->nest && return_like(&in) && g->ret[g->nest - 1] == na) {
-			/* Back from the handler to the stacked address: exception
-			 * exit, then the branch packet (IHI 0014 7.6). */
+		if (exc_return && na != seq) {
+			/* Back from the handler: exception exit, then the branch
+			 * packet for the return address (IHI 0014 7.6). */
 			g->nest--;
 			etm3_atom(g, 1, cycles);
 			if (g->exit_pkt) {
@@ -498,6 +523,8 @@ static void step(struct csdi_gen *g, uint32_t a, uint8_t isa, int has_next, uint
 		etm3_atom(g, taken || !explained || in.cls == CSDI_INSN_NORMAL, cycles);
 		if (in.cls == CSDI_INSN_INDIRECT && taken && explained)
 			branch_packet(g, na, nisa, 0);
+		if (g->mprof)
+			m_track_depth(g, &in, taken && explained);
 	}
 	if (!explained) {
 		flush_atoms(g);

@@ -18,6 +18,9 @@
 static const char TRACE_PREFIX[] = "Trace ";
 static const char STOPPED_PREFIX[] = "Stopped execution of TB chain before ";
 static const char LINKING_PREFIX[] = "Linking TBs ";
+/* qemu-system with -icount: an instruction that touched a device register
+ * is abandoned and translated again; the next Trace line repeats it. */
+static const char REWOUND_PREFIX[] = "cpu_io_recompile: rewound execution of TB to ";
 
 static void reader_init(struct qemu_log_reader *r)
 {
@@ -290,6 +293,15 @@ int qemu_log_next(struct qemu_log_reader *r, struct qemu_log_insn *insn)
 			 * executing it: that instruction did not run (yet). */
 			if (!r->has_pending || r->pending.addr != pc || r->pending_host != host)
 				return bad(r, "\"Stopped execution\" line without the Trace line of its block before it");
+			r->has_pending = 0;
+			r->cancelled++;
+			continue;
+		}
+		if (starts_with(&c, REWOUND_PREFIX)) {
+			struct cursor rc = c;
+			if (!take_literal(&rc, REWOUND_PREFIX) || !take_hex(&rc, 16, &pc) || !at_line_tail(&rc) ||
+			    !r->has_pending || r->pending.addr != pc)
+				return bad(r, "\"rewound\" line without the Trace line of its instruction before it");
 			r->has_pending = 0;
 			r->cancelled++;
 			continue;
