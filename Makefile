@@ -90,3 +90,18 @@ test-san: $(SAN_TESTS)
 
 clean:
 	rm -rf $(B)
+
+# The sample capture README's first command decodes (examples/sample): the
+# freestanding program examples/sample-src/demo.c run under qemu-arm and
+# traced by csdec gen with a PTM and an ETMv3 (cycle-accurate, timestamps)
+# in one ETB-style formatted buffer. Committed; `make sample` remakes it.
+.PHONY: sample
+sample: $(B)/csdec
+	@mkdir -p $(B)/sample
+	arm-linux-gnueabihf-gcc -O2 -mthumb -g -nostdlib -static -ffreestanding -fno-pie -no-pie \
+	  -o $(B)/sample/demo examples/sample-src/demo.c
+	cd $(B)/sample && env -i "$$(command -v qemu-arm)" -0 demo -singlestep -d exec,nochain -D demo.log ./demo >/dev/null
+	rm -rf examples/sample
+	$(B)/csdec gen --qemu-log $(B)/sample/demo.log --elf $(B)/sample/demo --protocol ptm --protocol etm3 \
+	  --cycle-accurate --timestamps --formatted --sync-period 512 -o examples/sample
+	cp $(B)/sample/demo examples/sample/demo.elf
