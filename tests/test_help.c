@@ -18,7 +18,7 @@
 
 /* Commands `csdec --help` lists before their code is in the tool: reported,
  * not failed, while `csdec CMD --help` says the command is unknown. */
-static const char *const pending_commands[] = { "gen", NULL };
+static const char *const pending_commands[] = { NULL };
 
 static int run(const char *cmd, char *out, size_t cap)
 {

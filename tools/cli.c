@@ -9,6 +9,7 @@
 #include <strings.h>
 
 #include "cli.h"
+#include "merge.h"
 #include "symbols.h"
 #include "progress.h"
 
@@ -55,6 +56,16 @@ static void slot_finish(struct source_slot *s)
 		csd_ptm_pkt_finish(s->ptm);
 }
 
+void cli_deliver_record(struct run_ctx *ctx, struct source_slot *s, const struct csd_record *r)
+{
+	if (ctx->on_record)
+		ctx->on_record(ctx, s, r);
+	else if (ctx->format == FMT_JSONL)
+		print_record_json(ctx->out, s, r);
+	else if (ctx->format == FMT_TEXT)
+		print_record_text(ctx->out, s, r);
+}
+
 static void drain_slot(struct run_ctx *ctx, struct source_slot *s)
 {
 	if (s->flow) {
@@ -67,12 +78,10 @@ static void drain_slot(struct run_ctx *ctx, struct source_slot *s)
 				s->insns += r.count;
 			else if (r.type == CSD_REC_ERROR)
 				s->errors++;
-			if (ctx->on_record)
-				ctx->on_record(ctx, s, &r);
-			else if (ctx->format == FMT_JSONL)
-				print_record_json(ctx->out, s, &r);
-			else if (ctx->format == FMT_TEXT)
-				print_record_text(ctx->out, s, &r);
+			if (ctx->merge)
+				merge_push(ctx->merge, ctx, s, &r);
+			else
+				cli_deliver_record(ctx, s, &r);
 		}
 		return;
 	}
@@ -160,6 +169,8 @@ static int run_buffer(struct run_ctx *ctx, const char *path, uint32_t frame_form
 			drain_slot(ctx, s);
 		}
 	}
+	if (ctx->merge)
+		merge_flush(ctx->merge, ctx);
 	csd_frame_free(fd);
 	free(chunk);
 	fclose(f);
@@ -254,6 +265,11 @@ void cli_parse_options(int argc, char **argv, struct options *o, enum cli_mode m
 			o->any_id = 1;
 		} else if ((v = opt_value(argc, argv, &i, "--format"))) {
 			o->format = parse_format(v, decode);
+		} else if (decode && (v = opt_value(argc, argv, &i, "--order"))) {
+			if (strcmp(v, "capture") == 0)
+				o->capture_order = 1;
+			else if (strcmp(v, "time") != 0)
+				die_usage("unknown order '%s' (expected time or capture)", v);
 		} else if (decode && strcmp(a, "--insn") == 0) {
 			o->insn = 1;
 		} else if (decode && (v = opt_value(argc, argv, &i, "--trace"))) {

@@ -62,7 +62,12 @@ struct run_ctx {
 	cli_record_fn on_record;
 	cli_packet_fn on_packet;
 	void *user;
+	/* Interleave the sources' records by timestamp (NULL: capture order). */
+	struct merge *merge;
 };
+
+/* Hand one record to the context's handler or printer. */
+void cli_deliver_record(struct run_ctx *ctx, struct source_slot *s, const struct csd_record *r);
 
 /* Command-line options of the commands that decode. */
 struct options {
@@ -71,6 +76,7 @@ struct options {
 	int any_id;
 	enum out_format format;
 	int insn;
+	int capture_order;      /* --order capture: no interleaving by timestamp */
 	/* decode without a snapshot */
 	const char *trace;
 	int protocol;

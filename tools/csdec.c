@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "merge.h"
 #include "gen_cmd.h"
 
 static void usage(FILE *out)
@@ -70,6 +71,8 @@ static void usage_decode(FILE *out)
 		"  --id ID            only this trace ID; may be repeated\n"
 		"  --format FMT       text (default), jsonl (one JSON object per record, with\n"
 		"                     \"type\"), or none (decode all, print one summary line)\n"
+		"  --order ORDER      time (default): several sources interleaved by their\n"
+		"                     timestamps; capture: in the order of the capture\n"
 		"  --insn             one record per instruction instead of ranges:\n"
 		"                     {\"type\":\"insn\",\"addr\":\"0x...\",\"isa\":\"A32|T32|...\",\n"
 		"                      \"size\":N,\"cond\":\"pass|fail|unknown\",\"cycles\":N}\n"
@@ -107,7 +110,12 @@ static int cmd_decode(int argc, char **argv)
 	cli_parse_options(argc, argv, &o, CLI_DECODE, usage_decode, NULL, NULL);
 	memset(&ctx, 0, sizeof(ctx));
 	ctx.format = o.format;
-	return cli_run(&o, &ctx, SLOT_FLOW);
+	/* Printed records of several sources come out in timestamp order. */
+	if (ctx.format != FMT_NONE && !o.capture_order && !(ctx.merge = merge_new(cli_deliver_record)))
+		die_io("out of memory");
+	int rc = cli_run(&o, &ctx, SLOT_FLOW);
+	merge_free(ctx.merge);
+	return rc;
 }
 
 int main(int argc, char **argv)
