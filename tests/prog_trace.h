@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include "csdec.h"
 #include "gen.h"
@@ -439,6 +440,10 @@ static inline const char *prog_tool(void)
 	t = getenv("CSD_TOOL_SAN");
 #endif
 #endif
+	if (t && *t && access(t, X_OK) != 0) {
+		fprintf(stderr, "%s not built (make test-san builds it): testing CSD_TOOL instead\n", t);
+		t = NULL;
+	}
 	if (!t || !*t)
 		t = getenv("CSD_TOOL");
 	if (!t) {

@@ -1,2 +1,3 @@
-# test_listing runs the tool; its sanitizer build runs the sanitizer build of the tool.
-$(B)/tests-san/test_listing: | $(B)/san-tool/csdec
+# test_listing runs the tool; its sanitizer build (make test-san) runs the
+# sanitizer build of the tool, built first.
+test-san: $(B)/san-tool/csdec
