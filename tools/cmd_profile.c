@@ -25,7 +25,7 @@
 #include "cli.h"
 #include "symbols.h"
 
-#define STACK_MAX 1024        /* calls in progress per source; the oldest go first */
+#define STACK_MAX 4096        /* calls in progress tracked per source */
 #define RETURN_SEARCH 64      /* frames looked through for a return address */
 #define FN_UNKNOWN 0u
 
@@ -233,9 +233,14 @@ static struct src_state *source(struct profile *p, uint8_t id)
 	return p->src[id % MAX_IDS];
 }
 
+static struct frame *frame_at(struct src_state *s, unsigned k)
+{
+	return &s->stack[k];
+}
+
 static void pop_frame(struct profile *p, struct src_state *s)
 {
-	struct frame *f = &s->stack[--s->depth];
+	struct frame *f = frame_at(s, --s->depth);
 	struct edge *g = &p->edges[f->edge];
 	g->instr += s->instr - f->instr0;
 	g->cycles += s->cycles - f->cycles0;
@@ -243,13 +248,11 @@ static void pop_frame(struct profile *p, struct src_state *s)
 
 static void push_frame(struct profile *p, struct src_state *s, const struct frame *f)
 {
-	if (s->depth == STACK_MAX) {
-		/* The oldest call is forgotten (its cost stays uncounted). */
-		memmove(&s->stack[0], &s->stack[1], (STACK_MAX - 1) * sizeof(s->stack[0]));
-		s->depth--;
-	}
 	(void)p;
-	s->stack[s->depth++] = *f;
+	/* Deeper calls are counted but not followed (no inclusive cost): the
+	 * outer calls, which a profile is read for, keep theirs. */
+	if (s->depth < STACK_MAX)
+		*frame_at(s, s->depth++) = *f;
 }
 
 static void on_insn(struct profile *p, struct src_state *s, const struct csd_record *r)
@@ -276,12 +279,12 @@ static void on_insn(struct profile *p, struct src_state *s, const struct csd_rec
 	} else if (s->check_return) {
 		unsigned i = s->depth, looked = 0, found = 0;
 		while (i > 0 && looked++ < RETURN_SEARCH)
-			if (s->stack[--i].ret == r->addr) {
+			if (frame_at(s, --i)->ret == r->addr) {
 				found = 1;
 				break;
 			}
 		if (found) {
-			uint32_t caller = s->stack[i].caller;
+			uint32_t caller = frame_at(s, i)->caller;
 			while (s->depth > i)
 				pop_frame(p, s);
 			s->cur = caller;

@@ -152,11 +152,23 @@ static int mapping_isa(const char *name)
 	}
 }
 
+/* A copy of a name from the file with control characters as '?', so that
+ * no name can break a line of the tool's output (listing, lcov, callgrind). */
+static char *printable_copy(const char *name)
+{
+	char *copy = strdup(name);
+	if (copy)
+		for (char *c = copy; *c; c++)
+			if ((unsigned char)*c < 0x20 || *c == 0x7F)
+				*c = '?';
+	return copy;
+}
+
 static int add_func(struct symtab *st, uint64_t addr, uint32_t size, int thumb, const char *name)
 {
 	if (grow((void **)&st->fn, &st->capfn, st->nfn, sizeof(*st->fn)) < 0)
 		return -1;
-	char *copy = strdup(name);
+	char *copy = printable_copy(name);
 	if (!copy)
 		return -1;
 	struct sym_func *f = &st->fn[st->nfn++];
@@ -244,7 +256,7 @@ static long intern_file(struct symtab *st, const char *s)
 	}
 	if (grow((void **)&st->files, &st->capfiles, st->nfiles, sizeof(*st->files)) < 0)
 		return -1;
-	char *copy = strdup(s);
+	char *copy = printable_copy(s);
 	if (!copy)
 		return -1;
 	st->files[st->nfiles] = copy;
