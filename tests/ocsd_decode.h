@@ -166,6 +166,12 @@ static inline void ocsd_decode_add_memory(dcd_tree_handle_t tree, const csd_snap
 		if (src->core_name && strcasecmp(dump->device, src->core_name) != 0)
 			continue;
 		long fsize = ocsd_decode_file_size(dump->path);
+		/* OpenCSD 1.3.3 takes a file's size rounded down to even and
+		 * refuses a region reaching past that (OCSD_ERR_NOT_INIT), so an
+		 * odd-sized dump would be lost whole. Its last odd byte is half
+		 * a halfword, never a whole instruction: leave it out. */
+		if (fsize > 0)
+			fsize &= ~1L;
 		if (fsize <= 0 || dump->offset >= (uint64_t)fsize) {
 			out->mem_errors++;
 			continue;

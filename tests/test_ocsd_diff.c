@@ -57,6 +57,9 @@ struct seq {
 	uint32_t *addr;
 	size_t *owner;
 	size_t n, cap_a, cap_o;
+	/* Optional (NULL: not known): the capture offsets between which the
+	 * packet that executed each instruction lies, inclusive. */
+	uint64_t *lo, *hi;
 };
 
 static void seq_push(struct seq *s, uint32_t addr, size_t owner)
@@ -125,6 +128,8 @@ static void side_free(struct side *s)
 {
 	free(s->seq.addr);
 	free(s->seq.owner);
+	free(s->seq.lo);
+	free(s->seq.hi);
 	free(s->ev);
 	free(s->cy);
 	memset(s, 0, sizeof(*s));
@@ -289,11 +294,30 @@ struct hunk {
 /* How far ahead (both skips together) a resynchronisation is looked for. */
 #define RESYNC_MAX 4096
 
+/* OpenCSD indexes a packet in a frame-formatted buffer by an earlier byte
+ * of its frame: up to this many bytes before its true offset. */
+#define OCSD_INDEX_SLACK 3
+
+/*
+ * The same instruction on both sides: the same address, executed by the
+ * same packet as far as the two can tell (capture offsets, where known).
+ * Without the offsets, repetitive code (loops, recursion) lets a
+ * resynchronisation land a period early or late.
+ */
+static int same_insn(const struct seq *a, size_t i, const struct seq *b, size_t j)
+{
+	if (a->addr[i] != b->addr[j])
+		return 0;
+	if (!a->lo || !b->lo)
+		return 1;
+	return b->hi[j] + OCSD_INDEX_SLACK >= a->lo[i] && b->lo[j] <= a->hi[i];
+}
+
 static int run_equal(const struct seq *a, size_t i, const struct seq *b, size_t j)
 {
 	size_t k;
 	for (k = 0; k < RESYNC_RUN && i + k < a->n && j + k < b->n; k++)
-		if (a->addr[i + k] != b->addr[j + k])
+		if (!same_insn(a, i + k, b, j + k))
 			return 0;
 	/* A shorter run only counts where both sequences end together. */
 	return k == RESYNC_RUN || (i + k == a->n && j + k == b->n);
@@ -348,7 +372,7 @@ static void align(const struct seq *a, const struct seq *b, struct alignment *al
 	}
 	size_t i = 0, j = 0;
 	while (i < a->n || j < b->n) {
-		if (i < a->n && j < b->n && a->addr[i] == b->addr[j]) {
+		if (i < a->n && j < b->n && same_insn(a, i, b, j)) {
 			al->map[i++] = j++;
 			al->equal++;
 			continue;
@@ -495,11 +519,79 @@ static void report(const struct compare *c, struct result *res, struct totals *t
 
 /* --- explained kinds (docs/opencsd-differences.md) ---------------------- */
 
+/* Decode the instruction at addr in isa from the image; 0 if it cannot. */
+static int insn_at(const struct compare *c, uint32_t addr, int isa, struct csdi_insn *insn)
+{
+	uint8_t code[4];
+	int got = csd_image_read(c->img, addr, code, sizeof(code));
+	return got > 0 && csdi_isa_decode(addr, code, (size_t)got, isa, insn) > 0;
+}
+
+static int isa_a(const struct compare *c, size_t p)
+{
+	return c->fr->rec[c->a.seq.owner[p]].isa;
+}
+
+static int isa_b(const struct compare *c, size_t q)
+{
+	return c->od->el[c->b.seq.owner[q]].isa;
+}
+
+/* How far back a direct instruction-set change is looked for. */
+#define BLX_LOOKBACK 4096
+
+/*
+ * Section "ETMv3: instruction set forgotten at the next P-header".
+ * OpenCSD walks the atoms of each P-header in the instruction set of the
+ * last branch address / I-sync packet, so a direct BLX (which has no
+ * address packet) switches its state only until the P-header ends. The
+ * hunk qualifies if, just before it, the two decoders walk the same
+ * addresses in different instruction sets from an instruction E on, E is
+ * the first one of an OpenCSD P-header, and csdec reached E from a direct
+ * BLX that switched from OpenCSD's instruction set at E to csdec's, through
+ * nothing but fall-throughs and direct branches (so no address packet came
+ * in between).
+ */
+static int etm3_isa_after_blx(const struct compare *c, const struct hunk *h)
+{
+	if (c->src->config.protocol != CSD_PROTO_ETM3 || h->ai == 0 || h->bi == 0)
+		return 0;
+	size_t p = h->ai - 1, q = h->bi - 1;
+	if (c->a.seq.addr[p] != c->b.seq.addr[q] || isa_a(c, p) == isa_b(c, q))
+		return 0;
+	/* E: the first of the run of equal addresses in different sets. */
+	while (p > 0 && q > 0 && c->al.map[p - 1] == q - 1 && isa_a(c, p - 1) != isa_b(c, q - 1)) {
+		p--;
+		q--;
+	}
+	size_t el = c->b.seq.owner[q];
+	for (size_t k = el; k-- > 0;) {
+		if (c->od->el[k].type != OCSD_GEN_TRC_ELEM_INSTR_RANGE)
+			continue;
+		if (c->od->el[k].index == c->od->el[el].index)
+			return 0; /* E is not the first of its P-header */
+		break;
+	}
+	int right = isa_a(c, p), wrong = isa_b(c, q);
+	for (size_t steps = 0; p > 0 && steps < BLX_LOOKBACK; steps++, p--) {
+		struct csdi_insn insn;
+		uint32_t prev = c->a.seq.addr[p - 1], next = c->a.seq.addr[p];
+		if (!insn_at(c, prev, isa_a(c, p - 1), &insn))
+			return 0;
+		int direct = insn.cls == CSDI_INSN_DIRECT && insn.target == next;
+		if (!direct && prev + insn.size != next)
+			return 0; /* an indirect branch: its address packet gives the set */
+		if (direct && insn.target_isa != insn.isa)
+			return insn.isa == wrong && insn.target_isa == right;
+	}
+	return 0;
+}
+
 /* Instruction hunks. */
 static const char *classify_hunk(const struct compare *c, const struct hunk *h)
 {
-	(void)c;
-	(void)h;
+	if (etm3_isa_after_blx(c, h))
+		return "ETMv3 ISA forgotten at a P-header";
 	return NULL;
 }
 
@@ -727,12 +819,52 @@ static void compare_cycles(struct compare *c, struct result *res, struct totals 
 
 /* --- one source ---------------------------------------------------------- */
 
+static uint64_t *offsets_alloc(size_t n)
+{
+	uint64_t *v = malloc((n ? n : 1) * sizeof(*v));
+	if (!v) {
+		fprintf(stderr, "out of memory\n");
+		exit(1);
+	}
+	return v;
+}
+
+/*
+ * Where in the capture each instruction was executed. OpenCSD: the index
+ * of its element (one ETMv3 atom or PTM waypoint each). csdec: a range
+ * record carries the offset of the packet of its first atom, so its
+ * instructions lie between that and the offset of the next range.
+ */
+static void place_instructions(struct compare *c)
+{
+	struct seq *a = &c->a.seq, *b = &c->b.seq;
+	a->lo = offsets_alloc(a->n);
+	a->hi = offsets_alloc(a->n);
+	b->lo = offsets_alloc(b->n);
+	b->hi = offsets_alloc(b->n);
+	uint64_t next = UINT64_MAX;
+	size_t owner = NONE;
+	for (size_t p = a->n; p-- > 0;) {
+		size_t k = a->owner[p];
+		if (k != owner) {
+			if (owner != NONE)
+				next = c->fr->rec[owner].offset;
+			owner = k;
+		}
+		a->lo[p] = c->fr->rec[k].offset;
+		a->hi[p] = next;
+	}
+	for (size_t q = 0; q < b->n; q++)
+		b->lo[q] = b->hi[q] = c->od->el[b->owner[q]].index;
+}
+
 static void compare_source(struct compare *c, csd_image *img, struct result *res, struct totals *tot)
 {
 	memset(res, 0, sizeof(*res));
 	c->img = img;
 	flatten_csdec(c->fr, img, &c->a);
 	flatten_ocsd(c->od, img, &c->b);
+	place_instructions(c);
 	align(&c->a.seq, &c->b.seq, &c->al);
 	for (size_t k = 0; k < c->al.nhunks; k++) {
 		const struct hunk *h = &c->al.hunks[k];
@@ -878,7 +1010,34 @@ static void bump_timestamp(struct ocsd_elem *e) { e->timestamp += 1; }
 static void move_nacc(struct ocsd_elem *e) { e->st_addr += 2; }
 static void change_reason(struct ocsd_elem *e) { e->payload ^= 1; }
 
-/* Mutations of TC2's PTM source, whose decode has every kind of item. */
+/* A range walked in the other instruction set, for one more instruction. */
+static void switch_isa(struct ocsd_elem *e)
+{
+	e->isa = e->isa == CSD_ISA_THUMB ? CSD_ISA_ARM : CSD_ISA_THUMB;
+	e->num_instr = 2;
+}
+
+/* The first ETMv3 range of a P-header (after the middle of the decode). */
+static size_t find_pheader_start(const struct ocsd_decode *od)
+{
+	size_t prev = NONE;
+	for (size_t k = od->n / 2; k < od->n; k++) {
+		if (od->el[k].type != OCSD_GEN_TRC_ELEM_INSTR_RANGE)
+			continue;
+		if (prev != NONE && od->el[prev].index != od->el[k].index)
+			return k;
+		prev = k;
+	}
+	return NONE;
+}
+
+/*
+ * Mutations of a TC2 source: the PTM one (0x13), whose decode has every
+ * kind of item, and an ETMv3 one, where the rule of section "ETMv3:
+ * instruction set forgotten at the next P-header" must not excuse an
+ * instruction set change that no direct BLX explains (TC2's ETMv3 sources
+ * trace Thumb code only).
+ */
 static void test_mutations(const char *dir, unsigned id)
 {
 	csd_snapshot *snap = NULL;
@@ -902,6 +1061,12 @@ static void test_mutations(const char *dir, unsigned id)
 	CHECK_EQ(flow_run_snapshot(dir, id, 0, 0, &fr), 0);
 	CHECK_EQ(ocsd_decode_source(snap, src, &od), 0);
 
+	if (src->config.protocol == CSD_PROTO_ETM3) {
+		mutation("ETMv3 range dropped", src, &fr, &od, img, find_elem(&od, OCSD_GEN_TRC_ELEM_INSTR_RANGE, 3), 1,
+			 NULL);
+		mutation("ETMv3 ISA changed at a P-header", src, &fr, &od, img, find_pheader_start(&od), 0, switch_isa);
+		goto out;
+	}
 	/* Dropping the second range of a pair that ends at the same place as
 	 * csdec's keeps every range boundary but loses instructions. */
 	mutation("range dropped", src, &fr, &od, img, find_elem(&od, OCSD_GEN_TRC_ELEM_INSTR_RANGE, 3), 1, NULL);
@@ -916,7 +1081,7 @@ static void test_mutations(const char *dir, unsigned id)
 		 move_nacc);
 	mutation("trace on reason changed", src, &fr, &od, img, find_elem(&od, OCSD_GEN_TRC_ELEM_TRACE_ON, 0), 0,
 		 change_reason);
-
+out:
 	ocsd_decode_free(&od);
 	flow_run_free(&fr);
 	csd_image_free(img);
@@ -1064,6 +1229,7 @@ int main(void)
 	snprintf(root, sizeof(root), "%s/traces", check_shared_dir());
 	snprintf(tc2, sizeof(tc2), "%s/TC2", root);
 	test_mutations(tc2, 0x13);
+	test_mutations(tc2, 0x10);
 
 	size_t nsnap = diff_shared_snapshots(root, &g);
 	CHECK(nsnap >= 2); /* TC2 and trace_cov_a15 at least */
