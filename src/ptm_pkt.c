@@ -725,6 +725,7 @@ static int seek_async(struct csdi_input *in, struct csd_packet *pkt)
 #define NOINLINE
 #endif
 
+static NOINLINE int next_packet(struct csd_ptm_pkt_decoder *dec, struct csd_packet *pkt);
 static NOINLINE int next_general(struct csd_ptm_pkt_decoder *dec, struct csd_packet *pkt);
 
 /* Zero a packet: two fixed-size memsets become plain vector stores. */
@@ -748,27 +749,44 @@ int csd_ptm_pkt_next(csd_ptm_pkt_decoder *dec, struct csd_packet *pkt)
 	if (in->have_run && !in->stage_len && dec->synced && dec->run == RUN_NONE) {
 		const uint8_t h = in->run.data[pos];
 		if (dec->kind[h] == K_ATOM) {
-			clear_packet(pkt);
+			const uint8_t *q = in->run.data + pos;
+			size_t len = 1;
 			if (!dec->cfg.cycle_acc) {
+				clear_packet(pkt);
 				pkt->atoms.num = dec->atom_num[h];
 				pkt->atoms.en = dec->atom_en[h];
-			} else if (!(h & 0x40)) {
-				/* 1 0 count[3:0] F 0: one atom and its cycle count */
+			} else {
+				/* 1 C count[3:0] F 0: one atom; with C, count bits
+				 * 10:4, 17:11, ... follow in bytes with a
+				 * continuation bit 7 (at most five bytes in all). */
+				uint32_t count = (h >> 2) & 0xF;
+				if (h & 0x40) {
+					const size_t avail = in->run.size - pos;
+					uint8_t b;
+					do {
+						if (len >= avail || len == 5)
+							return next_packet(dec, pkt); /* cut by the run end, or bad */
+						b = q[len];
+						count |= (uint32_t)(b & 0x7F) << (4 + 7 * (len - 1));
+						len++;
+					} while (b & 0x80);
+				}
+				clear_packet(pkt);
 				pkt->flags = CSD_PKTF_CYCLE_COUNT;
-				pkt->cycle_count = (h >> 2) & 0xF;
+				pkt->cycle_count = count;
 				pkt->atoms.num = 1;
 				pkt->atoms.en = (h & 0x02) ? 0 : 1;
-			} else {
-				return next_general(dec, pkt);
 			}
 			pkt->type = CSD_PKT_ATOM;
 			pkt->offset = in->run.offsets ? in->run.offsets[pos] : in->run.base + pos;
-			pkt->size = 1;
-			pkt->raw[0] = h;
-			in->pos = pos + 1;
-			in->have_run = pos + 1 < in->run.size;
+			pkt->size = (uint32_t)len;
+			for (size_t i = 0; i < len; i++)
+				pkt->raw[i] = q[i];
+			in->pos = pos + len;
+			in->have_run = pos + len < in->run.size;
 			return CSD_OK;
 		}
+		return next_packet(dec, pkt);
 	}
 	/* The run is used up and no packet is cut: what next_general would
 	 * find, without looking (once per run fed, so it matters). */
@@ -777,9 +795,35 @@ int csd_ptm_pkt_next(csd_ptm_pkt_decoder *dec, struct csd_packet *pkt)
 	return next_general(dec, pkt);
 }
 
-/* csd_ptm_pkt_next() for everything but one-byte atoms: whole packets in
- * the current run first, then A-sync search, runs, staging, errors and
- * the end of the stream. */
+/* Any other packet that starts in the current run of a synchronised
+ * decoder with nothing staged: parsed in place when it is whole. */
+static NOINLINE int next_packet(struct csd_ptm_pkt_decoder *dec, struct csd_packet *pkt)
+{
+	struct csdi_input *in = &dec->in;
+	const size_t pos = in->pos;
+	const uint8_t *q = in->run.data + pos;
+
+	if (q[0] != PTM_HDR_ASYNC && q[0] != PTM_HDR_IGNORE) {
+		const char *err = NULL;
+		clear_packet(pkt);
+		int r = parse_packet(dec, q, in->run.size - pos, pkt, &err);
+		if (r > 0) {
+			pkt->offset = in->run.offsets ? in->run.offsets[pos] : in->run.base + pos;
+			pkt->size = (uint32_t)r;
+			for (int i = 0; i < r; i++) /* r <= 15 < CSD_PKT_RAW_MAX */
+				pkt->raw[i] = q[i];
+			in->pos = pos + (size_t)r;
+			in->have_run = in->pos < in->run.size;
+			return CSD_OK;
+		}
+		/* errors and packets cut by the run end: general path */
+	}
+	return next_general(dec, pkt);
+}
+
+/* csd_ptm_pkt_next() for everything else: A-sync search, runs, staging,
+ * errors and the end of the stream (and whole packets in the run, for
+ * the calls that arrive here with one). */
 static NOINLINE int next_general(struct csd_ptm_pkt_decoder *dec, struct csd_packet *pkt)
 {
 	for (;;) {
