@@ -1,10 +1,13 @@
 /*
  * Differential decode against OpenCSD: every ETMv3 / PTM source of every
  * snapshot under $CSD_SHARED/traces (and of every directory listed in
- * CSD_DIFF_SNAPSHOTS, colon-separated snapshots or directories of them) is decoded by csdec (range mode) and
- * by OpenCSD's full decoder, and the two are compared:
+ * CSD_DIFF_SNAPSHOTS, colon-separated snapshots or directories of them) is
+ * decoded by csdec (range mode) and by OpenCSD's full decoder, and the two
+ * are compared:
  *   - the sequence of executed instruction addresses (both decoders' ranges
- *     expanded through the program image);
+ *     expanded through the program image), two instructions matching where
+ *     their addresses are equal and the capture offsets of the packets that
+ *     executed them agree;
  *   - events at the same point of that sequence: exceptions (number and
  *     return address), exception returns, trace on (reason), inaccessible
  *     memory (address), timestamps (value), and the condition result of the
