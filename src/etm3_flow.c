@@ -55,6 +55,7 @@ static void insn_atom_record(csd_flow_decoder *dec, int e, uint64_t cycles, int 
 		return;
 	}
 	struct csd_record *r = csdi_flow_push(dec, CSD_REC_INSN, offset);
+	s->cancelled = 0;
 	r->addr = dec->addr;
 	r->size = insn.size;
 	r->opcode = insn.opcode;
@@ -118,6 +119,8 @@ static void insn_atom(csd_flow_decoder *dec, int e, uint64_t cycles, int has_cyc
 	}
 	uint32_t addr = dec->addr;
 	uint32_t size = (b->isa == CSD_ISA_ARM || ((b->wide >> idx) & 1)) ? 4 : 2;
+	s->cancelled = 0;
+	s->last_cycles = has_cycles ? cycles : 0;
 	struct csdi_open_range *o = &dec->open;
 	if (o->active && o->end == addr && o->isa == dec->isa && !dec->lost.active) {
 		s->prev_last = o->last;
@@ -174,44 +177,56 @@ static void do_pheader(csd_flow_decoder *dec, const struct csd_packet *p)
 	}
 }
 
-/* The last traced instruction did not complete: take it back. Returns its
- * address through *addr (0 if nothing could be taken back). */
-static int cancel_last(csd_flow_decoder *dec, uint32_t *addr)
+/* The last traced instruction did not complete: take it back. Returns 1
+ * with its address and the cycles it was charged, 0 if there is nothing
+ * to take back. Only one instruction can be cancelled: of several branch
+ * packets after an instruction only the last counts (IHI 0014 7.3.5), and
+ * each instruction is taken back at most once. */
+static int cancel_last(csd_flow_decoder *dec, uint32_t *addr, uint64_t *cycles, int *has_cycles)
 {
 	struct csdi_etm3_state *s = &dec->u.etm3;
 	struct csdi_open_range *o = &dec->open;
+	if (s->cancelled)
+		return 0;
+	*cycles = 0;
+	*has_cycles = 0;
 	if (o->active) {
+		s->cancelled = 1;
 		*addr = o->last;
+		*cycles = s->last_cycles;
+		*has_cycles = o->has_cycles;
 		if (o->count <= 1) {
 			o->active = 0;
 		} else {
 			o->end = o->last;
 			o->last = s->prev_last;
 			o->count--;
+			o->cycles -= s->last_cycles;
 		}
 		return 1;
 	}
 	/* The instruction is the newest instruction record not yet released. */
 	for (unsigned k = dec->qlen; k-- > dec->qready;) {
 		struct csd_record *r = &dec->q[(dec->qhead + k) % CSDI_FLOW_QCAP];
-		if (r->type == CSD_REC_INSN) {
-			*addr = (uint32_t)r->addr;
+		if (r->type != CSD_REC_INSN && r->type != CSD_REC_RANGE)
+			continue;
+		s->cancelled = 1;
+		*has_cycles = (r->flags & CSD_RECF_CYCLES) != 0;
+		if (r->type == CSD_REC_INSN || r->count <= 1) {
+			*addr = (uint32_t)(r->type == CSD_REC_INSN ? r->addr : r->last);
+			*cycles = r->cycles;
 			csdi_flow_remove(dec, k);
-			return 1;
-		}
-		if (r->type == CSD_REC_RANGE) {
+		} else {
 			*addr = (uint32_t)r->last;
-			if (r->count <= 1) {
-				csdi_flow_remove(dec, k);
-			} else {
-				r->end = r->last;
-				r->last = s->prev_last;
-				r->count--;
-				r->flags &= ~(uint32_t)(CSD_RECF_BRANCH | CSD_RECF_TAKEN | CSD_RECF_LINK);
-				r->cond = CSD_COND_PASS;
-			}
-			return 1;
+			*cycles = s->last_cycles;
+			r->end = r->last;
+			r->last = s->prev_last;
+			r->count--;
+			r->cycles -= s->last_cycles;
+			r->flags &= ~(uint32_t)(CSD_RECF_BRANCH | CSD_RECF_TAKEN | CSD_RECF_LINK);
+			r->cond = CSD_COND_PASS;
 		}
+		return 1;
 	}
 	return 0;
 }
@@ -235,11 +250,14 @@ static void do_branch(csd_flow_decoder *dec, const struct csd_packet *p)
 	if ((p->flags & CSD_PKTF_EXCEPTION) && (p->exception || (p->flags & CSD_PKTF_CANCEL))) {
 		uint32_t ret = dec->addr;
 		int ret_known = dec->addr_valid;
+		uint64_t cyc = 0;
+		int has_cyc = 0, cancelled = 0;
 		if (p->flags & CSD_PKTF_CANCEL) {
 			uint32_t a;
-			if (cancel_last(dec, &a)) {
+			if (cancel_last(dec, &a, &cyc, &has_cyc)) {
 				ret = a;
 				ret_known = 1;
+				cancelled = 1;
 			}
 		}
 		struct csd_record *r = csdi_flow_push(dec, CSD_REC_EXCEPTION, p->offset);
@@ -249,6 +267,11 @@ static void do_branch(csd_flow_decoder *dec, const struct csd_packet *p)
 		r->isa = p->isa;
 		if (p->flags & CSD_PKTF_CANCEL)
 			r->flags |= CSD_RECF_CANCELLED;
+		if (cancelled && has_cyc) {
+			/* The cycles the cancelled instruction was charged. */
+			r->cycles = cyc;
+			r->flags |= CSD_RECF_CYCLES;
+		}
 	} else if (!dec->addr_valid && !dec->u.etm3.wait_branch) {
 		/* Atoms were lost before this address; close that stretch. */
 		csdi_flow_flush(dec);

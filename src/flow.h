@@ -83,6 +83,8 @@ struct csdi_etm3_state {
 	int pending_insn;         /* instruction mode: `held` not yet queued (may be cancelled) */
 	struct csd_record held;
 	uint32_t prev_last;       /* open range: address of the instruction before `last` */
+	uint64_t last_cycles;     /* range mode: cycles charged to the last instruction */
+	int cancelled;            /* the last instruction was taken back already */
 	/* Range mode cursor: instruction blk_idx of block blk (which starts at
 	 * blk_start) is at address cur. */
 	const struct csdi_block *blk;

@@ -25,7 +25,7 @@ FUZZ_OPTS := -timeout=20 -rss_limit_mb=2048 -max_len=$(FUZZ_MAX_LEN)
 # How the flow harnesses compare their range and instruction decodes
 # (strict, lenient, off: fuzz/fuzz_flow.h). lenient while the known
 # difference listed in docs/FUZZING.md is open; strict afterwards.
-FUZZ_FLOW_COMPARE ?= lenient
+FUZZ_FLOW_COMPARE ?= strict
 # Harness options: a dictionary when fuzz/<name>.dict exists.
 fuzz_dict = $(if $(wildcard fuzz/$(1).dict),-dict=fuzz/$(1).dict)
 FUZZ_OBJ := $(LIB_SRC:src/%.c=$(B)/fuzz/obj/%.o)
