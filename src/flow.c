@@ -278,15 +278,14 @@ static void fill_block(csd_flow_decoder *dec, struct csdi_block *b, uint32_t add
 		a += insn.size;
 	}
 	b->next = a;
-	b->gen = csdi_image_generation(dec->cfg.image) + 1;
+	b->gen = dec->img_gen;
 }
 
 const struct csdi_block *csdi_flow_block(csd_flow_decoder *dec, uint32_t addr, uint8_t isa)
 {
-	uint32_t h = (addr >> 1) ^ (addr >> 13) ^ isa;
+	uint32_t h = (addr >> 1) ^ (addr >> 15) ^ isa;
 	struct csdi_block *b = &dec->cache[h & (CSDI_BLOCK_CACHE - 1)];
-	uint64_t gen = csdi_image_generation(dec->cfg.image) + 1;
-	if (b->gen != gen || b->start != addr || b->isa != isa)
+	if (b->gen != dec->img_gen || b->start != addr || b->isa != isa)
 		fill_block(dec, b, addr, isa);
 	return b;
 }
@@ -363,6 +362,9 @@ int csd_flow_next(csd_flow_decoder *dec, struct csd_record *rec)
 {
 	if (!dec || !rec)
 		return CSD_EINVAL;
+	/* Cached blocks are valid for this image generation only (the
+	 * image may gain sections between calls, never during one). */
+	dec->img_gen = csdi_image_generation(dec->cfg.image) + 1;
 	for (;;) {
 		if (dec->qready) {
 			*rec = dec->q[dec->qhead];

@@ -13,7 +13,7 @@
 #define CSDI_FLOW_QCAP 256
 /* Instructions per cached block; longer straight runs are chained. */
 #define CSDI_BLOCK_MAX 64
-#define CSDI_BLOCK_CACHE 4096
+#define CSDI_BLOCK_CACHE 16384
 /* Give up walking after this many blocks without reaching a waypoint
  * (a corrupt image or trace could otherwise walk for a very long time). */
 #define CSDI_WALK_MAX_BLOCKS (1u << 16)
@@ -133,6 +133,7 @@ struct csd_flow_decoder {
 	int qmark_valid;           /* the current packet ends the hold */
 
 	struct csdi_block *cache;
+	uint64_t img_gen;         /* image generation + 1, as blocks are stamped */
 
 	union {
 		struct csdi_ptm_state ptm;

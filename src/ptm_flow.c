@@ -264,6 +264,68 @@ static int walk(csd_flow_decoder *dec, int kind, int atom, uint32_t stop, uint64
 	}
 }
 
+/*
+ * The common case of an atom in range mode, without the general walk: the
+ * cached block at the current address ends in a waypoint and nothing is
+ * pending, so the atom is one range record. Returns 0 when the general
+ * walk must handle it.
+ */
+static int atom_fast(csd_flow_decoder *dec, int e, uint32_t cycles, int has_cycles, uint64_t offset)
+{
+	struct csdi_ptm_state *s = &dec->u.ptm;
+	if (dec->insn_mode || dec->open.active || dec->lost.active || s->walk_active || csdi_flow_room(dec) < 2)
+		return 0;
+	const struct csdi_block *b = csdi_flow_block(dec, dec->addr, dec->isa);
+	if (b->end != CSDI_BLOCK_WAYPOINT)
+		return 0;
+	const struct csdi_insn *wp = &b->wp;
+	uint32_t next_addr = b->next;
+	uint8_t next_isa = dec->isa, isa_before = dec->isa;
+	int next_valid = 1;
+	uint32_t flags = 0;
+	if (wp->cls != CSDI_INSN_NORMAL) {
+		flags = CSD_RECF_BRANCH;
+		if (wp->flags & CSDI_INSNF_LINK)
+			flags |= CSD_RECF_LINK;
+		if (e) {
+			flags |= CSD_RECF_TAKEN;
+			if (wp->cls == CSDI_INSN_DIRECT) {
+				next_addr = wp->target;
+				next_isa = wp->target_isa;
+			} else {
+				uint32_t ra;
+				uint8_t risa;
+				if (s->rstack_on && rstack_pop(s, &ra, &risa)) {
+					next_addr = ra;
+					next_isa = risa;
+					flags |= CSD_RECF_RETURN_STACK;
+				} else {
+					next_valid = 0;
+				}
+			}
+			if (s->rstack_on && (wp->flags & CSDI_INSNF_LINK))
+				rstack_push(s, b->next, isa_before);
+			dec->itstate = 0;
+		}
+	}
+	struct csd_record *r = csdi_flow_push_raw(dec, CSD_REC_RANGE, offset);
+	r->addr = b->start;
+	r->last = b->wp_addr;
+	r->end = b->next;
+	r->count = b->count;
+	r->isa = isa_before;
+	r->cond = e ? CSD_COND_PASS : CSD_COND_FAIL;
+	r->flags = flags | (dec->ns ? CSD_RECF_NS : 0) | (dec->hyp ? CSD_RECF_HYP : 0);
+	if (has_cycles) {
+		r->cycles = cycles;
+		r->flags |= CSD_RECF_CYCLES;
+	}
+	dec->addr = next_addr;
+	dec->isa = next_isa;
+	dec->addr_valid = next_valid;
+	return 1;
+}
+
 static void apply_security(csd_flow_decoder *dec, const struct csd_packet *p)
 {
 	if (p->flags & CSD_PKTF_SECURITY) {
@@ -352,6 +414,8 @@ void csdi_ptm_flow_step(csd_flow_decoder *dec)
 			/* A cycle count belongs to the (single) cycle-accurate atom. */
 			if (!dec->addr_valid) {
 				csdi_flow_lose(dec, 0, 0, 1, p->cycle_count, has_cc, p->offset);
+			} else if (atom_fast(dec, e, p->cycle_count, has_cc, p->offset)) {
+				/* done */
 			} else if (!walk(dec, WALK_ATOM, e, 0, p->cycle_count, has_cc, p->offset)) {
 				return; /* resume this atom later */
 			}
