@@ -18,7 +18,7 @@
 #                  program run (see BENCHMARKS.md)
 
 BENCH_DIR := $(B)/bench
-BENCH_ROUNDS ?= 5
+BENCH_ROUNDS ?= 3
 BENCH_TC2_MB ?= 8
 BENCH_GEN_MB ?= 56
 BENCH_MEM_LIMIT_MB ?= 32
@@ -64,10 +64,11 @@ bench: $(BENCH_BINS) $(B)/csdec bench-inputs
 	  --md $(BENCH_DIR)/results.md tc2=$(BENCH_TC2) \
 	  $(foreach d,$(BENCH_GEN_DIRS),$(notdir $(d))=$(d))
 
-bench-mem: $(BENCH_DIR)/csdec_bench $(BENCH_DIR)/bench_run
+bench-mem: $(BENCH_DIR)/csdec_bench $(BENCH_DIR)/bench_run $(B)/csdec
 	@rm -rf $(BENCH_DIR)/tc2-1024mb
 	sh bench/repeat_snapshot.sh $(SHARED)/traces/TC2 $(BENCH_DIR)/tc2-1024mb 1024
-	$(BENCH_DIR)/bench_run --mem-check $(BENCH_MEM_LIMIT_MB) --bin $(BENCH_DIR) tc2-1gb=$(BENCH_DIR)/tc2-1024mb; \
+	$(BENCH_DIR)/bench_run --mem-check $(BENCH_MEM_LIMIT_MB) --bin $(BENCH_DIR) --tool $(B)/csdec \
+	  tc2-1gb=$(BENCH_DIR)/tc2-1024mb; \
 	  rc=$$?; rm -rf $(BENCH_DIR)/tc2-1024mb; exit $$rc
 
 bench-callgrind: $(BENCH_DIR)/csdec_bench $(BENCH_TC2)/.stamp

@@ -14,8 +14,9 @@
  * is each child's ru_maxrss (wait4), the largest over the rounds, less the
  * program image the child reports holding.
  *
- * --mem-check runs csdec's flow and packet decoding once each and fails
- * (exit 1) if peak RSS beyond the image exceeds LIMIT_MB.
+ * --mem-check runs csdec's flow and packet decoding and `csdec decode
+ * --format none` once each and fails (exit 1) if peak RSS beyond the image
+ * exceeds LIMIT_MB in any of them.
  */
 /* wait4(), which reports the rusage of one child */
 #define _DEFAULT_SOURCE
@@ -193,10 +194,13 @@ static void header(FILE *out)
 static int mem_check(double limit_mb, const char *name, const char *dir)
 {
 	int fail = 0;
+	uint64_t image = 0;
 	static const char *const modes[] = { "flow", "packets" };
 	for (int m = 0; m < 2; m++) {
 		struct series s = { .n = 1 };
 		s.r[0] = run_harness("csdec_bench", modes[m], dir);
+		if (s.r[0].image_bytes > image)
+			image = s.r[0].image_bytes;
 		double mb = peak_mb(&s);
 		printf("%s: csdec %s: %.1f MB of trace in %.2f s, peak RSS %.1f MB, image %.2f MB, beyond the image %.1f MB"
 		       " (limit %.0f): %s\n",
@@ -205,6 +209,15 @@ static int mem_check(double limit_mb, const char *name, const char *dir)
 		if (mb > limit_mb)
 			fail = 1;
 	}
+	/* The tool as users run it, records decoded but not printed. */
+	char *argv[] = { (char *)tool, "decode", (char *)dir, "--format", "none", NULL };
+	struct series t = { .n = 1 };
+	t.r[0] = run_child(argv, 0);
+	double mb = ((double)t.r[0].maxrss_kb * 1024.0 - (double)image) / (1024.0 * 1024.0);
+	printf("%s: csdec decode --format none: %.2f s CPU, peak RSS %.1f MB, beyond the image %.1f MB (limit %.0f): %s\n",
+	       name, t.r[0].seconds, (double)t.r[0].maxrss_kb / 1024.0, mb, limit_mb, mb <= limit_mb ? "ok" : "FAIL");
+	if (mb > limit_mb)
+		fail = 1;
 	return fail;
 }
 
