@@ -277,6 +277,10 @@ static void fuzz_flow_compare(csd_image *img, const struct fuzz_rec_list *a, con
 		if (b->r[k].type == CSD_REC_NO_MEMORY)
 			lost_b += b->r[k].count;
 	}
+	if (lost_a != lost_b || cyc_a != cyc_b)
+		fprintf(stderr, "lost atoms %llu / %llu, cycles %llu / %llu (ranges / instructions)\n",
+			(unsigned long long)lost_a, (unsigned long long)lost_b, (unsigned long long)cyc_a,
+			(unsigned long long)cyc_b);
 	FUZZ_CHECK(lost_a == lost_b);
 	FUZZ_CHECK(cyc_a == cyc_b);
 	const int skip_lost = mode == FUZZ_CMP_LENIENT;
