@@ -30,8 +30,18 @@ static int cycle_accurate(const csd_flow_decoder *dec)
 	return (dec->cfg.trace.etmcr >> 12) & 1;
 }
 
+/* An atom spent where the instruction is unknown: it is the last traced
+ * instruction now, and a cancel cannot take back what is not known. */
+static void lose_atom(csd_flow_decoder *dec, int addr_known, uint32_t addr, uint64_t cycles, int has_cycles,
+		      uint64_t offset)
+{
+	csdi_flow_lose(dec, addr_known, addr, 1, cycles, has_cycles, offset);
+	dec->u.etm3.cancelled = 1;
+}
+
 static void lose_sync(csd_flow_decoder *dec)
 {
+	dec->u.etm3.cancelled = 1;
 	dec->synced = 0;
 	dec->addr_valid = 0;
 	dec->u.etm3.wait_branch = 0;
@@ -50,7 +60,7 @@ static void insn_atom_record(csd_flow_decoder *dec, int e, uint64_t cycles, int 
 			r->addr = dec->addr;
 			r->isa = dec->isa;
 		}
-		csdi_flow_lose(dec, rc == CSD_ENOMAP, dec->addr, 1, cycles, has_cycles, offset);
+		lose_atom(dec, rc == CSD_ENOMAP, dec->addr, cycles, has_cycles, offset);
 		dec->addr_valid = 0;
 		return;
 	}
@@ -90,7 +100,7 @@ static void insn_atom(csd_flow_decoder *dec, int e, uint64_t cycles, int has_cyc
 {
 	struct csdi_etm3_state *s = &dec->u.etm3;
 	if (!dec->addr_valid) {
-		csdi_flow_lose(dec, 0, 0, 1, cycles, has_cycles, offset);
+		lose_atom(dec, 0, 0, cycles, has_cycles, offset);
 		return;
 	}
 	if (dec->insn_mode) {
@@ -111,7 +121,7 @@ static void insn_atom(csd_flow_decoder *dec, int e, uint64_t cycles, int has_cyc
 				r->addr = dec->addr;
 				r->isa = dec->isa;
 			}
-			csdi_flow_lose(dec, b->end == CSDI_BLOCK_NOMEM, dec->addr, 1, cycles, has_cycles, offset);
+			lose_atom(dec, b->end == CSDI_BLOCK_NOMEM, dec->addr, cycles, has_cycles, offset);
 			dec->addr_valid = 0;
 			s->blk = NULL;
 			return;
@@ -287,6 +297,8 @@ static void do_isync(csd_flow_decoder *dec, const struct csd_packet *p)
 	if (p->flags & CSD_PKTF_DATA_ONLY)
 		return;
 	s->await_gap = 0;
+	/* Nothing traced before an I-sync can be cancelled after it. */
+	s->cancelled = 1;
 	if (p->flags & CSD_PKTF_CYCLE_COUNT) {
 		/* Cycles since the last P-header: the gap while trace was off,
 		 * plus the W atoms after the last instruction (DS-5's count). */

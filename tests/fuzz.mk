@@ -31,7 +31,7 @@ FUZZ_FLOW_COMPARE ?= strict
 # fuzz/regress/*/open/ (all of them so far in ETMv3 cancel handling, which
 # lenient leaves out), and they use a fixed seed and run count so that
 # `make test` gives the same answer every time.
-FUZZ_BRIEF_FLOW_COMPARE ?= lenient
+FUZZ_BRIEF_FLOW_COMPARE ?= strict
 # Harness options: a dictionary when fuzz/<name>.dict exists.
 fuzz_dict = $(if $(wildcard fuzz/$(1).dict),-dict=fuzz/$(1).dict)
 FUZZ_OBJ := $(LIB_SRC:src/%.c=$(B)/fuzz/obj/%.o)
