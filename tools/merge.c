@@ -15,7 +15,7 @@
 
 #include "merge.h"
 
-#define QUEUE_MAX 65536
+#define QUEUE_MAX 16384
 
 struct held {
 	struct csd_record r;
@@ -34,6 +34,8 @@ struct queue {
 struct merge {
 	merge_deliver_fn deliver;
 	struct queue q[MAX_IDS];
+	struct queue *active[MAX_IDS];  /* the queues with a source, in order of first use */
+	int nactive;
 	uint64_t seq;
 };
 
@@ -63,8 +65,8 @@ static struct held *front(const struct queue *q)
 static struct queue *first(struct merge *m)
 {
 	struct queue *best = NULL;
-	for (int i = 0; i < MAX_IDS; i++) {
-		struct queue *q = &m->q[i];
+	for (int i = 0; i < m->nactive; i++) {
+		struct queue *q = m->active[i];
 		if (!q->len)
 			continue;
 		if (!best || front(q)->stamp < front(best)->stamp ||
@@ -85,9 +87,9 @@ static void pop_deliver(struct merge *m, struct run_ctx *ctx, struct queue *q)
 /* No source that reports timestamps can still go below this stamp? */
 static int safe(const struct merge *m, const struct queue *from, uint64_t stamp)
 {
-	for (int i = 0; i < MAX_IDS; i++) {
-		const struct queue *q = &m->q[i];
-		if (q != from && q->s && q->has_ts && q->last_ts < stamp)
+	for (int i = 0; i < m->nactive; i++) {
+		const struct queue *q = m->active[i];
+		if (q != from && q->has_ts && q->last_ts < stamp)
 			return 0;
 	}
 	return 1;
@@ -96,6 +98,8 @@ static int safe(const struct merge *m, const struct queue *from, uint64_t stamp)
 void merge_push(struct merge *m, struct run_ctx *ctx, struct source_slot *s, const struct csd_record *r)
 {
 	struct queue *q = &m->q[s->id % MAX_IDS];
+	if (!q->s)
+		m->active[m->nactive++] = q;
 	q->s = s;
 	if (r->type == CSD_REC_TIMESTAMP) {
 		q->last_ts = r->timestamp;
@@ -132,9 +136,10 @@ void merge_flush(struct merge *m, struct run_ctx *ctx)
 {
 	for (struct queue *f; (f = first(m));)
 		pop_deliver(m, ctx, f);
-	for (int i = 0; i < MAX_IDS; i++) {
-		m->q[i].s = NULL;
-		m->q[i].has_ts = 0;
-		m->q[i].last_ts = 0;
+	for (int i = 0; i < m->nactive; i++) {
+		m->active[i]->s = NULL;
+		m->active[i]->has_ts = 0;
+		m->active[i]->last_ts = 0;
 	}
+	m->nactive = 0;
 }

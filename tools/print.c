@@ -374,17 +374,68 @@ void print_record_text(FILE *out, const struct source_slot *s, const struct csd_
 	print_line(out, &b);
 }
 
+/* Fixed-width lower-case hex of the low `digits` nibbles of v. */
+static char *put_hex(char *p, uint64_t v, int digits)
+{
+	static const char hex[] = "0123456789abcdef";
+	for (int i = digits - 1; i >= 0; i--)
+		*p++ = hex[(v >> (4 * i)) & 15];
+	return p;
+}
+
+static char *put_dec(char *p, uint64_t v)
+{
+	char tmp[24];
+	int n = 0;
+	do {
+		tmp[n++] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	while (n)
+		*p++ = tmp[--n];
+	return p;
+}
+
+static char *put_str(char *p, const char *str)
+{
+	size_t n = strlen(str);
+	memcpy(p, str, n);
+	return p + n;
+}
+
+/* A string literal: its length is known at compile time. */
+#define PUT_LIT(p, lit) (memcpy((p), (lit), sizeof(lit) - 1), (p) + sizeof(lit) - 1)
+
+/* The per-instruction record, the hot path of --insn --format jsonl: built
+ * by hand in one buffer (printf would dominate the run time). */
+static void print_insn_json(FILE *out, unsigned id, const struct csd_record *r)
+{
+	char buf[192];
+	char *p = PUT_LIT(buf, "{\"type\":\"insn\",\"id\":");
+	p = put_dec(p, id);
+	p = PUT_LIT(p, ",\"addr\":\"0x");
+	p = put_hex(p, r->addr, r->addr > 0xFFFFFFFFu ? 16 : 8);
+	p = PUT_LIT(p, "\",\"isa\":\"");
+	p = put_str(p, csd_isa_name(r->isa));
+	p = PUT_LIT(p, "\",\"size\":");
+	p = put_dec(p, r->size);
+	p = PUT_LIT(p, ",\"opcode\":\"0x");
+	p = put_hex(p, r->opcode, r->size == 2 ? 4 : 8);
+	p = PUT_LIT(p, "\",\"cond\":\"");
+	p = put_str(p, csd_cond_name(r->cond));
+	*p++ = '"';
+	if (r->flags & CSD_RECF_CYCLES) {
+		p = PUT_LIT(p, ",\"cycles\":");
+		p = put_dec(p, r->cycles);
+	}
+	p = PUT_LIT(p, "}\n");
+	fwrite(buf, 1, (size_t)(p - buf), out);
+}
+
 void print_record_json(FILE *out, const struct source_slot *s, const struct csd_record *r)
 {
 	if (r->type == CSD_REC_INSN) {
-		/* The hot path: keep it lean. */
-		fprintf(out, "{\"type\":\"insn\",\"id\":%u,\"addr\":\"0x%08" PRIx64 "\",\"isa\":\"%s\",\"size\":%" PRIu32
-			",\"opcode\":\"0x%0*" PRIx32 "\",\"cond\":\"%s\"",
-			s->id, r->addr, csd_isa_name(r->isa), r->size, r->size == 2 ? 4 : 8, r->opcode,
-			csd_cond_name(r->cond));
-		if (r->flags & CSD_RECF_CYCLES)
-			fprintf(out, ",\"cycles\":%" PRIu64, r->cycles);
-		fputs("}\n", out);
+		print_insn_json(out, s->id, r);
 		return;
 	}
 	fprintf(out, "{\"type\":\"%s\",\"id\":%u,\"offset\":%" PRIu64, csd_rec_type_name((int)r->type), s->id, r->offset);
