@@ -173,12 +173,15 @@ static void row(FILE *out, const char *input, const char *what, const struct ser
 		uint64_t bytes, uint64_t insns)
 {
 	double tc = median_seconds(c);
-	fprintf(out, "| %s | %s | %.1f | %.1f | %.1f |", input, what, (double)bytes / tc / 1e6,
-		insns ? (double)insns / tc / 1e6 : 0.0, peak_mb(c));
+	char ic[32] = "", io[32] = "";   /* instructions/s: empty for packet rows */
+	if (insns)
+		snprintf(ic, sizeof(ic), "%.1f", (double)insns / tc / 1e6);
+	fprintf(out, "| %s | %s | %.1f | %s | %.1f |", input, what, (double)bytes / tc / 1e6, ic, peak_mb(c));
 	if (o) {
 		double to = median_seconds(o);
-		fprintf(out, " %.2f | %.2f | %.1f | **%.1fx** |\n", (double)bytes / to / 1e6,
-			insns ? (double)insns / to / 1e6 : 0.0, peak_mb(o), to / tc);
+		if (insns)
+			snprintf(io, sizeof(io), "%.2f", (double)insns / to / 1e6);
+		fprintf(out, " %.2f | %s | %.1f | **%.1fx** |\n", (double)bytes / to / 1e6, io, peak_mb(o), to / tc);
 	} else {
 		fprintf(out, " | | | |\n");
 	}
