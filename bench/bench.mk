@@ -11,11 +11,12 @@
 #   make bench-bins         just the harnesses
 #
 # Inputs (snapshot directories):
-#   BENCH_TC2_MB   TC2's capture (all four sources) repeated to this many MB
-#   BENCH_GEN_DIRS generated snapshots of the test programs, one per
-#                  protocol, at least 50 MB of trace each; made by
-#                  BENCH_GEN_RULE below until `csdec gen` can repeat a
-#                  program run (see BENCHMARKS.md)
+#   BENCH_TC2_MB   TC2's capture (all four sources) repeated to this many MiB
+#   BENCH_GEN_DIRS generated snapshots, one per protocol, at least
+#                  BENCH_GEN_MB MiB of trace each: `csdec gen --repeat` over
+#                  the recorded run of test program BENCH_PROG (tests/programs.mk)
+#   kgen-*         optional (add to BENCH_GEN_DIRS): the generator over TC2's
+#                  DS-5 instruction lists, i.e. real kernel code (bench/bench_gen.c)
 
 BENCH_DIR := $(B)/bench
 BENCH_ROUNDS ?= 3
@@ -23,6 +24,7 @@ BENCH_TC2_MB ?= 8
 BENCH_GEN_MB ?= 56
 BENCH_MEM_LIMIT_MB ?= 32
 BENCH_TC2 := $(BENCH_DIR)/tc2-$(BENCH_TC2_MB)mb
+BENCH_PROG ?= switch-thumb-O2
 BENCH_GEN_DIRS ?= $(BENCH_DIR)/gen-ptm-$(BENCH_GEN_MB)mb $(BENCH_DIR)/gen-etm3-$(BENCH_GEN_MB)mb
 BENCH_BINS := $(BENCH_DIR)/csdec_bench $(BENCH_DIR)/ocsd_bench $(BENCH_DIR)/bench_run $(BENCH_DIR)/bench_gen
 BENCH_OCSD_LIBS := -lopencsd_c_api -lopencsd
@@ -51,9 +53,17 @@ $(BENCH_DIR)/tc2-%mb/.stamp: bench/repeat_snapshot.sh
 	sh bench/repeat_snapshot.sh $(SHARED)/traces/TC2 $(@D) $*
 	@touch $@
 
-# Generated inputs: the trace generator over TC2's DS-5 instruction lists
-# (real kernel code), repeated; see bench/bench_gen.c.
-$(BENCH_DIR)/gen-%mb/.stamp: $(BENCH_DIR)/bench_gen
+# Generated inputs: a test program's run replayed by `csdec gen --repeat`
+# (gen-ptm-56mb: protocol ptm, 56 MiB).
+$(BENCH_DIR)/gen-%mb/.stamp: $(PROG_DIR)/$(BENCH_PROG).log bench/gen_program.sh | $(B)/csdec
+	@mkdir -p $(BENCH_DIR)
+	sh bench/gen_program.sh $(B)/csdec $(PROG_DIR)/$(BENCH_PROG) $(word 1,$(subst -, ,$*)) \
+	  $(word 2,$(subst -, ,$*)) $(@D)
+	@touch $@
+
+# Real kernel code: the generator over TC2's DS-5 instruction lists, repeated
+# (kgen-ptm-56mb); see bench/bench_gen.c.
+$(BENCH_DIR)/kgen-%mb/.stamp: $(BENCH_DIR)/bench_gen
 	$(BENCH_DIR)/bench_gen $(word 1,$(subst -, ,$*)) $(word 2,$(subst -, ,$*)) $(SHARED)/traces/TC2 $(@D)
 	@touch $@
 

@@ -1,0 +1,30 @@
+#!/bin/sh
+# gen_program.sh TOOL PROGRAM PROTOCOL MB OUT - a generated benchmark input:
+# `csdec gen` over the recorded run of test program PROGRAM (the ELF, with
+# PROGRAM.log next to it; see tests/programs.mk), replayed as often as it
+# takes to give at least MB MiB of trace, written as snapshot OUT.
+# Configuration as in the TC2 capture: cycle-accurate with timestamps
+# (PTM also with the return stack); raw, one source.
+set -eu
+tool=$1 prog=$2 proto=$3 mb=$4 out=$5
+case $proto in
+ptm) opts="--protocol ptm --cycle-accurate --timestamps --return-stack" ;;
+etm3) opts="--protocol etm3 --cycle-accurate --timestamps" ;;
+*) echo "gen_program: protocol ptm or etm3, not $proto" >&2; exit 2 ;;
+esac
+[ -f "$prog.log" ] || { echo "gen_program: $prog.log missing (make programs)" >&2; exit 2; }
+one=$out.one
+rm -rf "$one" "$out"
+# One run first, to learn how many bytes a run gives.
+# shellcheck disable=SC2086
+"$tool" gen --qemu-log "$prog.log" --elf "$prog" $opts -o "$one" >/dev/null
+bufs=$(awk '/^\[/ { inbuf = tolower($0) ~ /^\[buffer/ } inbuf && /^file[ \t]*=/ { sub(/^file[ \t]*=[ \t]*/, ""); sub(/\r$/, ""); print }' "$one"/*.ini)
+size=0
+for b in $bufs; do size=$((size + $(wc -c < "$one/$b"))); done
+rm -rf "$one"
+[ "$size" -gt 0 ] || { echo "gen_program: no trace from one run of $prog" >&2; exit 2; }
+want=$((mb * 1024 * 1024))
+n=$(( (want + size - 1) / size ))
+# shellcheck disable=SC2086
+"$tool" gen --qemu-log "$prog.log" --elf "$prog" $opts --repeat "$n" -o "$out"
+echo "gen_program: $out: $(basename "$prog") x $n, $proto"
