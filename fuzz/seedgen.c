@@ -12,7 +12,8 @@
  *   - the packet encoders: random packet streams under many register
  *     settings, aimed at the code image the flow harnesses map
  *     (fuzz_image.h), and formatter frames from the frame encoder (port
- *     format with FSYNC and HSYNC).
+ *     format with FSYNC and HSYNC);
+ *   - a small ELF file of that code image for the image harness.
  * Without CSD_SHARED only the encoder seeds are written.
  */
 #include <errno.h>
@@ -548,6 +549,64 @@ static void minimal_snapshot(void)
 	put_seed("snapshot", "minimal", NULL, 0, (const uint8_t *)text, sizeof(text) - 1);
 }
 
+/* Image harness: a little ELF file holding the built-in code as two PT_LOAD
+ * segments, then operations (fuzz_image.c) that overlap it with buffers,
+ * file ranges and the callback and read across all of them. */
+static void image_seeds(void)
+{
+	static uint8_t in[4096];
+	uint8_t *elf = in + 3;
+	const size_t a32 = sizeof(fuzz_image_a32), t32 = sizeof(fuzz_image_t32);
+	const size_t elf_len = 52 + 2 * 32 + a32 + t32;
+	memset(in, 0, sizeof(in));
+	in[0] = (uint8_t)elf_len;
+	in[1] = (uint8_t)(elf_len >> 8);
+	in[2] = 0; /* bias */
+	memcpy(elf, "\177ELF\1\1\1", 7);
+	elf[16] = 2;                    /* ET_EXEC */
+	elf[18] = 40;                   /* EM_ARM */
+	elf[20] = 1;                    /* EV_CURRENT */
+	fuzz_put_le32(elf + 24, FUZZ_IMAGE_A32_ADDR);
+	fuzz_put_le32(elf + 28, 52);    /* e_phoff */
+	elf[40] = 52;                   /* e_ehsize */
+	elf[42] = 32;                   /* e_phentsize */
+	elf[44] = 2;                    /* e_phnum */
+	for (int i = 0; i < 2; i++) {
+		uint8_t *ph = elf + 52 + 32 * i;
+		uint32_t off = (uint32_t)(52 + 64 + (i ? a32 : 0)), len = (uint32_t)(i ? t32 : a32);
+		fuzz_put_le32(ph, 1);   /* PT_LOAD */
+		fuzz_put_le32(ph + 4, off);
+		fuzz_put_le32(ph + 8, i ? FUZZ_IMAGE_T32_ADDR : FUZZ_IMAGE_A32_ADDR);
+		fuzz_put_le32(ph + 12, i ? FUZZ_IMAGE_T32_ADDR : FUZZ_IMAGE_A32_ADDR);
+		fuzz_put_le32(ph + 16, len);
+		fuzz_put_le32(ph + 20, len);
+		fuzz_put_le32(ph + 24, 5);
+		fuzz_put_le32(ph + 28, 4);
+		memcpy(elf + off, i ? fuzz_image_t32 : fuzz_image_a32, len);
+	}
+	size_t n = 3 + elf_len;
+	/* op, addr (3 bytes), length (10 bits), input offset (16 bits) */
+	static const uint8_t ops[][8] = {
+		{ 1, 0x00, 0x80, 0x00, 0x40, 0x00, 0, 0 },     /* read the ELF's A32 code */
+		{ 0, 0x10, 0x80, 0x00, 0x20, 0x00, 3, 0 },     /* a buffer over part of it */
+		{ 1, 0x00, 0x80, 0x00, 0x80, 0x00, 0, 0 },
+		{ 2, 0x00, 0x90, 0x00, 0x00, 0x02, 0, 0 },     /* callback over the T32 code */
+		{ 1, 0xF0, 0x8F, 0x00, 0x00, 0x02, 0, 0 },
+		{ 3, 0x00, 0x00, 0x01, 0x00, 0x01, 9, 0 },     /* raw file range at 0x10000 */
+		{ 1, 0x80, 0xFF, 0x00, 0x00, 0x02, 0, 0 },
+		{ 6, 0, 0, 0, 0, 0, 0, 0 },                    /* callback off */
+		{ 0, 0x00, 0xF0, 0x8F, 0x00, 0x03, 0, 0 },     /* a buffer up to 2^32 */
+		{ 1, 0xF0, 0xFF, 0x8F, 0x20, 0x00, 0, 0 },
+	};
+	memcpy(in + n, ops, sizeof(ops));
+	put_seed("image", "elf-and-ops", NULL, 0, in, n + sizeof(ops));
+	in[2] = 0xF8; /* bias -8 pages */
+	put_seed("image", "elf-bias", NULL, 0, in, n + sizeof(ops));
+	in[0] = 0;
+	in[1] = 0;
+	put_seed("image", "ops-only", NULL, 0, in, n + sizeof(ops));
+}
+
 int main(int argc, char **argv)
 {
 	if (argc != 2) {
@@ -556,7 +615,7 @@ int main(int argc, char **argv)
 	}
 	out_root = argv[1];
 	make_dir(out_root);
-	const char *names[] = { "frame", "etm3_pkt", "ptm_pkt", "etm3_flow", "ptm_flow", "snapshot" };
+	const char *names[] = { "frame", "etm3_pkt", "ptm_pkt", "etm3_flow", "ptm_flow", "snapshot", "image" };
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
 		char path[1024];
 		snprintf(path, sizeof(path), "%s/%s", out_root, names[i]);
@@ -581,6 +640,7 @@ int main(int argc, char **argv)
 		frame_encoded(k, CSD_FRAME_ALIGNED);
 	}
 	minimal_snapshot();
+	image_seeds();
 	printf("seedgen: %u seeds in %s\n", seeds_written, out_root);
 	return 0;
 }

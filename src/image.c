@@ -303,7 +303,13 @@ size_t csdi_image_fetch(csd_image *img, uint64_t addr, const uint8_t **p)
 		img->page_len = got;
 	}
 	*p = img->page + (addr - img->page_addr);
-	return (size_t)(img->page_addr + img->page_len - addr);
+	/* Callback bytes only up to the next section: sections take
+	 * precedence over the callback wherever they are. */
+	uint64_t n = img->page_addr + img->page_len - addr;
+	for (size_t i = 0; i < img->nsec; i++)
+		if (img->sec[i].start > addr && img->sec[i].start - addr < n)
+			n = img->sec[i].start - addr;
+	return (size_t)n;
 }
 
 uint64_t csdi_image_generation(const csd_image *img)

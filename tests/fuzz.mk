@@ -2,19 +2,21 @@
 # that `make test` includes. Details: docs/FUZZING.md.
 #
 #   make fuzz                 every harness for FUZZ_SECONDS (default 3600;
-#                             `make -j6 fuzz` runs them side by side); corpora
+#                             `make -j7 fuzz` runs them side by side); corpora
 #                             grow in build/fuzz/corpus/<name>, crashes go to
 #                             build/fuzz/artifacts/<name>/
 #   make fuzz-run-<name>      one harness (frame, etm3_pkt, ptm_pkt,
-#                             etm3_flow, ptm_flow, snapshot)
+#                             etm3_flow, ptm_flow, snapshot, image)
 #   make fuzz-brief           every harness for FUZZ_BRIEF_RUNS inputs (default
 #                             2000, a few seconds), fixed PRNG seed
 #   make fuzz-seeds           regenerate build/fuzz/seeds/<name>/
 #   make fuzz-image           rebuild fuzz/fuzz_image.h from fuzz/image_code.c
 #                             (needs arm-linux-gnueabihf-gcc)
+#   make fuzz-coverage        line coverage of src/ reached by the corpora,
+#                             seeds and regression inputs (llvm-cov)
 
 FUZZ_CC ?= clang
-FUZZ_NAMES := frame etm3_pkt ptm_pkt etm3_flow ptm_flow snapshot
+FUZZ_NAMES := frame etm3_pkt ptm_pkt etm3_flow ptm_flow snapshot image
 FUZZ_SECONDS ?= 3600
 FUZZ_BRIEF_RUNS ?= 2000
 FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
@@ -45,7 +47,7 @@ FUZZ_HAVE_CC := $(shell command -v $(FUZZ_CC) >/dev/null 2>&1 && echo yes)
 export CSD_FUZZ_REGRESS := $(abspath fuzz/regress)
 $(B)/tests/test_fuzz_regress $(B)/tests-san/test_fuzz_regress: $(wildcard fuzz/fuzz_*.c) $(wildcard fuzz/*.h)
 
-.PHONY: fuzz fuzz-brief fuzz-seeds fuzz-image fuzz-bins $(FUZZ_NAMES:%=fuzz-run-%)
+.PHONY: fuzz fuzz-brief fuzz-seeds fuzz-image fuzz-bins fuzz-coverage $(FUZZ_NAMES:%=fuzz-run-%)
 
 # The library instrumented for coverage, as libFuzzer needs it.
 $(B)/fuzz/obj/%.o: src/%.c include/csdec.h $(wildcard src/*.h)
@@ -121,3 +123,22 @@ fuzz-image: fuzz/image_code.c
 	  echo 'static const unsigned char fuzz_image_a32[] = {'; xxd -i < $$t/arm.bin; echo '};'; echo; \
 	  echo 'static const unsigned char fuzz_image_t32[] = {'; xxd -i < $$t/thumb.bin; echo '};'; echo; \
 	  echo '#endif'; } > fuzz/fuzz_image.h
+
+# Coverage: the harnesses with fuzz/replay_main.c instead of libFuzzer,
+# built with clang's source-based coverage, replaying every corpus.
+FUZZ_COV_BIN := $(FUZZ_NAMES:%=$(B)/fuzz/cov/fuzz_%)
+$(B)/fuzz/cov/fuzz_%: fuzz/fuzz_%.c fuzz/replay_main.c $(FUZZ_HDRS) $(LIB_SRC) include/csdec.h $(wildcard src/*.h)
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(CPPFLAGS) -Isrc $(CSTD) $(WARN) -O1 -g -fprofile-instr-generate -fcoverage-mapping \
+	  -o $@ $< fuzz/replay_main.c $(LIB_SRC)
+
+fuzz-coverage: $(FUZZ_COV_BIN) $(FUZZ_SEEDS)/.stamp
+	@rm -f $(B)/fuzz/cov/*.profraw
+	@set -e; for h in $(FUZZ_NAMES); do \
+	  mkdir -p $(B)/fuzz/corpus/$$h; \
+	  CSD_FUZZ_FLOW_COMPARE=off LLVM_PROFILE_FILE=$(B)/fuzz/cov/$$h.profraw $(B)/fuzz/cov/fuzz_$$h \
+	    $(B)/fuzz/corpus/$$h $(FUZZ_SEEDS)/$$h fuzz/regress/$$h | sed "s/^/fuzz_$$h: /"; \
+	done
+	llvm-profdata merge -o $(B)/fuzz/cov/all.profdata $(B)/fuzz/cov/*.profraw
+	llvm-cov report $(firstword $(FUZZ_COV_BIN)) $(addprefix -object ,$(wordlist 2,99,$(FUZZ_COV_BIN))) \
+	  -instr-profile=$(B)/fuzz/cov/all.profdata $(LIB_SRC)

@@ -36,6 +36,9 @@
 #define LLVMFuzzerTestOneInput fuzz_snapshot_entry
 #include "../fuzz/fuzz_snapshot.c"
 #undef LLVMFuzzerTestOneInput
+#define LLVMFuzzerTestOneInput fuzz_image_entry
+#include "../fuzz/fuzz_image.c"
+#undef LLVMFuzzerTestOneInput
 
 typedef int (*entry_fn)(const uint8_t *data, size_t size);
 
@@ -49,6 +52,7 @@ static const struct {
 	{ "etm3_flow", fuzz_etm3_flow_entry },
 	{ "ptm_flow", fuzz_ptm_flow_entry },
 	{ "snapshot", fuzz_snapshot_entry },
+	{ "image", fuzz_image_entry },
 };
 
 static unsigned replayed, open_failing, open_passing;
