@@ -96,7 +96,7 @@ static void insn_atom_record(csd_flow_decoder *dec, int e, uint64_t cycles, int 
  * at the current address, so an atom costs a few operations rather than an
  * instruction decode; the open range grows in place.
  */
-static void insn_atom(csd_flow_decoder *dec, int e, uint64_t cycles, int has_cycles, uint64_t offset)
+static inline void insn_atom(csd_flow_decoder *dec, int e, uint64_t cycles, int has_cycles, uint64_t offset)
 {
 	struct csdi_etm3_state *s = &dec->u.etm3;
 	if (!dec->addr_valid) {
@@ -168,10 +168,9 @@ static void insn_atom(csd_flow_decoder *dec, int e, uint64_t cycles, int has_cyc
 	}
 }
 
-static void do_pheader(csd_flow_decoder *dec, const struct csd_packet *p)
+void csdi_etm3_flow_pheader(csd_flow_decoder *dec, const struct csd_atoms *a, uint64_t offset)
 {
 	struct csdi_etm3_state *s = &dec->u.etm3;
-	const struct csd_atoms *a = &p->atoms;
 	int ca = cycle_accurate(dec);
 	if (!dec->synced)
 		return;
@@ -182,7 +181,7 @@ static void do_pheader(csd_flow_decoder *dec, const struct csd_packet *p)
 	for (unsigned i = 0; i < a->num; i++) {
 		if (ca && a->format == 1)
 			s->pending_w++;
-		insn_atom(dec, (a->en >> i) & 1, s->pending_w, ca, p->offset);
+		insn_atom(dec, (a->en >> i) & 1, s->pending_w, ca, offset);
 		s->pending_w = 0;
 	}
 }
@@ -373,7 +372,7 @@ void csdi_etm3_flow_step(csd_flow_decoder *dec)
 		do_isync(dec, p);
 		break;
 	case CSD_PKT_PHEADER:
-		do_pheader(dec, p);
+		csdi_etm3_flow_pheader(dec, &p->atoms, p->offset);
 		break;
 	case CSD_PKT_CYCLE_COUNT:
 		if (!dec->synced)

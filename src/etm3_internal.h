@@ -103,4 +103,16 @@ static inline unsigned csdi_etm3_ts_max_bytes(const struct csdi_etm3_cfg *c)
 	return c->ts64 ? 9u : 7u;
 }
 
+/*
+ * Fast path for the flow decoder: the P-headers at the front of the current
+ * run of a synchronised decoder with nothing staged (0 otherwise). *hdr
+ * points at them in the run; (*atoms)[h] are the atoms of header byte h.
+ * A P-header changes no decoder state, so the flow decoder may act on them
+ * itself and then csdi_etm3_pkt_skip() them instead of pulling each as a
+ * struct csd_packet. csdi_etm3_pkt_offset(k): capture offset of byte k.
+ */
+size_t csdi_etm3_pkt_pheaders(const csd_etm3_pkt_decoder *dec, const uint8_t **hdr, const struct csd_atoms **atoms);
+uint64_t csdi_etm3_pkt_offset(const csd_etm3_pkt_decoder *dec, size_t k);
+void csdi_etm3_pkt_skip(csd_etm3_pkt_decoder *dec, size_t n);
+
 #endif

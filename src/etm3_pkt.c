@@ -1052,3 +1052,34 @@ static NOINLINE int next_general(struct csd_etm3_pkt_decoder *d, struct csd_pack
 	d->synced = 0;
 	return CSD_OK;
 }
+
+/* ------------------------------------------------------------------------
+ * Fast path for the flow decoder (see csdi_etm3_pkt_pheaders)
+ * ---------------------------------------------------------------------- */
+
+size_t csdi_etm3_pkt_pheaders(const csd_etm3_pkt_decoder *dec, const uint8_t **hdr, const struct csd_atoms **atoms)
+{
+	const struct csdi_input *in = &dec->in;
+	if (!in->have_run || in->stage_len || !dec->synced || dec->run_len)
+		return 0;
+	const uint8_t *p = in->run.data + in->pos;
+	size_t n = 0, avail = in->run.size - in->pos;
+	while (n < avail && dec->kind[p[n]] == K_PHDR)
+		n++;
+	*hdr = p;
+	*atoms = dec->atoms;
+	return n;
+}
+
+uint64_t csdi_etm3_pkt_offset(const csd_etm3_pkt_decoder *dec, size_t k)
+{
+	const struct csdi_input *in = &dec->in;
+	return in->run.offsets ? in->run.offsets[in->pos + k] : in->run.base + in->pos + k;
+}
+
+void csdi_etm3_pkt_skip(csd_etm3_pkt_decoder *dec, size_t n)
+{
+	struct csdi_input *in = &dec->in;
+	in->pos += n;
+	in->have_run = in->pos < in->run.size;
+}

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "etm3_internal.h"
 #include "flow.h"
 
 static const char *const rec_names[CSD_REC_TYPE_COUNT] = {
@@ -358,6 +359,47 @@ int csd_flow_last_packet(const csd_flow_decoder *dec, struct csd_packet *pkt)
 	return CSD_OK;
 }
 
+/*
+ * ETMv3 fast path: most of the trace is P-headers, one byte each, which
+ * change no packet-decoder state. Take the run of them at the front of the
+ * input straight from the packet decoder and apply their atoms, without a
+ * struct csd_packet per header. Same record hold rule as for packets (see
+ * csd_flow_next). Returns 0 if there were none.
+ */
+static int etm3_pheader_run(csd_flow_decoder *dec)
+{
+	const uint8_t *h;
+	const struct csd_atoms *tab;
+	size_t n = csdi_etm3_pkt_pheaders(dec->etm3, &h, &tab);
+	size_t i = 0;
+	/* A header yields at most 16 instruction records and a few others. */
+	while (i < n && csdi_flow_room(dec) > 48) {
+		const struct csd_atoms *a = &tab[h[i]];
+		uint64_t off = csdi_etm3_pkt_offset(dec->etm3, i);
+		if (a->num)
+			dec->qmark = dec->qlen;
+		dec->qmark_valid = a->num != 0;
+		csdi_etm3_flow_pheader(dec, a, off);
+		if (dec->qmark_valid)
+			dec->qready = dec->qmark;
+		i++;
+	}
+	if (!i)
+		return 0;
+	if (csdi_flow_room(dec) < CSDI_FLOW_QCAP / 4)
+		dec->qready = dec->qlen;
+	/* csd_flow_last_packet() reports the last header. */
+	memset(&dec->pkt, 0, sizeof(dec->pkt));
+	dec->pkt.type = CSD_PKT_PHEADER;
+	dec->pkt.offset = csdi_etm3_pkt_offset(dec->etm3, i - 1);
+	dec->pkt.size = 1;
+	dec->pkt.raw[0] = h[i - 1];
+	dec->pkt.atoms = tab[h[i - 1]];
+	dec->have_pkt = 1;
+	csdi_etm3_pkt_skip(dec->etm3, i);
+	return 1;
+}
+
 int csd_flow_next(csd_flow_decoder *dec, struct csd_record *rec)
 {
 	if (!dec || !rec)
@@ -394,6 +436,8 @@ int csd_flow_next(csd_flow_decoder *dec, struct csd_record *rec)
 			}
 			continue;
 		}
+		if (dec->etm3 && etm3_pheader_run(dec))
+			continue;
 		int rc = dec->etm3 ? csd_etm3_pkt_next(dec->etm3, &dec->pkt) : csd_ptm_pkt_next(dec->ptm, &dec->pkt);
 		if (rc == CSD_OK) {
 			dec->have_pkt = 1;

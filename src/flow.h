@@ -178,6 +178,9 @@ void csdi_ptm_flow_init(csd_flow_decoder *dec);
 void csdi_ptm_flow_step(csd_flow_decoder *dec);
 void csdi_etm3_flow_init(csd_flow_decoder *dec);
 void csdi_etm3_flow_step(csd_flow_decoder *dec);
+/* The atoms of one P-header (the step for a P-header packet, also called
+ * directly by the fast path in csd_flow_next). */
+void csdi_etm3_flow_pheader(csd_flow_decoder *dec, const struct csd_atoms *a, uint64_t offset);
 /* End of trace: commit anything held back. */
 void csdi_etm3_flow_end(csd_flow_decoder *dec);
 
