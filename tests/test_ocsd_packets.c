@@ -4,6 +4,7 @@
  * must be within 2% of what OpenCSD's packet processors produce from the
  * same bytes and registers.
  */
+#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -132,7 +133,27 @@ static void compare_snapshot(const char *name)
 
 int main(void)
 {
-	compare_snapshot("TC2");
-	compare_snapshot("trace_cov_a15");
+	/* Every capture under traces/, so captures added later are checked
+	 * the same way; TC2 and trace_cov_a15 at least. */
+	char root[1024];
+	snprintf(root, sizeof(root), "%s/traces", check_shared_dir());
+	DIR *d = opendir(root);
+	CHECK(d != NULL);
+	int n = 0, tc2 = 0;
+	struct dirent *de;
+	while (d && (de = readdir(d))) {
+		char ini[2048];
+		snprintf(ini, sizeof(ini), "%s/%s/snapshot.ini", root, de->d_name);
+		FILE *f = de->d_name[0] == '.' ? NULL : fopen(ini, "r");
+		if (!f)
+			continue;
+		fclose(f);
+		compare_snapshot(de->d_name);
+		tc2 |= strcmp(de->d_name, "TC2") == 0;
+		n++;
+	}
+	if (d)
+		closedir(d);
+	CHECK(n >= 2 && tc2);
 	return check_done("test_ocsd_packets");
 }
