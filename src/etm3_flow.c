@@ -168,7 +168,7 @@ static inline void insn_atom(csd_flow_decoder *dec, int e, uint64_t cycles, int 
 	}
 }
 
-void csdi_etm3_flow_pheader(csd_flow_decoder *dec, const struct csd_atoms *a, uint64_t offset)
+inline void csdi_etm3_flow_pheader(csd_flow_decoder *dec, const struct csd_atoms *a, uint64_t offset)
 {
 	struct csdi_etm3_state *s = &dec->u.etm3;
 	int ca = cycle_accurate(dec);
@@ -184,6 +184,29 @@ void csdi_etm3_flow_pheader(csd_flow_decoder *dec, const struct csd_atoms *a, ui
 		insn_atom(dec, (a->en >> i) & 1, s->pending_w, ca, offset);
 		s->pending_w = 0;
 	}
+}
+
+size_t csdi_etm3_flow_pheader_run(csd_flow_decoder *dec, const uint8_t *h, size_t n, const struct csd_atoms *tab,
+				  const uint64_t *offs, uint64_t base)
+{
+	size_t i = 0;
+	/* A header yields at most 16 instruction records and a few others. */
+	for (; i < n && csdi_flow_room(dec) > CSDI_FLOW_QPRODUCE; i++) {
+		const struct csd_atoms *a = &tab[h[i]];
+		uint64_t off = offs ? offs[i] : base + i;
+		/* Records before a header with atoms are final once it is
+		 * applied (the hold rule of csd_flow_next). */
+		if (a->num) {
+			unsigned mark = dec->qlen;
+			csdi_etm3_flow_pheader(dec, a, off);
+			dec->qready = mark;
+			dec->qmark_valid = 1;
+		} else {
+			dec->qmark_valid = 0;
+			csdi_etm3_flow_pheader(dec, a, off);
+		}
+	}
+	return i;
 }
 
 /* The last traced instruction did not complete: take it back. Returns 1

@@ -113,6 +113,9 @@ static inline unsigned csdi_etm3_ts_max_bytes(const struct csdi_etm3_cfg *c)
  */
 size_t csdi_etm3_pkt_pheaders(const csd_etm3_pkt_decoder *dec, const uint8_t **hdr, const struct csd_atoms **atoms);
 uint64_t csdi_etm3_pkt_offset(const csd_etm3_pkt_decoder *dec, size_t k);
+/* The same for all bytes at once: offset k is offsets[k], or base + k when
+ * offsets is NULL. */
+void csdi_etm3_pkt_offsets(const csd_etm3_pkt_decoder *dec, const uint64_t **offsets, uint64_t *base);
 void csdi_etm3_pkt_skip(csd_etm3_pkt_decoder *dec, size_t n);
 
 #endif

@@ -1071,6 +1071,13 @@ size_t csdi_etm3_pkt_pheaders(const csd_etm3_pkt_decoder *dec, const uint8_t **h
 	return n;
 }
 
+void csdi_etm3_pkt_offsets(const csd_etm3_pkt_decoder *dec, const uint64_t **offsets, uint64_t *base)
+{
+	const struct csdi_input *in = &dec->in;
+	*offsets = in->run.offsets ? in->run.offsets + in->pos : NULL;
+	*base = in->run.base + in->pos;
+}
+
 uint64_t csdi_etm3_pkt_offset(const csd_etm3_pkt_decoder *dec, size_t k)
 {
 	const struct csdi_input *in = &dec->in;

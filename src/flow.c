@@ -371,22 +371,15 @@ static int etm3_pheader_run(csd_flow_decoder *dec)
 	const uint8_t *h;
 	const struct csd_atoms *tab;
 	size_t n = csdi_etm3_pkt_pheaders(dec->etm3, &h, &tab);
-	size_t i = 0;
-	/* A header yields at most 16 instruction records and a few others. */
-	while (i < n && csdi_flow_room(dec) > 48) {
-		const struct csd_atoms *a = &tab[h[i]];
-		uint64_t off = csdi_etm3_pkt_offset(dec->etm3, i);
-		if (a->num)
-			dec->qmark = dec->qlen;
-		dec->qmark_valid = a->num != 0;
-		csdi_etm3_flow_pheader(dec, a, off);
-		if (dec->qmark_valid)
-			dec->qready = dec->qmark;
-		i++;
-	}
+	if (!n)
+		return 0;
+	const uint64_t *offs;
+	uint64_t base;
+	csdi_etm3_pkt_offsets(dec->etm3, &offs, &base);
+	size_t i = csdi_etm3_flow_pheader_run(dec, h, n, tab, offs, base);
 	if (!i)
 		return 0;
-	if (csdi_flow_room(dec) < CSDI_FLOW_QCAP / 4)
+	if (csdi_flow_room(dec) < CSDI_FLOW_QLOW)
 		dec->qready = dec->qlen;
 	/* csd_flow_last_packet() reports the last header. */
 	memset(&dec->pkt, 0, sizeof(dec->pkt));
@@ -431,7 +424,7 @@ int csd_flow_next(csd_flow_decoder *dec, struct csd_record *rec)
 				 * short). */
 				if (dec->qmark_valid)
 					dec->qready = dec->qmark;
-				if (csdi_flow_room(dec) < CSDI_FLOW_QCAP / 4)
+				if (csdi_flow_room(dec) < CSDI_FLOW_QLOW)
 					dec->qready = dec->qlen;
 			}
 			continue;

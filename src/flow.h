@@ -11,6 +11,11 @@
 /* Records queued between flow_next() calls. Producers check
  * csdi_flow_room() before each block so the queue never overflows. */
 #define CSDI_FLOW_QCAP 256
+/* ETMv3 holds records back for a possible cancel; only when fewer than this
+ * many slots are left is everything released regardless. Producers stop
+ * well before (a P-header yields at most ~20 records). */
+#define CSDI_FLOW_QLOW 32
+#define CSDI_FLOW_QPRODUCE (CSDI_FLOW_QLOW + 48)
 /* Instructions per cached block; longer straight runs are chained. */
 #define CSDI_BLOCK_MAX 64
 #define CSDI_BLOCK_CACHE 16384
@@ -181,6 +186,11 @@ void csdi_etm3_flow_step(csd_flow_decoder *dec);
 /* The atoms of one P-header (the step for a P-header packet, also called
  * directly by the fast path in csd_flow_next). */
 void csdi_etm3_flow_pheader(csd_flow_decoder *dec, const struct csd_atoms *a, uint64_t offset);
+/* A run of n P-header bytes h (atoms from tab, capture offsets offs[k] or
+ * base + k), with the record hold rule of csd_flow_next; stops early when
+ * the queue runs short. Returns the headers used. */
+size_t csdi_etm3_flow_pheader_run(csd_flow_decoder *dec, const uint8_t *h, size_t n, const struct csd_atoms *tab,
+				  const uint64_t *offs, uint64_t base);
 /* End of trace: commit anything held back. */
 void csdi_etm3_flow_end(csd_flow_decoder *dec);
 
