@@ -143,6 +143,15 @@ static void img_model_elf(struct img_model *m, const uint8_t *elf, size_t n, int
 	FUZZ_CHECK(count == added);
 }
 
+static char img_dir[256], img_elf_path[300], img_raw_path[300];
+
+static void img_cleanup(void)
+{
+	unlink(img_elf_path);
+	unlink(img_raw_path);
+	rmdir(img_dir);
+}
+
 static void img_write(const char *path, const uint8_t *data, size_t n)
 {
 	FILE *f = fopen(path, "wb");
@@ -164,11 +173,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	size_t n_ops = (size - 3 - elf_len) / IMG_OP_SIZE;
 
 	const char *tmp = getenv("TMPDIR");
-	char dir[256], elf_path[300], raw_path[300];
-	snprintf(dir, sizeof(dir), "%s/csdec-fuzz-XXXXXX", tmp && *tmp && strlen(tmp) < 200 ? tmp : "/tmp");
+	char *dir = img_dir, *elf_path = img_elf_path, *raw_path = img_raw_path;
+	snprintf(dir, sizeof(img_dir), "%s/csdec-fuzz-XXXXXX", tmp && *tmp && strlen(tmp) < 200 ? tmp : "/tmp");
 	FUZZ_CHECK(mkdtemp(dir) != NULL);
-	snprintf(elf_path, sizeof(elf_path), "%s/image.elf", dir);
-	snprintf(raw_path, sizeof(raw_path), "%s/raw.bin", dir);
+	snprintf(elf_path, sizeof(img_elf_path), "%s/image.elf", dir);
+	snprintf(raw_path, sizeof(img_raw_path), "%s/raw.bin", dir);
+	fuzz_on_failure = img_cleanup;
 	img_write(elf_path, elf, elf_len);
 	img_write(raw_path, data, size);
 
@@ -251,6 +261,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		img_check_read(img, &model, img_addr(op), (size_t)(op[4] | (op[5] & 3) << 8));
 	}
 	csd_image_free(img);
+	fuzz_on_failure = NULL;
 	FUZZ_CHECK(unlink(elf_path) == 0 && unlink(raw_path) == 0 && rmdir(dir) == 0);
 	return 0;
 }

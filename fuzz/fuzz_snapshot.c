@@ -112,17 +112,38 @@ static void snap_check(const csd_snapshot *snap, const char *dir)
 	FUZZ_CHECK(csd_snapshot_reg(snap, "no such device here", "ETMCR", &v) == CSD_ENOENT);
 }
 
+/* What the current input wrote, for fuzz_on_failure. */
+static char snap_dir[256];
+static char snap_names[FUZZ_SNAP_PARTS][16];
+static size_t snap_parts;
+
+static void snap_cleanup(void)
+{
+	char path[512];
+	for (size_t i = 0; i < snap_parts; i++) {
+		snprintf(path, sizeof(path), "%s/%s", snap_dir, snap_names[i]);
+		unlink(path);
+	}
+	for (size_t i = 0; i < sizeof(snap_fixed_files) / sizeof(snap_fixed_files[0]); i++) {
+		snprintf(path, sizeof(path), "%s/%s", snap_dir, snap_fixed_files[i]);
+		unlink(path);
+	}
+	rmdir(snap_dir);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	if (snap_find(data, size, ".."))
 		return 0;
 	const char *tmp = getenv("TMPDIR");
-	char dir[256];
-	snprintf(dir, sizeof(dir), "%s/csdec-fuzz-XXXXXX", tmp && *tmp && strlen(tmp) < 200 ? tmp : "/tmp");
+	char *dir = snap_dir;
+	snprintf(dir, sizeof(snap_dir), "%s/csdec-fuzz-XXXXXX", tmp && *tmp && strlen(tmp) < 200 ? tmp : "/tmp");
 	FUZZ_CHECK(mkdtemp(dir) != NULL);
+	snap_parts = 0;
+	fuzz_on_failure = snap_cleanup;
 
-	char names[FUZZ_SNAP_PARTS][16];
+	char (*names)[16] = snap_names;
 	size_t parts = 0;
 	const uint8_t *p = data, *end = data + size;
 	while (parts < FUZZ_SNAP_PARTS) {
@@ -135,7 +156,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		else
 			snprintf(names[parts], sizeof(names[parts]), "d%zu.ini", parts - 2);
 		snap_write(dir, names[parts], p, (size_t)(stop - p));
-		parts++;
+		snap_parts = ++parts;
 		if (!sep)
 			break;
 		p = sep + strlen(FUZZ_SNAP_SEP);
@@ -162,6 +183,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		FUZZ_CHECK(errlen < 2 || err[0] != 0);
 	}
 
+	fuzz_on_failure = NULL;
 	for (size_t i = 0; i < parts; i++) {
 		char path[512];
 		snap_path(path, sizeof(path), dir, names[i]);
