@@ -27,15 +27,18 @@ static struct bench_result res;
 static void drain(struct slot *s)
 {
 	if (s->flow) {
-		struct csd_record r;
-		while (csd_flow_next(s->flow, &r) == 0) {
-			res.items++;
-			if (r.type == CSD_REC_RANGE)
-				res.insns += r.count;
-			else if (r.type == CSD_REC_INSN)
-				res.insns++;
-			else if (r.type == CSD_REC_ERROR)
-				res.errors++;
+		const struct csd_record *r;
+		int n;
+		while ((n = csd_flow_next_batch(s->flow, &r)) > 0) {
+			res.items += (uint64_t)n;
+			for (int i = 0; i < n; i++) {
+				if (r[i].type == CSD_REC_RANGE)
+					res.insns += r[i].count;
+				else if (r[i].type == CSD_REC_INSN)
+					res.insns++;
+				else if (r[i].type == CSD_REC_ERROR)
+					res.errors++;
+			}
 		}
 	} else if (s->etm3) {
 		struct csd_packet p;

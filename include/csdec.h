@@ -602,6 +602,18 @@ int csd_flow_feed(csd_flow_decoder *dec, const struct csd_bytes *in);
  */
 int csd_flow_next(csd_flow_decoder *dec, struct csd_record *rec);
 
+/**
+ * Deliver the next records without copying them: returns how many (> 0)
+ * and points *recs at them, in the decoder's own memory; they stay valid
+ * until the next call of any function on this decoder. The records and
+ * their order are exactly those that as many csd_flow_next() calls would
+ * return (the two may be mixed); this form saves a call and a copy per
+ * record. Returns CSD_EAGAIN when the input is used up, CSD_EEOS after
+ * csd_flow_finish() once drained.
+ * Errors: CSD_EINVAL (NULL argument).
+ */
+int csd_flow_next_batch(csd_flow_decoder *dec, const struct csd_record **recs);
+
 /** Declare the end of the source's trace. Errors: CSD_EINVAL. */
 int csd_flow_finish(csd_flow_decoder *dec);
 

@@ -13,6 +13,7 @@
 
 #include "etm3_internal.h"
 #include "flow.h"
+#include "ptm_internal.h"
 
 static const char *const rec_names[CSD_REC_TYPE_COUNT] = {
 	[CSD_REC_RANGE] = "range",
@@ -83,7 +84,7 @@ static struct csd_record *queue_slot(csd_flow_decoder *dec)
 		dec->qlen = CSDI_FLOW_QCAP - 1; /* cannot happen: producers check the room */
 	struct csd_record *r = &dec->q[(dec->qhead + dec->qlen) % CSDI_FLOW_QCAP];
 	dec->qlen++;
-	memset(r, 0, sizeof(*r));
+	csdi_rec_clear(r);
 	r->id = dec->cfg.trace.trace_id;
 	return r;
 }
@@ -252,7 +253,7 @@ int csdi_flow_decode(csd_flow_decoder *dec, uint32_t addr, uint8_t isa, struct c
 	return rc;
 }
 
-static void fill_block(csd_flow_decoder *dec, struct csdi_block *b, uint32_t addr, uint8_t isa)
+void csdi_flow_block_fill(csd_flow_decoder *dec, struct csdi_block *b, uint32_t addr, uint8_t isa)
 {
 	uint32_t a = addr;
 	memset(b, 0, sizeof(*b));
@@ -272,6 +273,8 @@ static void fill_block(csd_flow_decoder *dec, struct csdi_block *b, uint32_t add
 		if (insn.cls != CSDI_INSN_NORMAL || (insn.flags & dec->wp_flags)) {
 			b->end = CSDI_BLOCK_WAYPOINT;
 			b->wp = insn;
+			b->wp_rflags[0] = csdi_flow_branch_flags(&insn, 0);
+			b->wp_rflags[1] = csdi_flow_branch_flags(&insn, 1);
 			b->wp_addr = a;
 			a += insn.size;
 			break;
@@ -280,15 +283,6 @@ static void fill_block(csd_flow_decoder *dec, struct csdi_block *b, uint32_t add
 	}
 	b->next = a;
 	b->gen = dec->img_gen;
-}
-
-const struct csdi_block *csdi_flow_block(csd_flow_decoder *dec, uint32_t addr, uint8_t isa)
-{
-	uint32_t h = (addr >> 1) ^ (addr >> 15) ^ isa;
-	struct csdi_block *b = &dec->cache[h & (CSDI_BLOCK_CACHE - 1)];
-	if (b->gen != dec->img_gen || b->start != addr || b->isa != isa)
-		fill_block(dec, b, addr, isa);
-	return b;
 }
 
 /* ------------------------------------------------------------------ */
@@ -382,7 +376,7 @@ static int etm3_pheader_run(csd_flow_decoder *dec)
 	if (csdi_flow_room(dec) < CSDI_FLOW_QLOW)
 		dec->qready = dec->qlen;
 	/* csd_flow_last_packet() reports the last header. */
-	memset(&dec->pkt, 0, sizeof(dec->pkt));
+	csdi_pkt_clear(&dec->pkt);
 	dec->pkt.type = CSD_PKT_PHEADER;
 	dec->pkt.offset = csdi_etm3_pkt_offset(dec->etm3, i - 1);
 	dec->pkt.size = 1;
@@ -393,23 +387,39 @@ static int etm3_pheader_run(csd_flow_decoder *dec)
 	return 1;
 }
 
-int csd_flow_next(csd_flow_decoder *dec, struct csd_record *rec)
+/*
+ * PTM fast path: atom packets (most of a PTM trace) taken from the packet
+ * decoder's input and applied by csdi_ptm_flow_atom_run. Returns 0 if
+ * there were none.
+ */
+static int ptm_atom_run(csd_flow_decoder *dec)
 {
-	if (!dec || !rec)
-		return CSD_EINVAL;
+	const uint8_t *p, *num, *en;
+	size_t n = csdi_ptm_pkt_front(dec->ptm, &p, &num, &en);
+	if (!n)
+		return 0;
+	const uint64_t *offs;
+	uint64_t base;
+	csdi_ptm_pkt_offsets(dec->ptm, &offs, &base);
+	size_t used = csdi_ptm_flow_atom_run(dec, p, n, num, en, offs, base);
+	if (!used)
+		return 0;
+	csdi_ptm_pkt_skip(dec->ptm, used);
+	dec->qready = dec->qlen;
+	return 1;
+}
+
+/* Work until records are ready to deliver and the queue is well filled
+ * (0; filling it saves calls per record), or until the input is used up
+ * with nothing ready (CSD_EAGAIN / CSD_EEOS). */
+static int produce(csd_flow_decoder *dec)
+{
 	/* Cached blocks are valid for this image generation only (the
 	 * image may gain sections between calls, never during one). */
 	dec->img_gen = csdi_image_generation(dec->cfg.image) + 1;
 	for (;;) {
-		if (dec->qready) {
-			*rec = dec->q[dec->qhead];
-			dec->qhead = (dec->qhead + 1) % CSDI_FLOW_QCAP;
-			dec->qlen--;
-			dec->qready--;
-			if (dec->qmark)
-				dec->qmark--;
+		if (dec->qready && csdi_flow_room(dec) <= CSDI_FLOW_QPRODUCE)
 			return CSD_OK;
-		}
 		if (dec->pkt_active) {
 			if (dec->ptm) {
 				csdi_ptm_flow_step(dec);
@@ -429,7 +439,7 @@ int csd_flow_next(csd_flow_decoder *dec, struct csd_record *rec)
 			}
 			continue;
 		}
-		if (dec->etm3 && etm3_pheader_run(dec))
+		if (dec->etm3 ? etm3_pheader_run(dec) : ptm_atom_run(dec))
 			continue;
 		int rc = dec->etm3 ? csd_etm3_pkt_next(dec->etm3, &dec->pkt) : csd_ptm_pkt_next(dec->ptm, &dec->pkt);
 		if (rc == CSD_OK) {
@@ -450,9 +460,48 @@ int csd_flow_next(csd_flow_decoder *dec, struct csd_record *rec)
 				csdi_etm3_flow_end(dec);
 			csdi_flow_flush(dec);
 			dec->qready = dec->qlen;
-			if (dec->qready)
-				continue;
 		}
-		return rc;
+		return dec->qready ? CSD_OK : rc;
 	}
+}
+
+/* n ready records leave the head of the queue. */
+static inline void dequeue(csd_flow_decoder *dec, unsigned n)
+{
+	dec->qhead = (dec->qhead + n) % CSDI_FLOW_QCAP;
+	dec->qlen -= n;
+	dec->qready -= n;
+	dec->qmark = dec->qmark > n ? dec->qmark - n : 0;
+}
+
+int csd_flow_next(csd_flow_decoder *dec, struct csd_record *rec)
+{
+	if (!dec || !rec)
+		return CSD_EINVAL;
+	if (!dec->qready) {
+		int rc = produce(dec);
+		if (rc < 0)
+			return rc;
+	}
+	*rec = dec->q[dec->qhead];
+	dequeue(dec, 1);
+	return CSD_OK;
+}
+
+int csd_flow_next_batch(csd_flow_decoder *dec, const struct csd_record **recs)
+{
+	if (!dec || !recs)
+		return CSD_EINVAL;
+	if (!dec->qready) {
+		int rc = produce(dec);
+		if (rc < 0)
+			return rc;
+	}
+	/* The ready records up to the end of the ring (the rest next time). */
+	unsigned n = dec->qready;
+	if (n > CSDI_FLOW_QCAP - dec->qhead)
+		n = CSDI_FLOW_QCAP - dec->qhead;
+	*recs = &dec->q[dec->qhead];
+	dequeue(dec, n);
+	return (int)n;
 }

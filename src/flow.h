@@ -4,6 +4,8 @@
 #ifndef CSD_FLOW_H
 #define CSD_FLOW_H
 
+#include <string.h>
+
 #include "arm_isa.h"
 #include "csdec.h"
 #include "image.h"
@@ -39,6 +41,7 @@ struct csdi_block {
 	uint64_t gen;           /* image generation + 1 when filled (0 = empty) */
 	uint64_t wide;          /* bit i: instruction i is 4 bytes */
 	struct csdi_insn wp;    /* WAYPOINT: the waypoint */
+	uint32_t wp_rflags[2];  /* WAYPOINT: record flags of the waypoint not taken [0] / taken [1] */
 	uint8_t isa;
 	uint8_t end;            /* enum csdi_block_end */
 	uint8_t count;          /* instructions, the waypoint included */
@@ -146,6 +149,20 @@ struct csd_flow_decoder {
 	} u;
 };
 
+/* Zero a record or packet with a few vector stores: a memset() of the whole
+ * size may become `rep stos`, which costs more than the rest of a range
+ * record's work. */
+static inline void csdi_rec_clear(struct csd_record *r)
+{
+	memset(r, 0, 64);
+	memset((unsigned char *)r + 64, 0, sizeof(*r) - 64);
+}
+static inline void csdi_pkt_clear(struct csd_packet *p)
+{
+	memset(p, 0, 64);
+	memset((unsigned char *)p + 64, 0, sizeof(*p) - 64);
+}
+
 /* ---- flow.c ---- */
 /* Append a record (after flushing the open range and lost stretch). */
 struct csd_record *csdi_flow_push(csd_flow_decoder *dec, uint32_t type, uint64_t offset);
@@ -168,8 +185,18 @@ void csdi_flow_lose(csd_flow_decoder *dec, int addr_known, uint32_t addr, uint32
 		    int has_cycles, uint64_t offset);
 /* Emit the pending open range and lost stretch. */
 void csdi_flow_flush(csd_flow_decoder *dec);
-/* The block starting at addr in isa (cached). */
-const struct csdi_block *csdi_flow_block(csd_flow_decoder *dec, uint32_t addr, uint8_t isa);
+/* Decode the block at addr into cache slot b. */
+void csdi_flow_block_fill(csd_flow_decoder *dec, struct csdi_block *b, uint32_t addr, uint8_t isa);
+/* The block starting at addr in isa (cached; a hit is a few operations,
+ * which is why this is inline). */
+static inline const struct csdi_block *csdi_flow_block(csd_flow_decoder *dec, uint32_t addr, uint8_t isa)
+{
+	uint32_t h = (addr >> 1) ^ (addr >> 15) ^ isa;
+	struct csdi_block *b = &dec->cache[h & (CSDI_BLOCK_CACHE - 1)];
+	if (b->gen != dec->img_gen || b->start != addr || b->isa != isa)
+		csdi_flow_block_fill(dec, b, addr, isa);
+	return b;
+}
 /* Decode the instruction at addr; returns its size or a negative error. */
 int csdi_flow_decode(csd_flow_decoder *dec, uint32_t addr, uint8_t isa, struct csdi_insn *insn);
 /* Record flags describing a waypoint / branch instruction. */
@@ -181,6 +208,10 @@ void csdi_flow_context(csd_flow_decoder *dec, uint64_t offset, int force);
 void csdi_ptm_flow_init(csd_flow_decoder *dec);
 /* Process (part of) dec->pkt; clears dec->pkt_active when done with it. */
 void csdi_ptm_flow_step(csd_flow_decoder *dec);
+/* Atom packets taken straight from the packet decoder's input; returns the
+ * bytes used (see ptm_flow.c). */
+size_t csdi_ptm_flow_atom_run(csd_flow_decoder *dec, const uint8_t *p, size_t n, const uint8_t *num_tab,
+			      const uint8_t *en_tab, const uint64_t *offs, uint64_t base);
 void csdi_etm3_flow_init(csd_flow_decoder *dec);
 void csdi_etm3_flow_step(csd_flow_decoder *dec);
 /* The atoms of one P-header (the step for a P-header packet, also called

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "flow.h"
+#include "ptm_internal.h"
 
 enum walk_kind {
 	WALK_ATOM = 1,     /* to the next waypoint, which gets the atom */
@@ -270,11 +271,21 @@ static int walk(csd_flow_decoder *dec, int kind, int atom, uint32_t stop, uint64
  * pending, so the atom is one range record. Returns 0 when the general
  * walk must handle it.
  */
+static inline __attribute__((always_inline)) int atom_fast_core(csd_flow_decoder *dec, int e, uint32_t cycles,
+							   int has_cycles, uint64_t offset);
+
 static int atom_fast(csd_flow_decoder *dec, int e, uint32_t cycles, int has_cycles, uint64_t offset)
 {
 	struct csdi_ptm_state *s = &dec->u.ptm;
 	if (dec->insn_mode || dec->open.active || dec->lost.active || s->walk_active || csdi_flow_room(dec) < 2)
 		return 0;
+	return atom_fast_core(dec, e, cycles, has_cycles, offset);
+}
+
+/* atom_fast once its preconditions are known to hold. */
+static inline __attribute__((always_inline)) int atom_fast_core(csd_flow_decoder *dec, int e, uint32_t cycles, int has_cycles, uint64_t offset)
+{
+	struct csdi_ptm_state *s = &dec->u.ptm;
 	const struct csdi_block *b = csdi_flow_block(dec, dec->addr, dec->isa);
 	if (b->end != CSDI_BLOCK_WAYPOINT)
 		return 0;
@@ -492,4 +503,158 @@ void csdi_ptm_flow_step(csd_flow_decoder *dec)
 		break;
 	}
 	dec->pkt_active = 0;
+}
+
+/* The atom packet at p (len bytes) as dec->pkt, with atoms from `from` on
+ * left for csdi_ptm_flow_step (the fast path could not take atom `from`). */
+static __attribute__((noinline)) void atom_handover(csd_flow_decoder *dec, const uint8_t *p, size_t len,
+						    uint64_t off, unsigned num, unsigned en, uint32_t count, int ca,
+						    int active, unsigned from)
+{
+	struct csd_packet *pk = &dec->pkt;
+	csdi_pkt_clear(pk);
+	pk->type = CSD_PKT_ATOM;
+	pk->offset = off;
+	pk->size = (uint32_t)len;
+	memcpy(pk->raw, p, len);
+	pk->atoms.num = (uint8_t)num;
+	pk->atoms.en = en;
+	if (ca) {
+		pk->flags = CSD_PKTF_CYCLE_COUNT;
+		pk->cycle_count = count;
+	}
+	dec->have_pkt = 1;
+	dec->pkt_active = active;
+	dec->u.ptm.atom_pos = active ? from : 0;
+}
+
+/*
+ * One atom of the fast path: the block at *addr ends in a waypoint, which
+ * the atom executes (e) or not; one range record. Returns 0 if the block
+ * does not end in a waypoint (nothing done), -1 if the atom was applied
+ * but where execution goes next is unknown, 1 otherwise.
+ */
+static inline __attribute__((always_inline)) int fast_atom(csd_flow_decoder *dec, uint32_t *addr, uint8_t *isa,
+							     unsigned e, uint32_t cycles, uint32_t secflags,
+							     uint64_t off)
+{
+	struct csdi_ptm_state *s = &dec->u.ptm;
+	const struct csdi_block *b = csdi_flow_block(dec, *addr, *isa);
+	if (b->end != CSDI_BLOCK_WAYPOINT)
+		return 0;
+	const struct csdi_insn *wp = &b->wp;
+	uint32_t flags = b->wp_rflags[e] | secflags;
+	uint32_t next = b->next;
+	uint8_t next_isa = *isa;
+	int ret = 1;
+	if (e && wp->cls != CSDI_INSN_NORMAL) {
+		if (wp->cls == CSDI_INSN_DIRECT) {
+			next = wp->target;
+			next_isa = wp->target_isa;
+		} else if (s->rstack_on && rstack_pop(s, &next, &next_isa)) {
+			/* A taken indirect branch traced by an atom alone was
+			 * predicted by the return stack. */
+			flags |= CSD_RECF_RETURN_STACK;
+		} else {
+			ret = -1;
+		}
+		if (s->rstack_on && (wp->flags & CSDI_INSNF_LINK))
+			rstack_push(s, b->next, *isa);
+		dec->itstate = 0;
+	}
+	struct csd_record *r = &dec->q[(dec->qhead + dec->qlen) % CSDI_FLOW_QCAP];
+	dec->qlen++;
+	csdi_rec_clear(r);
+	r->type = CSD_REC_RANGE;
+	r->flags = flags;
+	r->offset = off;
+	r->addr = b->start;
+	r->end = b->next;
+	r->last = b->wp_addr;
+	r->cycles = cycles;
+	r->count = b->count;
+	r->isa = *isa;
+	r->cond = e ? CSD_COND_PASS : CSD_COND_FAIL;
+	r->id = dec->cfg.trace.trace_id;
+	*addr = next;
+	*isa = next_isa;
+	return ret;
+}
+
+/*
+ * Atom packets straight from the packet decoder's input (p, n bytes; byte
+ * k at capture offset offs[k] or base + k): the common case of range mode,
+ * without a struct csd_packet per packet. An atom the fast path cannot
+ * take leaves its packet in dec->pkt for csdi_ptm_flow_step to finish
+ * (from that atom on). Stops at the first byte that is not a whole atom
+ * packet, or when the queue runs short. Returns the bytes used (the caller
+ * skips them in the packet decoder).
+ */
+size_t csdi_ptm_flow_atom_run(csd_flow_decoder *dec, const uint8_t *p, size_t n, const uint8_t *num_tab,
+			      const uint8_t *en_tab, const uint64_t *offs, uint64_t base)
+{
+	const int ca = (dec->cfg.trace.etmcr >> 12) & 1;
+	const uint32_t secflags = (dec->ns ? CSD_RECF_NS : 0) | (dec->hyp ? CSD_RECF_HYP : 0) |
+				  (ca ? CSD_RECF_CYCLES : 0);
+	size_t i = 0, len = 0;
+	unsigned num = 0, en = 0;
+	uint32_t count = 0;
+	/* Where execution is; written back at the end. */
+	uint32_t addr = dec->addr;
+	uint8_t isa = dec->isa;
+
+	if (dec->insn_mode || !dec->synced || !dec->addr_valid || dec->open.active || dec->lost.active ||
+	    dec->u.ptm.walk_active)
+		return 0;
+	if (ca) {
+		/* One atom per packet, with its cycle count. */
+		while (i < n && csdi_flow_room(dec) >= 2) {
+			len = csdi_ptm_atom_packet(p + i, n - i, 1, num_tab, en_tab, &num, &en, &count);
+			if (!len)
+				break;
+			uint64_t off = offs ? offs[i] : base + i;
+			int rc = fast_atom(dec, &addr, &isa, en, count, secflags, off);
+			if (rc <= 0) {
+				atom_handover(dec, p + i, len, off, num, en, count, ca, rc == 0, 0);
+				if (rc < 0)
+					dec->addr_valid = 0;
+				i += len;
+				goto out;
+			}
+			i += len;
+		}
+	} else {
+		while (i < n && csdi_flow_room(dec) >= 8) {
+			const uint8_t h = p[i];
+			num = num_tab[h];
+			if (!num)
+				break;
+			en = en_tab[h];
+			len = 1;
+			uint64_t off = offs ? offs[i] : base + i;
+			for (unsigned j = 0; j < num; j++) {
+				int rc = fast_atom(dec, &addr, &isa, (en >> j) & 1, 0, secflags, off);
+				if (rc <= 0) {
+					/* rc < 0: the atoms after j are lost, which
+					 * the general step reports. */
+					unsigned from = rc == 0 ? j : j + 1;
+					atom_handover(dec, p + i, 1, off, num, en, 0, ca, from < num, from);
+					if (rc < 0)
+						dec->addr_valid = 0;
+					i++;
+					goto out;
+				}
+			}
+			i++;
+		}
+	}
+	if (i) {
+		/* csd_flow_last_packet() reports the last atom packet. */
+		size_t last = i - len;
+		atom_handover(dec, p + last, len, offs ? offs[last] : base + last, num, en, count, ca, 0, 0);
+	}
+out:
+	dec->addr = addr;
+	dec->isa = isa;
+	return i;
 }

@@ -103,4 +103,60 @@ static inline uint64_t ptm_gray_to_bin(uint64_t g)
 	return g;
 }
 
+/*
+ * Fast path for the flow decoder: the unread bytes of the current run of a
+ * synchronised decoder with nothing staged and no run being counted (0
+ * otherwise). Atom packets change no decoder state, so the flow decoder may
+ * parse the atom packets at the front itself (csdi_ptm_atom_packet) and then
+ * csdi_ptm_pkt_skip() their bytes. Byte k's capture offset is offsets[k],
+ * or base + k when offsets is NULL. *num / *en: the atom tables of
+ * non-cycle-accurate headers (count, E bits oldest first; count 0: not an
+ * atom packet).
+ */
+size_t csdi_ptm_pkt_front(const struct csd_ptm_pkt_decoder *dec, const uint8_t **p, const uint8_t **num,
+			  const uint8_t **en);
+void csdi_ptm_pkt_offsets(const struct csd_ptm_pkt_decoder *dec, const uint64_t **offsets, uint64_t *base);
+void csdi_ptm_pkt_skip(struct csd_ptm_pkt_decoder *dec, size_t n);
+
+/*
+ * The atom packet at p (n bytes available): its length, its atoms (*num,
+ * *en: bit i = atom i, oldest first, 1 = E) and, in cycle-accurate mode,
+ * its cycle count. Returns 0 when p does not start a whole, valid atom
+ * packet (another packet, or one cut by the end of the bytes): the packet
+ * decoder then deals with it. Encoding: IHI 0035B 4.3.2 (the same rules
+ * as parse_atom in ptm_pkt.c).
+ */
+static inline size_t csdi_ptm_atom_packet(const uint8_t *p, size_t n, int cycle_acc, const uint8_t *num_tab,
+					  const uint8_t *en_tab, unsigned *num, unsigned *en, uint32_t *count)
+{
+	const uint8_t h = p[0];
+	if ((h & 0x81) != 0x80)
+		return 0;
+	if (!cycle_acc) {
+		*num = num_tab[h];
+		*en = en_tab[h];
+		*count = 0;
+		return *num ? 1 : 0;
+	}
+	/* 1 C count[3:0] F 0: one atom, F = 1 for N; with C, count bits
+	 * 10:4, 17:11, ... follow with a continuation bit 7 (five bytes at
+	 * most). */
+	uint32_t c = (h >> 2) & 0xF;
+	size_t len = 1;
+	if (h & 0x40) {
+		uint8_t b;
+		do {
+			if (len >= n || len == 5)
+				return 0;
+			b = p[len];
+			c |= (uint32_t)(b & 0x7F) << (4 + 7 * (len - 1));
+			len++;
+		} while (b & 0x80);
+	}
+	*num = 1;
+	*en = (h & 0x02) ? 0 : 1;
+	*count = c;
+	return len;
+}
+
 #endif

@@ -907,3 +907,33 @@ static NOINLINE int next_general(struct csd_ptm_pkt_decoder *dec, struct csd_pac
 		return CSD_EAGAIN;
 	}
 }
+
+/* ------------------------------------------------------------------------
+ * Fast path for the flow decoder (see csdi_ptm_pkt_front)
+ * ---------------------------------------------------------------------- */
+
+size_t csdi_ptm_pkt_front(const csd_ptm_pkt_decoder *dec, const uint8_t **p, const uint8_t **num,
+			  const uint8_t **en)
+{
+	const struct csdi_input *in = &dec->in;
+	if (!in->have_run || in->stage_len || !dec->synced || dec->run != RUN_NONE)
+		return 0;
+	*p = in->run.data + in->pos;
+	*num = dec->atom_num;
+	*en = dec->atom_en;
+	return in->run.size - in->pos;
+}
+
+void csdi_ptm_pkt_offsets(const csd_ptm_pkt_decoder *dec, const uint64_t **offsets, uint64_t *base)
+{
+	const struct csdi_input *in = &dec->in;
+	*offsets = in->run.offsets ? in->run.offsets + in->pos : NULL;
+	*base = in->run.base + in->pos;
+}
+
+void csdi_ptm_pkt_skip(csd_ptm_pkt_decoder *dec, size_t n)
+{
+	struct csdi_input *in = &dec->in;
+	in->pos += n;
+	in->have_run = in->pos < in->run.size;
+}

@@ -36,11 +36,41 @@ static inline void flow_run_free(struct flow_run *fr)
 	memset(fr, 0, sizeof(*fr));
 }
 
-static inline void flow_run_drain(csd_flow_decoder *fd, struct flow_run *fr)
+/* How records are taken from the decoder. */
+enum flow_run_drain_mode {
+	FLOW_RUN_NEXT = 0,  /* csd_flow_next() */
+	FLOW_RUN_MIXED,     /* csd_flow_next_batch() and csd_flow_next() by turns */
+};
+
+static inline void flow_run_drain(csd_flow_decoder *fd, struct flow_run *fr, int mode)
 {
 	struct csd_record r;
+	if (mode == FLOW_RUN_MIXED) {
+		const struct csd_record *batch;
+		int n;
+		for (;;) {
+			if ((n = csd_flow_next_batch(fd, &batch)) <= 0)
+				return;
+			for (int i = 0; i < n; i++)
+				flow_run_push(fr, &batch[i]);
+			if (csd_flow_next(fd, &r) != 0)
+				return;
+			flow_run_push(fr, &r);
+		}
+	}
 	while (csd_flow_next(fd, &r) == 0)
 		flow_run_push(fr, &r);
+}
+
+/* Records a and b are the same, field by field. */
+static inline int flow_run_same(const struct csd_record *a, const struct csd_record *b)
+{
+	return a->type == b->type && a->flags == b->flags && a->offset == b->offset && a->addr == b->addr &&
+	       a->end == b->end && a->last == b->last && a->target == b->target && a->cycles == b->cycles &&
+	       a->timestamp == b->timestamp && a->count == b->count && a->size == b->size &&
+	       a->opcode == b->opcode && a->context_id == b->context_id && a->exception == b->exception &&
+	       a->isa == b->isa && a->cond == b->cond && a->reason == b->reason && a->vmid == b->vmid &&
+	       a->id == b->id && a->error == b->error;
 }
 
 /*
@@ -48,8 +78,8 @@ static inline void flow_run_drain(csd_flow_decoder *fd, struct flow_run *fr)
  * feeding the capture in pieces of `piece` bytes (0: all at once).
  * Returns 0, or a negative csd_error.
  */
-static inline int flow_run_snapshot(const char *dir, unsigned id, uint32_t flags, size_t piece,
-				    struct flow_run *fr)
+static inline int flow_run_snapshot_mode(const char *dir, unsigned id, uint32_t flags, size_t piece, int mode,
+					 struct flow_run *fr)
 {
 	char err[512];
 	csd_snapshot *snap = NULL;
@@ -101,11 +131,11 @@ static inline int flow_run_snapshot(const char *dir, unsigned id, uint32_t flags
 				if (fo.event != CSD_FRAME_DATA || fo.bytes.id != id)
 					continue;
 				csd_flow_feed(fd, &fo.bytes);
-				flow_run_drain(fd, fr);
+				flow_run_drain(fd, fr, mode);
 			}
 		}
 		csd_flow_finish(fd);
-		flow_run_drain(fd, fr);
+		flow_run_drain(fd, fr, mode);
 	}
 	if (f)
 		fclose(f);
@@ -115,6 +145,12 @@ out:
 	csd_image_free(img);
 	csd_snapshot_free(snap);
 	return rc;
+}
+
+static inline int flow_run_snapshot(const char *dir, unsigned id, uint32_t flags, size_t piece,
+				    struct flow_run *fr)
+{
+	return flow_run_snapshot_mode(dir, id, flags, piece, FLOW_RUN_NEXT, fr);
 }
 
 #endif

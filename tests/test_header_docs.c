@@ -601,6 +601,9 @@ static void probe_flow(void)
 	returned("csd_flow_feed", csd_flow_feed(NULL, &in), CSD_EINVAL);
 	returned("csd_flow_feed", csd_flow_feed(dec, NULL), CSD_EINVAL);
 	returned("csd_flow_next", csd_flow_next(NULL, &rec), CSD_EINVAL);
+	const struct csd_record *recs;
+	returned("csd_flow_next_batch", csd_flow_next_batch(NULL, &recs), CSD_EINVAL);
+	returned("csd_flow_next_batch", csd_flow_next_batch(dec, NULL), CSD_EINVAL);
 	returned("csd_flow_finish", csd_flow_finish(NULL), CSD_EINVAL);
 	returned("csd_flow_last_packet", csd_flow_last_packet(NULL, &pkt), CSD_EINVAL);
 	returned("csd_flow_last_packet", csd_flow_last_packet(dec, &pkt), CSD_ENOENT);
@@ -610,10 +613,12 @@ static void probe_flow(void)
 	while ((rc = csd_flow_next(dec, &rec)) == 0)
 		;
 	returned("csd_flow_next", rc, CSD_EAGAIN);
+	returned("csd_flow_next_batch", csd_flow_next_batch(dec, &recs), CSD_EAGAIN);
 	csd_flow_finish(dec);
 	while ((rc = csd_flow_next(dec, &rec)) == 0)
 		;
 	returned("csd_flow_next", rc, CSD_EEOS);
+	returned("csd_flow_next_batch", csd_flow_next_batch(dec, &recs), CSD_EEOS);
 	csd_flow_free(dec);
 	csd_image_free(img);
 }
