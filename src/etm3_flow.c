@@ -186,7 +186,9 @@ inline void csdi_etm3_flow_pheader(csd_flow_decoder *dec, const struct csd_atoms
 	}
 }
 
-size_t csdi_etm3_flow_pheader_run(csd_flow_decoder *dec, const uint8_t *h, size_t n, const struct csd_atoms *tab,
+/* Instruction mode, or anything else the fast loop below does not take:
+ * header by header through csdi_etm3_flow_pheader. */
+static size_t pheader_run_general(csd_flow_decoder *dec, const uint8_t *h, size_t n, const struct csd_atoms *tab,
 				  const uint64_t *offs, uint64_t base)
 {
 	size_t i = 0;
@@ -207,6 +209,132 @@ size_t csdi_etm3_flow_pheader_run(csd_flow_decoder *dec, const uint8_t *h, size_
 		}
 	}
 	return i;
+}
+
+/*
+ * Range mode: the same as pheader_run_general, with the walk through the
+ * code in local variables. Per instruction atom this is a few operations
+ * on the open range; blocks are looked up when the cursor leaves one.
+ * Anything out of the ordinary (atoms while the address is unknown or the
+ * code unreadable, a lost stretch pending) goes through insn_atom.
+ */
+static size_t pheader_run_range(csd_flow_decoder *dec, const uint8_t *h, size_t n, const struct csd_atoms *tab,
+				const uint64_t *offs, uint64_t base)
+{
+	struct csdi_etm3_state *s = &dec->u.etm3;
+	struct csdi_open_range *o = &dec->open;
+	const int ca = cycle_accurate(dec);
+	uint64_t pw = s->pending_w;
+	uint32_t addr = dec->addr;
+	/* The cursor: instruction idx of block b is at addr (b NULL: look
+	 * the block up at the next atom). */
+	const struct csdi_block *b = s->blk;
+	unsigned idx = s->blk_idx;
+	size_t i = 0;
+
+	if (b && (s->cur != addr || b->start != s->blk_start || b->isa != dec->isa || idx >= b->count))
+		b = NULL;
+	for (; i < n && csdi_flow_room(dec) > CSDI_FLOW_QPRODUCE; i++) {
+		const struct csd_atoms *a = &tab[h[i]];
+		if (!a->num) {
+			/* W atoms only (cycle-accurate): they wait for the
+			 * next instruction. */
+			dec->qmark_valid = 0;
+			if (dec->synced && ca && a->format != 1)
+				pw += a->w;
+			continue;
+		}
+		const unsigned mark = dec->qlen;
+		dec->qmark_valid = 1;
+		if (!dec->synced) {
+			dec->qready = mark;
+			continue;
+		}
+		const uint64_t off = offs ? offs[i] : base + i;
+		s->await_gap = 0;
+		if (ca && a->format != 1)
+			pw += a->w;
+		for (unsigned k = 0; k < a->num; k++) {
+			const int e = (a->en >> k) & 1;
+			if (ca && a->format == 1)
+				pw++;
+			if (b && idx >= b->count)
+				b = NULL;
+			if (!b && dec->addr_valid && !dec->lost.active) {
+				b = csdi_flow_block(dec, addr, dec->isa);
+				idx = 0;
+				if (!b->count)
+					b = NULL;
+			}
+			if (!b || !dec->addr_valid || dec->lost.active) {
+				/* The general way, from the state in dec. */
+				dec->addr = addr;
+				s->blk = NULL;
+				insn_atom(dec, e, pw, ca, off);
+				pw = 0;
+				addr = dec->addr;
+				b = s->blk;
+				idx = s->blk_idx;
+				if (b && (s->cur != addr || idx >= b->count))
+					b = NULL;
+				continue;
+			}
+			const uint32_t size = (dec->isa == CSD_ISA_ARM || ((b->wide >> idx) & 1)) ? 4 : 2;
+			s->cancelled = 0;
+			s->last_cycles = ca ? pw : 0;
+			if (o->active && o->end == addr && o->isa == dec->isa) {
+				s->prev_last = o->last;
+				o->last = addr;
+				o->end = addr + size;
+				o->count++;
+			} else {
+				csdi_flow_range_add(dec, addr, addr, addr + size, 1, off);
+				s->prev_last = addr;
+			}
+			if (ca) {
+				o->cycles += pw;
+				o->has_cycles = 1;
+			}
+			pw = 0;
+			idx++;
+			addr += size;
+			if (idx < b->count || b->end != CSDI_BLOCK_WAYPOINT) {
+				/* Not a branch: on to the next instruction. */
+				if (!e)
+					csdi_flow_close_range(dec, CSD_COND_FAIL, 0);
+				continue;
+			}
+			const struct csdi_insn *wp = &b->wp;
+			csdi_flow_close_range(dec, e ? CSD_COND_PASS : CSD_COND_FAIL, b->wp_rflags[e]);
+			b = NULL;
+			if (e && wp->cls == CSDI_INSN_DIRECT) {
+				addr = wp->target;
+				dec->isa = wp->target_isa;
+			} else if (e && wp->cls == CSDI_INSN_INDIRECT) {
+				/* The branch packet with the target follows. */
+				dec->addr_valid = 0;
+				s->wait_branch = 1;
+			}
+		}
+		dec->qready = mark;
+	}
+	s->pending_w = pw;
+	dec->addr = addr;
+	s->blk = b;
+	if (b) {
+		s->blk_start = b->start;
+		s->cur = addr;
+		s->blk_idx = idx;
+	}
+	return i;
+}
+
+size_t csdi_etm3_flow_pheader_run(csd_flow_decoder *dec, const uint8_t *h, size_t n, const struct csd_atoms *tab,
+				  const uint64_t *offs, uint64_t base)
+{
+	if (dec->insn_mode)
+		return pheader_run_general(dec, h, n, tab, offs, base);
+	return pheader_run_range(dec, h, n, tab, offs, base);
 }
 
 /* The last traced instruction did not complete: take it back. Returns 1

@@ -396,6 +396,104 @@ static void set_target(csd_flow_decoder *dec, const struct csd_packet *p)
 	apply_security(dec, p);
 }
 
+/* The atom packet at p (len bytes) as dec->pkt, with atoms from `from` on
+ * left for csdi_ptm_flow_step (the fast path could not take atom `from`). */
+static __attribute__((noinline)) void atom_handover(csd_flow_decoder *dec, const uint8_t *p, size_t len,
+						    uint64_t off, unsigned num, unsigned en, uint32_t count, int ca,
+						    int active, unsigned from)
+{
+	struct csd_packet *pk = &dec->pkt;
+	csdi_pkt_clear(pk);
+	pk->type = CSD_PKT_ATOM;
+	pk->offset = off;
+	pk->size = (uint32_t)len;
+	memcpy(pk->raw, p, len);
+	pk->atoms.num = (uint8_t)num;
+	pk->atoms.en = en;
+	if (ca) {
+		pk->flags = CSD_PKTF_CYCLE_COUNT;
+		pk->cycle_count = count;
+	}
+	dec->have_pkt = 1;
+	dec->pkt_active = active;
+	dec->u.ptm.atom_pos = active ? from : 0;
+}
+
+/*
+ * One waypoint of the fast path: the block at *addr ends in a waypoint,
+ * which an atom executes (e) or not, or which a branch packet took
+ * (branch_pkt: the caller then sets the target); one range record.
+ * Returns 0 if the block does not end in a waypoint (nothing done), -1 if
+ * the atom was applied but where execution goes next is unknown, 1
+ * otherwise.
+ */
+static inline __attribute__((always_inline)) int fast_waypoint(csd_flow_decoder *dec, uint32_t *addr,
+								 uint8_t *isa, unsigned e, uint32_t cycles,
+								 uint32_t secflags, uint64_t off, int branch_pkt)
+{
+	struct csdi_ptm_state *s = &dec->u.ptm;
+	const struct csdi_block *b = csdi_flow_block(dec, *addr, *isa);
+	if (b->end != CSDI_BLOCK_WAYPOINT)
+		return 0;
+	const struct csdi_insn *wp = &b->wp;
+	uint32_t flags = b->wp_rflags[e] | secflags;
+	uint32_t next = b->next;
+	uint8_t next_isa = *isa;
+	int ret = 1;
+	if (branch_pkt) {
+		/* The branch packet says where it went. */
+		if (s->rstack_on && (wp->flags & CSDI_INSNF_LINK) && wp->cls != CSDI_INSN_NORMAL)
+			rstack_push(s, b->next, *isa);
+	} else if (e && wp->cls != CSDI_INSN_NORMAL) {
+		if (wp->cls == CSDI_INSN_DIRECT) {
+			next = wp->target;
+			next_isa = wp->target_isa;
+		} else if (s->rstack_on && rstack_pop(s, &next, &next_isa)) {
+			/* A taken indirect branch traced by an atom alone was
+			 * predicted by the return stack. */
+			flags |= CSD_RECF_RETURN_STACK;
+		} else {
+			ret = -1;
+		}
+		if (s->rstack_on && (wp->flags & CSDI_INSNF_LINK))
+			rstack_push(s, b->next, *isa);
+		dec->itstate = 0;
+	}
+	struct csd_record *r = &dec->q[(dec->qhead + dec->qlen) % CSDI_FLOW_QCAP];
+	dec->qlen++;
+	csdi_rec_clear(r);
+	r->type = CSD_REC_RANGE;
+	r->flags = flags;
+	r->offset = off;
+	r->addr = b->start;
+	r->end = b->next;
+	r->last = b->wp_addr;
+	r->cycles = cycles;
+	r->count = b->count;
+	r->isa = *isa;
+	r->cond = e ? CSD_COND_PASS : CSD_COND_FAIL;
+	r->id = dec->cfg.trace.trace_id;
+	*addr = next;
+	*isa = next_isa;
+	return ret;
+}
+
+/* A branch packet in range mode when nothing is pending and the block
+ * at the current address ends in a waypoint: one range record, as walk()
+ * would make it. Returns 0 when walk() must handle it. */
+static int fast_branch(csd_flow_decoder *dec, const struct csd_packet *p)
+{
+	if (dec->insn_mode || dec->open.active || dec->lost.active || dec->u.ptm.walk_active ||
+	    csdi_flow_room(dec) < 2)
+		return 0;
+	int has_cc = (p->flags & CSD_PKTF_CYCLE_COUNT) != 0;
+	uint32_t secflags = (dec->ns ? CSD_RECF_NS : 0) | (dec->hyp ? CSD_RECF_HYP : 0) |
+			    (has_cc ? CSD_RECF_CYCLES : 0);
+	uint32_t addr = dec->addr;
+	uint8_t isa = dec->isa;
+	return fast_waypoint(dec, &addr, &isa, 1, has_cc ? p->cycle_count : 0, secflags, p->offset, 1);
+}
+
 void csdi_ptm_flow_step(csd_flow_decoder *dec)
 {
 	struct csd_packet *p = &dec->pkt;
@@ -451,7 +549,7 @@ void csdi_ptm_flow_step(csd_flow_decoder *dec)
 			break;
 		}
 		if (dec->addr_valid) {
-			if (!walk(dec, WALK_BRANCH, 1, 0, p->cycle_count, has_cc, p->offset))
+			if (!fast_branch(dec, p) && !walk(dec, WALK_BRANCH, 1, 0, p->cycle_count, has_cc, p->offset))
 				return;
 		} else {
 			/* Where the branch was taken from is unknown; its cycles
@@ -505,82 +603,6 @@ void csdi_ptm_flow_step(csd_flow_decoder *dec)
 	dec->pkt_active = 0;
 }
 
-/* The atom packet at p (len bytes) as dec->pkt, with atoms from `from` on
- * left for csdi_ptm_flow_step (the fast path could not take atom `from`). */
-static __attribute__((noinline)) void atom_handover(csd_flow_decoder *dec, const uint8_t *p, size_t len,
-						    uint64_t off, unsigned num, unsigned en, uint32_t count, int ca,
-						    int active, unsigned from)
-{
-	struct csd_packet *pk = &dec->pkt;
-	csdi_pkt_clear(pk);
-	pk->type = CSD_PKT_ATOM;
-	pk->offset = off;
-	pk->size = (uint32_t)len;
-	memcpy(pk->raw, p, len);
-	pk->atoms.num = (uint8_t)num;
-	pk->atoms.en = en;
-	if (ca) {
-		pk->flags = CSD_PKTF_CYCLE_COUNT;
-		pk->cycle_count = count;
-	}
-	dec->have_pkt = 1;
-	dec->pkt_active = active;
-	dec->u.ptm.atom_pos = active ? from : 0;
-}
-
-/*
- * One atom of the fast path: the block at *addr ends in a waypoint, which
- * the atom executes (e) or not; one range record. Returns 0 if the block
- * does not end in a waypoint (nothing done), -1 if the atom was applied
- * but where execution goes next is unknown, 1 otherwise.
- */
-static inline __attribute__((always_inline)) int fast_atom(csd_flow_decoder *dec, uint32_t *addr, uint8_t *isa,
-							     unsigned e, uint32_t cycles, uint32_t secflags,
-							     uint64_t off)
-{
-	struct csdi_ptm_state *s = &dec->u.ptm;
-	const struct csdi_block *b = csdi_flow_block(dec, *addr, *isa);
-	if (b->end != CSDI_BLOCK_WAYPOINT)
-		return 0;
-	const struct csdi_insn *wp = &b->wp;
-	uint32_t flags = b->wp_rflags[e] | secflags;
-	uint32_t next = b->next;
-	uint8_t next_isa = *isa;
-	int ret = 1;
-	if (e && wp->cls != CSDI_INSN_NORMAL) {
-		if (wp->cls == CSDI_INSN_DIRECT) {
-			next = wp->target;
-			next_isa = wp->target_isa;
-		} else if (s->rstack_on && rstack_pop(s, &next, &next_isa)) {
-			/* A taken indirect branch traced by an atom alone was
-			 * predicted by the return stack. */
-			flags |= CSD_RECF_RETURN_STACK;
-		} else {
-			ret = -1;
-		}
-		if (s->rstack_on && (wp->flags & CSDI_INSNF_LINK))
-			rstack_push(s, b->next, *isa);
-		dec->itstate = 0;
-	}
-	struct csd_record *r = &dec->q[(dec->qhead + dec->qlen) % CSDI_FLOW_QCAP];
-	dec->qlen++;
-	csdi_rec_clear(r);
-	r->type = CSD_REC_RANGE;
-	r->flags = flags;
-	r->offset = off;
-	r->addr = b->start;
-	r->end = b->next;
-	r->last = b->wp_addr;
-	r->cycles = cycles;
-	r->count = b->count;
-	r->isa = *isa;
-	r->cond = e ? CSD_COND_PASS : CSD_COND_FAIL;
-	r->id = dec->cfg.trace.trace_id;
-	*addr = next;
-	*isa = next_isa;
-	return ret;
-}
-
 /*
  * Atom packets straight from the packet decoder's input (p, n bytes; byte
  * k at capture offset offs[k] or base + k): the common case of range mode,
@@ -613,7 +635,7 @@ size_t csdi_ptm_flow_atom_run(csd_flow_decoder *dec, const uint8_t *p, size_t n,
 			if (!len)
 				break;
 			uint64_t off = offs ? offs[i] : base + i;
-			int rc = fast_atom(dec, &addr, &isa, en, count, secflags, off);
+			int rc = fast_waypoint(dec, &addr, &isa, en, count, secflags, off, 0);
 			if (rc <= 0) {
 				atom_handover(dec, p + i, len, off, num, en, count, ca, rc == 0, 0);
 				if (rc < 0)
@@ -633,7 +655,7 @@ size_t csdi_ptm_flow_atom_run(csd_flow_decoder *dec, const uint8_t *p, size_t n,
 			len = 1;
 			uint64_t off = offs ? offs[i] : base + i;
 			for (unsigned j = 0; j < num; j++) {
-				int rc = fast_atom(dec, &addr, &isa, (en >> j) & 1, 0, secflags, off);
+				int rc = fast_waypoint(dec, &addr, &isa, (en >> j) & 1, 0, secflags, off, 0);
 				if (rc <= 0) {
 					/* rc < 0: the atoms after j are lost, which
 					 * the general step reports. */
