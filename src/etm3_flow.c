@@ -211,18 +211,45 @@ static size_t pheader_run_general(csd_flow_decoder *dec, const uint8_t *h, size_
 	return i;
 }
 
+/* The open range as a record (what csdi_flow_close_range does, from the
+ * copy the fast loop keeps in local variables). */
+static inline __attribute__((always_inline)) void close_local(csd_flow_decoder *dec, struct csdi_open_range *o,
+							       uint8_t cond, uint32_t flags)
+{
+	o->active = 0;
+	struct csd_record *r = csdi_flow_slot(dec);
+	r->type = CSD_REC_RANGE;
+	r->offset = o->offset;
+	r->addr = o->start;
+	r->last = o->last;
+	r->end = o->end;
+	r->count = o->count;
+	r->isa = o->isa;
+	r->cond = cond;
+	if (o->has_cycles) {
+		r->cycles = o->cycles;
+		flags |= CSD_RECF_CYCLES;
+	}
+	if (dec->ns)
+		flags |= CSD_RECF_NS;
+	if (dec->hyp)
+		flags |= CSD_RECF_HYP;
+	r->flags = flags;
+}
+
 /*
  * Range mode: the same as pheader_run_general, with the walk through the
- * code in local variables. Per instruction atom this is a few operations
- * on the open range; blocks are looked up when the cursor leaves one.
- * Anything out of the ordinary (atoms while the address is unknown or the
- * code unreadable, a lost stretch pending) goes through insn_atom.
+ * code and the open range in local variables (kept in registers, where
+ * fields of dec would chain every instruction to the store of the one
+ * before). Per instruction atom this is a few operations; blocks are
+ * looked up when the cursor leaves one. Anything out of the ordinary
+ * (atoms while the address is unknown or the code unreadable, a lost
+ * stretch pending) goes through insn_atom with the state written back.
  */
 static size_t pheader_run_range(csd_flow_decoder *dec, const uint8_t *h, size_t n, const struct csd_atoms *tab,
 				const uint64_t *offs, uint64_t base)
 {
 	struct csdi_etm3_state *s = &dec->u.etm3;
-	struct csdi_open_range *o = &dec->open;
 	const int ca = cycle_accurate(dec);
 	uint64_t pw = s->pending_w;
 	uint32_t addr = dec->addr;
@@ -230,6 +257,10 @@ static size_t pheader_run_range(csd_flow_decoder *dec, const uint8_t *h, size_t 
 	 * the block up at the next atom). */
 	const struct csdi_block *b = s->blk;
 	unsigned idx = s->blk_idx;
+	struct csdi_open_range o = dec->open;
+	uint32_t prev_last = s->prev_last;
+	uint64_t last_cycles = s->last_cycles;
+	int cancelled = s->cancelled;
 	size_t i = 0;
 
 	if (b && (s->cur != addr || b->start != s->blk_start || b->isa != dec->isa || idx >= b->count))
@@ -269,10 +300,18 @@ static size_t pheader_run_range(csd_flow_decoder *dec, const uint8_t *h, size_t 
 			if (!b || !dec->addr_valid || dec->lost.active) {
 				/* The general way, from the state in dec. */
 				dec->addr = addr;
+				dec->open = o;
+				s->prev_last = prev_last;
+				s->last_cycles = last_cycles;
+				s->cancelled = cancelled;
 				s->blk = NULL;
 				insn_atom(dec, e, pw, ca, off);
 				pw = 0;
 				addr = dec->addr;
+				o = dec->open;
+				prev_last = s->prev_last;
+				last_cycles = s->last_cycles;
+				cancelled = s->cancelled;
 				b = s->blk;
 				idx = s->blk_idx;
 				if (b && (s->cur != addr || idx >= b->count))
@@ -280,20 +319,29 @@ static size_t pheader_run_range(csd_flow_decoder *dec, const uint8_t *h, size_t 
 				continue;
 			}
 			const uint32_t size = (dec->isa == CSD_ISA_ARM || ((b->wide >> idx) & 1)) ? 4 : 2;
-			s->cancelled = 0;
-			s->last_cycles = ca ? pw : 0;
-			if (o->active && o->end == addr && o->isa == dec->isa) {
-				s->prev_last = o->last;
-				o->last = addr;
-				o->end = addr + size;
-				o->count++;
+			cancelled = 0;
+			last_cycles = ca ? pw : 0;
+			if (o.active && o.end == addr && o.isa == dec->isa) {
+				prev_last = o.last;
 			} else {
-				csdi_flow_range_add(dec, addr, addr, addr + size, 1, off);
-				s->prev_last = addr;
+				/* A new range (after closing one that ends elsewhere). */
+				if (o.active)
+					close_local(dec, &o, dec->open_cond, 0);
+				o.active = 1;
+				o.start = addr;
+				o.count = 0;
+				o.cycles = 0;
+				o.has_cycles = 0;
+				o.isa = dec->isa;
+				o.offset = off;
+				prev_last = addr;
 			}
+			o.last = addr;
+			o.end = addr + size;
+			o.count++;
 			if (ca) {
-				o->cycles += pw;
-				o->has_cycles = 1;
+				o.cycles += pw;
+				o.has_cycles = 1;
 			}
 			pw = 0;
 			idx++;
@@ -301,11 +349,11 @@ static size_t pheader_run_range(csd_flow_decoder *dec, const uint8_t *h, size_t 
 			if (idx < b->count || b->end != CSDI_BLOCK_WAYPOINT) {
 				/* Not a branch: on to the next instruction. */
 				if (!e)
-					csdi_flow_close_range(dec, CSD_COND_FAIL, 0);
+					close_local(dec, &o, CSD_COND_FAIL, 0);
 				continue;
 			}
 			const struct csdi_insn *wp = &b->wp;
-			csdi_flow_close_range(dec, e ? CSD_COND_PASS : CSD_COND_FAIL, b->wp_rflags[e]);
+			close_local(dec, &o, e ? CSD_COND_PASS : CSD_COND_FAIL, b->wp_rflags[e]);
 			b = NULL;
 			if (e && wp->cls == CSDI_INSN_DIRECT) {
 				addr = wp->target;
@@ -320,6 +368,10 @@ static size_t pheader_run_range(csd_flow_decoder *dec, const uint8_t *h, size_t 
 	}
 	s->pending_w = pw;
 	dec->addr = addr;
+	dec->open = o;
+	s->prev_last = prev_last;
+	s->last_cycles = last_cycles;
+	s->cancelled = cancelled;
 	s->blk = b;
 	if (b) {
 		s->blk_start = b->start;

@@ -171,6 +171,16 @@ static inline unsigned csdi_flow_room(const csd_flow_decoder *dec)
 {
 	return CSDI_FLOW_QCAP - dec->qlen;
 }
+/* The next queue slot, cleared, with the source's ID (the caller has
+ * checked the room): for the fast paths, which fill records in place. */
+static inline struct csd_record *csdi_flow_slot(csd_flow_decoder *dec)
+{
+	struct csd_record *r = &dec->q[(dec->qhead + dec->qlen) % CSDI_FLOW_QCAP];
+	dec->qlen++;
+	csdi_rec_clear(r);
+	r->id = dec->cfg.trace.trace_id;
+	return r;
+}
 /* Queue an instruction record without flushing anything. */
 struct csd_record *csdi_flow_push_raw(csd_flow_decoder *dec, uint32_t type, uint64_t offset);
 /* Drop queued record k (counted from the head). */
