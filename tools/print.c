@@ -4,6 +4,7 @@
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
@@ -205,28 +206,107 @@ void print_packet_json(FILE *out, uint8_t id, const struct csd_packet *p)
 	fputs("}\n", out);
 }
 
+/* Fixed-width lower-case hex of the low `digits` nibbles of v. */
+static char *put_hex(char *p, uint64_t v, int digits)
+{
+	static const char hex[] = "0123456789abcdef";
+	for (int i = digits - 1; i >= 0; i--)
+		*p++ = hex[(v >> (4 * i)) & 15];
+	return p;
+}
+
+static char *put_dec(char *p, uint64_t v)
+{
+	char tmp[24];
+	int n = 0;
+	do {
+		tmp[n++] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	while (n)
+		*p++ = tmp[--n];
+	return p;
+}
+
+static char *put_str(char *p, const char *str)
+{
+	size_t n = strlen(str);
+	memcpy(p, str, n);
+	return p + n;
+}
+
+/* A string literal: its length is known at compile time. */
+#define PUT_LIT(p, lit) (memcpy((p), (lit), sizeof(lit) - 1), (p) + sizeof(lit) - 1)
+
 static const char *exc_name(const struct source_slot *s, unsigned n)
 {
 	return csd_exception_name(&s->cfg, n);
 }
 
+/* Disassembly of recently listed instructions, keyed by all the text
+ * depends on (the address too: PC-relative operands): a listing goes round
+ * the same code again and again, and capstone costs more than the rest of
+ * the line. Direct-mapped; text that does not fit is not cached. */
+#define DIS_CACHE_SIZE 16384
+struct dis_entry {
+	uint64_t addr;
+	uint32_t opcode;
+	uint8_t isa, size, valid;
+	char mn[24];
+	char ops[104];
+};
+
 /* What the text listing adds to records: mnemonics and symbols. */
 static struct {
 	struct disasm *dis;
 	const struct symtab *syms;
+	struct dis_entry *cache;
 } listing;
 
 void print_text_begin(const struct symtab *syms)
 {
 	listing.dis = disasm_new();
 	listing.syms = syms;
+	listing.cache = listing.dis ? calloc(DIS_CACHE_SIZE, sizeof(*listing.cache)) : NULL;
 }
 
 void print_text_end(void)
 {
 	disasm_free(listing.dis);
+	free(listing.cache);
 	listing.dis = NULL;
 	listing.syms = NULL;
+	listing.cache = NULL;
+}
+
+/* Mnemonic and operands of the instruction of r ("?" when capstone does
+ * not know it). */
+static void listing_disasm(const struct csd_record *r, const char **mn, const char **ops)
+{
+	static char mn_buf[32], ops_buf[160];
+	struct dis_entry *e = NULL;
+	if (listing.cache) {
+		e = &listing.cache[((r->addr >> 1) ^ (r->addr >> 15) ^ r->opcode) & (DIS_CACHE_SIZE - 1)];
+		if (e->valid && e->addr == r->addr && e->opcode == r->opcode && e->isa == r->isa && e->size == r->size) {
+			*mn = e->mn;
+			*ops = e->ops;
+			return;
+		}
+	}
+	if (disasm_insn(listing.dis, r->isa, r->addr, r->opcode, r->size, mn_buf, sizeof(mn_buf), ops_buf,
+			sizeof(ops_buf)) < 0)
+		snprintf(mn_buf, sizeof(mn_buf), "?");
+	*mn = mn_buf;
+	*ops = ops_buf;
+	if (e && strlen(mn_buf) < sizeof(e->mn) && strlen(ops_buf) < sizeof(e->ops)) {
+		e->addr = r->addr;
+		e->opcode = r->opcode;
+		e->isa = r->isa;
+		e->size = (uint8_t)r->size;
+		e->valid = 1;
+		memcpy(e->mn, mn_buf, strlen(mn_buf) + 1);
+		memcpy(e->ops, ops_buf, strlen(ops_buf) + 1);
+	}
 }
 
 /* Append to a line buffer (silently cut at its end). */
@@ -275,27 +355,69 @@ static void print_line(FILE *out, struct line_buf *b)
 	fputc('\n', out);
 }
 
+/* Hex of v with at least `digits` digits (printf's %0*x). */
+static char *put_hex_min(char *p, uint64_t v, int digits)
+{
+	int need = 1;
+	while (need < 16 && (v >> (4 * need)))
+		need++;
+	return put_hex(p, v, need > digits ? need : digits);
+}
+
+/* str, then spaces up to `width` characters (printf's %-*s). */
+static char *put_pad(char *p, const char *str, size_t width)
+{
+	size_t n = strlen(str);
+	memcpy(p, str, n);
+	p += n;
+	while (n++ < width)
+		*p++ = ' ';
+	return p;
+}
+
 /* address, ISA, opcode, mnemonic and operands, cycles, branch and
- * condition result, function and source line. */
+ * condition result, function and source line. Built by hand, as the JSON
+ * records are: printf dominated the listing's run time. The layout is
+ * that of the format "0x%02x     %08x  %-3s  %-8.*x  %-8s %-30s cyc=%-3u". */
 static void print_insn_text(FILE *out, uint8_t id, const struct csd_record *r)
 {
-	struct line_buf b = { .n = 0 };
-	char mn[32], ops[160];
-	lb_add(&b, "0x%02x     %08" PRIx64 "  %-3s  %-8.*" PRIx32, id, r->addr, csd_isa_name(r->isa),
-	       r->size == 2 ? 4 : 8, r->opcode);
+	struct line_buf b;
+	char *p = b.s;
+	p = PUT_LIT(p, "0x");
+	p = put_hex_min(p, id, 2);
+	p = PUT_LIT(p, "     ");
+	p = put_hex_min(p, r->addr, 8);
+	p = PUT_LIT(p, "  ");
+	p = put_pad(p, csd_isa_name(r->isa), 3);
+	p = PUT_LIT(p, "  ");
+	char *op = p;
+	p = put_hex_min(p, r->opcode, r->size == 2 ? 4 : 8);
+	while (p - op < 8)
+		*p++ = ' ';
 	if (listing.dis) {
-		if (disasm_insn(listing.dis, r->isa, r->addr, r->opcode, r->size, mn, sizeof(mn), ops, sizeof(ops)) < 0)
-			snprintf(mn, sizeof(mn), "?");
-		lb_add(&b, "  %-8s %-30s", mn, ops);
+		const char *mn, *ops;
+		listing_disasm(r, &mn, &ops);
+		p = PUT_LIT(p, "  ");
+		p = put_pad(p, mn, 8);
+		*p++ = ' ';
+		p = put_pad(p, ops, 30);
 	}
-	if (r->flags & CSD_RECF_CYCLES)
-		lb_add(&b, " cyc=%-3" PRIu64, r->cycles);
+	if (r->flags & CSD_RECF_CYCLES) {
+		p = PUT_LIT(p, " cyc=");
+		char *c = p;
+		p = put_dec(p, r->cycles);
+		while (p - c < 3)
+			*p++ = ' ';
+	}
 	if (r->flags & CSD_RECF_BRANCH)
-		lb_add(&b, " %s", r->flags & CSD_RECF_TAKEN ? "taken" : "not-taken");
+		p = r->flags & CSD_RECF_TAKEN ? PUT_LIT(p, " taken") : PUT_LIT(p, " not-taken");
 	if (r->cond == CSD_COND_FAIL)
-		lb_add(&b, " fail");
+		p = PUT_LIT(p, " fail");
 	else if (r->cond == CSD_COND_UNKNOWN)
-		lb_add(&b, " cond?");
+		p = PUT_LIT(p, " cond?");
+	/* At most about 300 characters so far (mnemonic < 32, operands
+	 * < 160): the buffer holds them. */
+	b.n = (size_t)(p - b.s);
 	add_where(&b, r->addr);
 	print_line(out, &b);
 }
@@ -373,38 +495,6 @@ void print_record_text(FILE *out, const struct source_slot *s, const struct csd_
 	}
 	print_line(out, &b);
 }
-
-/* Fixed-width lower-case hex of the low `digits` nibbles of v. */
-static char *put_hex(char *p, uint64_t v, int digits)
-{
-	static const char hex[] = "0123456789abcdef";
-	for (int i = digits - 1; i >= 0; i--)
-		*p++ = hex[(v >> (4 * i)) & 15];
-	return p;
-}
-
-static char *put_dec(char *p, uint64_t v)
-{
-	char tmp[24];
-	int n = 0;
-	do {
-		tmp[n++] = (char)('0' + v % 10);
-		v /= 10;
-	} while (v);
-	while (n)
-		*p++ = tmp[--n];
-	return p;
-}
-
-static char *put_str(char *p, const char *str)
-{
-	size_t n = strlen(str);
-	memcpy(p, str, n);
-	return p + n;
-}
-
-/* A string literal: its length is known at compile time. */
-#define PUT_LIT(p, lit) (memcpy((p), (lit), sizeof(lit) - 1), (p) + sizeof(lit) - 1)
 
 /* The per-instruction record, the hot path of --insn --format jsonl: built
  * by hand in one buffer (printf would dominate the run time). */
