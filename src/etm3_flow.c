@@ -253,31 +253,46 @@ static size_t pheader_run_range(csd_flow_decoder *dec, const uint8_t *h, size_t 
 	const int ca = cycle_accurate(dec);
 	uint64_t pw = s->pending_w;
 	uint32_t addr = dec->addr;
+	/* Copies of decoder fields that only the general way (insn_atom) and
+	 * an indirect branch change: records are written through uint8_t
+	 * fields, which may alias anything, so fields of dec would be
+	 * reloaded after every record. */
+	uint8_t isa = dec->isa;
+	int synced = dec->synced;
+	int walkable = dec->addr_valid && !dec->lost.active;
 	/* The cursor: instruction idx of block b is at addr (b NULL: look
-	 * the block up at the next atom). */
+	 * the block up at the next atom); the block's fields copied. */
 	const struct csdi_block *b = s->blk;
 	unsigned idx = s->blk_idx;
+	unsigned bcount = 0;
+	uint64_t bwide = 0;
+	int bwp = 0;
 	struct csdi_open_range o = dec->open;
 	uint32_t prev_last = s->prev_last;
 	uint64_t last_cycles = s->last_cycles;
 	int cancelled = s->cancelled;
 	size_t i = 0;
 
-	if (b && (s->cur != addr || b->start != s->blk_start || b->isa != dec->isa || idx >= b->count))
+	if (b && (!walkable || s->cur != addr || b->start != s->blk_start || b->isa != isa || idx >= b->count))
 		b = NULL;
+	if (b) {
+		bcount = b->count;
+		bwide = isa == CSD_ISA_ARM ? ~(uint64_t)0 : b->wide;
+		bwp = b->end == CSDI_BLOCK_WAYPOINT;
+	}
 	for (; i < n && csdi_flow_room(dec) > CSDI_FLOW_QPRODUCE; i++) {
 		const struct csd_atoms *a = &tab[h[i]];
 		if (!a->num) {
 			/* W atoms only (cycle-accurate): they wait for the
 			 * next instruction. */
 			dec->qmark_valid = 0;
-			if (dec->synced && ca && a->format != 1)
+			if (synced && ca && a->format != 1)
 				pw += a->w;
 			continue;
 		}
 		const unsigned mark = dec->qlen;
 		dec->qmark_valid = 1;
-		if (!dec->synced) {
+		if (!synced) {
 			dec->qready = mark;
 			continue;
 		}
@@ -285,21 +300,28 @@ static size_t pheader_run_range(csd_flow_decoder *dec, const uint8_t *h, size_t 
 		s->await_gap = 0;
 		if (ca && a->format != 1)
 			pw += a->w;
-		for (unsigned k = 0; k < a->num; k++) {
-			const int e = (a->en >> k) & 1;
-			if (ca && a->format == 1)
+		const unsigned num = a->num;
+		const uint32_t en = a->en;
+		const int f1 = ca && a->format == 1;
+		for (unsigned k = 0; k < num; k++) {
+			const int e = (en >> k) & 1;
+			if (f1)
 				pw++;
-			if (b && idx >= b->count)
+			if (b && idx >= bcount)
 				b = NULL;
-			if (!b && dec->addr_valid && !dec->lost.active) {
-				b = csdi_flow_block(dec, addr, dec->isa);
+			if (!b && walkable) {
+				b = csdi_flow_block(dec, addr, isa);
 				idx = 0;
-				if (!b->count)
+				bcount = b->count;
+				bwide = isa == CSD_ISA_ARM ? ~(uint64_t)0 : b->wide;
+				bwp = b->end == CSDI_BLOCK_WAYPOINT;
+				if (!bcount)
 					b = NULL;
 			}
-			if (!b || !dec->addr_valid || dec->lost.active) {
+			if (!b) {
 				/* The general way, from the state in dec. */
 				dec->addr = addr;
+				dec->isa = isa;
 				dec->open = o;
 				s->prev_last = prev_last;
 				s->last_cycles = last_cycles;
@@ -308,20 +330,28 @@ static size_t pheader_run_range(csd_flow_decoder *dec, const uint8_t *h, size_t 
 				insn_atom(dec, e, pw, ca, off);
 				pw = 0;
 				addr = dec->addr;
+				isa = dec->isa;
+				synced = dec->synced;
+				walkable = dec->addr_valid && !dec->lost.active;
 				o = dec->open;
 				prev_last = s->prev_last;
 				last_cycles = s->last_cycles;
 				cancelled = s->cancelled;
 				b = s->blk;
 				idx = s->blk_idx;
-				if (b && (s->cur != addr || idx >= b->count))
+				if (b && (s->cur != addr || idx >= b->count || !walkable))
 					b = NULL;
+				if (b) {
+					bcount = b->count;
+					bwide = isa == CSD_ISA_ARM ? ~(uint64_t)0 : b->wide;
+					bwp = b->end == CSDI_BLOCK_WAYPOINT;
+				}
 				continue;
 			}
-			const uint32_t size = (dec->isa == CSD_ISA_ARM || ((b->wide >> idx) & 1)) ? 4 : 2;
+			const uint32_t size = 2 + 2 * (uint32_t)((bwide >> idx) & 1);
 			cancelled = 0;
 			last_cycles = ca ? pw : 0;
-			if (o.active && o.end == addr && o.isa == dec->isa) {
+			if (o.active && o.end == addr && o.isa == isa) {
 				prev_last = o.last;
 			} else {
 				/* A new range (after closing one that ends elsewhere). */
@@ -332,7 +362,7 @@ static size_t pheader_run_range(csd_flow_decoder *dec, const uint8_t *h, size_t 
 				o.count = 0;
 				o.cycles = 0;
 				o.has_cycles = 0;
-				o.isa = dec->isa;
+				o.isa = isa;
 				o.offset = off;
 				prev_last = addr;
 			}
@@ -346,7 +376,7 @@ static size_t pheader_run_range(csd_flow_decoder *dec, const uint8_t *h, size_t 
 			pw = 0;
 			idx++;
 			addr += size;
-			if (idx < b->count || b->end != CSDI_BLOCK_WAYPOINT) {
+			if (idx < bcount || !bwp) {
 				/* Not a branch: on to the next instruction. */
 				if (!e)
 					close_local(dec, &o, CSD_COND_FAIL, 0);
@@ -357,10 +387,11 @@ static size_t pheader_run_range(csd_flow_decoder *dec, const uint8_t *h, size_t 
 			b = NULL;
 			if (e && wp->cls == CSDI_INSN_DIRECT) {
 				addr = wp->target;
-				dec->isa = wp->target_isa;
+				isa = wp->target_isa;
 			} else if (e && wp->cls == CSDI_INSN_INDIRECT) {
 				/* The branch packet with the target follows. */
 				dec->addr_valid = 0;
+				walkable = 0;
 				s->wait_branch = 1;
 			}
 		}
@@ -368,6 +399,7 @@ static size_t pheader_run_range(csd_flow_decoder *dec, const uint8_t *h, size_t 
 	}
 	s->pending_w = pw;
 	dec->addr = addr;
+	dec->isa = isa;
 	dec->open = o;
 	s->prev_last = prev_last;
 	s->last_cycles = last_cycles;
