@@ -284,11 +284,20 @@ static size_t pheader_run_range(csd_flow_decoder *dec, const uint8_t *h, size_t 
 		const struct csd_atoms *a = &tab[h[i]];
 		if (!a->num) {
 			/* W atoms only (cycle-accurate): they wait for the
-			 * next instruction. */
+			 * next instruction. A run of them makes no records,
+			 * so the room checked before the first still holds. */
 			dec->qmark_valid = 0;
-			if (synced && ca && a->format != 1)
-				pw += a->w;
-			continue;
+			if (!synced || !ca)
+				continue;
+			for (;;) {
+				if (a->format != 1)
+					pw += a->w;
+				if (++i == n)
+					goto done;
+				a = &tab[h[i]];
+				if (a->num)
+					break;
+			}
 		}
 		const unsigned mark = dec->qlen;
 		dec->qmark_valid = 1;
@@ -296,7 +305,8 @@ static size_t pheader_run_range(csd_flow_decoder *dec, const uint8_t *h, size_t 
 			dec->qready = mark;
 			continue;
 		}
-		const uint64_t off = offs ? offs[i] : base + i;
+		/* The header's offset, wanted only when a range starts. */
+#define HDR_OFFSET (offs ? offs[i] : base + i)
 		s->await_gap = 0;
 		if (ca && a->format != 1)
 			pw += a->w;
@@ -327,7 +337,7 @@ static size_t pheader_run_range(csd_flow_decoder *dec, const uint8_t *h, size_t 
 				s->last_cycles = last_cycles;
 				s->cancelled = cancelled;
 				s->blk = NULL;
-				insn_atom(dec, e, pw, ca, off);
+				insn_atom(dec, e, pw, ca, HDR_OFFSET);
 				pw = 0;
 				addr = dec->addr;
 				isa = dec->isa;
@@ -363,7 +373,7 @@ static size_t pheader_run_range(csd_flow_decoder *dec, const uint8_t *h, size_t 
 				o.cycles = 0;
 				o.has_cycles = 0;
 				o.isa = isa;
-				o.offset = off;
+				o.offset = HDR_OFFSET;
 				prev_last = addr;
 			}
 			o.last = addr;
@@ -395,8 +405,10 @@ static size_t pheader_run_range(csd_flow_decoder *dec, const uint8_t *h, size_t 
 				s->wait_branch = 1;
 			}
 		}
+#undef HDR_OFFSET
 		dec->qready = mark;
 	}
+done:
 	s->pending_w = pw;
 	dec->addr = addr;
 	dec->isa = isa;
