@@ -14,15 +14,73 @@
  * each instruction is preceded by its own W, in the other formats the W
  * atoms come first (IHI 0014 tables 7.3). This is DS-5's attribution.
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "flow.h"
+
+/*
+ * Segment memo (range mode). Code that runs again is traced again with the
+ * same P-header bytes: a loop body, a function called from a loop. What a
+ * run of up to SEG_LEN headers does, starting at one code position, is
+ * therefore kept: the range records it closes, the open range it leaves,
+ * where the walk ends, the W atoms left over. Applying it is a table
+ * lookup and a few record copies instead of a branch per header, per atom
+ * and per block, whose outcomes depend on the data and are mispredicted
+ * (BENCHMARKS.md). Entries are made by the fast loop itself (build mode
+ * of run_range below, on a scratch start state), so they cannot differ
+ * from what it would do; what the start state adds (cycles waiting,
+ * an open range that continues) is applied on top.
+ */
+#define SEG_LEN 8
+#define SEG_RECS 4
+_Static_assert(SEG_RECS + 1 < CSDI_FLOW_QPRODUCE - CSDI_FLOW_QLOW, "a segment's records fit in the slack");
+#define SEG_SLOTS_LOG2 14
+#define SEG_SLOTS (1u << SEG_SLOTS_LOG2)
+
+struct csdi_seg_range {
+	uint32_t start, last, end, count;
+	uint32_t cycles;
+	uint32_t flags;
+	uint8_t cond, isa, hdr; /* hdr: the header (0..SEG_LEN-1) whose offset it has */
+};
+
+struct csdi_etm3_seg {
+	uint64_t key;          /* start address, ISA, run length, context bits (seg_key) */
+	uint64_t bytes;        /* the headers, zero-padded */
+	uint64_t gen;          /* image generation + 1 when made (0 = empty) */
+	uint8_t len;           /* headers it covers (0: leave them to the loop) */
+	uint8_t nrec;          /* range records it closes */
+	uint8_t natoms;        /* instruction atoms (capped at 2: 0, 1 or more) */
+	uint8_t hold;          /* records made before its last header with atoms */
+	uint8_t hold_late;     /* that header is not its first with atoms */
+	uint8_t last_atoms;    /* its last header has atoms */
+	uint8_t indirect;      /* ends after a taken indirect branch */
+	uint8_t open_active;   /* a range is open at the end */
+	uint8_t isa;           /* where the walk ends */
+	uint32_t addr;
+	uint32_t prev_last;
+	uint32_t last_cycles;  /* charged to the last instruction (without the start's W) */
+	uint32_t pw;           /* W atoms not yet charged at the end (without the start's) */
+	struct csdi_seg_range open;
+	struct csdi_seg_range rec[SEG_RECS];
+};
 
 void csdi_etm3_flow_init(csd_flow_decoder *dec)
 {
 	dec->wp_flags = 0;
 	dec->open_cond = CSD_COND_PASS;
 	dec->u.etm3.data_only = (dec->cfg.trace.etmcr >> 20) & 1;
+	/* Without the table the loop does the work itself (allocation
+	 * failure costs speed, nothing else). */
+	if (!dec->insn_mode && !(dec->cfg.flags & CSD_FLOW_NO_MEMO))
+		dec->u.etm3.segs = calloc(SEG_SLOTS, sizeof(struct csdi_etm3_seg));
+}
+
+void csdi_etm3_flow_fini(csd_flow_decoder *dec)
+{
+	free(dec->u.etm3.segs);
+	dec->u.etm3.segs = NULL;
 }
 
 static int cycle_accurate(const csd_flow_decoder *dec)
@@ -246,8 +304,32 @@ static inline __attribute__((always_inline)) void close_local(csd_flow_decoder *
  * (atoms while the address is unknown or the code unreadable, a lost
  * stretch pending) goes through insn_atom with the state written back.
  */
-static size_t pheader_run_range(csd_flow_decoder *dec, const uint8_t *h, size_t n, const struct csd_atoms *tab,
-				const uint64_t *offs, uint64_t base)
+static size_t run_range(csd_flow_decoder *dec, const uint8_t *h, size_t n, const struct csd_atoms *tab,
+			const uint64_t *offs, uint64_t base, const int build, int *aborted);
+
+static void seg_build(csd_flow_decoder *dec, struct csdi_etm3_seg *g, const uint8_t *h, unsigned len,
+		      const struct csd_atoms *tab, uint64_t key, uint64_t bytes, int ext);
+
+/* What of the start state a memo entry depends on, besides the headers. */
+static inline uint64_t seg_ctx(const csd_flow_decoder *dec)
+{
+	return (uint64_t)(dec->ns & 1) << 41 | (uint64_t)(dec->hyp & 1) << 42 | (uint64_t)dec->open_cond << 48;
+}
+
+static inline uint64_t seg_key(uint64_t ctx, uint32_t addr, uint8_t isa, unsigned len, int ext)
+{
+	return ctx | addr | (uint64_t)(isa & 15) << 32 | (uint64_t)len << 36 | (uint64_t)ext << 40;
+}
+
+static inline unsigned seg_slot(uint64_t key, uint64_t bytes)
+{
+	uint64_t x = (bytes ^ (key * 0x9e3779b97f4a7c15ull)) * 0xff51afd7ed558ccdull;
+	return (unsigned)(x >> (64 - SEG_SLOTS_LOG2)) & ~1u;
+}
+
+static inline __attribute__((always_inline)) size_t run_range(csd_flow_decoder *dec, const uint8_t *h, size_t n,
+								const struct csd_atoms *tab, const uint64_t *offs,
+								uint64_t base, const int build, int *aborted)
 {
 	struct csdi_etm3_state *s = &dec->u.etm3;
 	const int ca = cycle_accurate(dec);
@@ -280,7 +362,126 @@ static size_t pheader_run_range(csd_flow_decoder *dec, const uint8_t *h, size_t 
 		bwide = isa == CSD_ISA_ARM ? ~(uint64_t)0 : b->wide;
 		bwp = b->end == CSDI_BLOCK_WAYPOINT;
 	}
+	struct csdi_etm3_seg *const segs = build ? NULL : s->segs;
+	/* Decoder state in a memo key that only the general way changes. */
+	uint64_t ctx = seg_ctx(dec);
 	for (; i < n && csdi_flow_room(dec) > CSDI_FLOW_QPRODUCE; i++) {
+		/* (The room checked above is enough: a segment closes at most
+		 * SEG_RECS + 1 ranges, a few of the slack QPRODUCE leaves.
+		 * Segments start where the previous one ended, also across
+		 * calls, so that the same trace meets the same entries.) */
+		if (segs && walkable && synced) {
+			const unsigned len = n - i < SEG_LEN ? (unsigned)(n - i) : SEG_LEN;
+			uint64_t bytes = 0;
+			if (len == SEG_LEN)
+				memcpy(&bytes, h + i, SEG_LEN);
+			else
+				for (unsigned k = 0; k < len; k++)
+					bytes |= (uint64_t)h[i + k] << (8 * k);
+			const int ext = o.active & (o.end == addr) & (o.isa == isa);
+			const uint64_t key = seg_key(ctx, addr, isa, len, ext);
+			struct csdi_etm3_seg *g = &segs[seg_slot(key, bytes)];
+			if (g->key != key || g->bytes != bytes || g->gen != dec->img_gen)
+				g++;
+			if (g->key != key || g->bytes != bytes || g->gen != dec->img_gen) {
+				/* Two ways: the newest entry goes first, the
+				 * one it displaces second. */
+				g--;
+				segs[seg_slot(key, bytes) + 1] = *g;
+				dec->addr = addr;
+				dec->isa = isa;
+				dec->open = o;
+				s->pending_w = pw;
+				s->prev_last = prev_last;
+				s->last_cycles = last_cycles;
+				s->cancelled = cancelled;
+				seg_build(dec, g, h + i, len, tab, key, bytes, ext);
+				/* It may have refilled the cursor's cache slot. */
+				b = NULL;
+			}
+			if (g->len) {
+				/* Waiting W atoms: charged to the next instruction
+				 * in cycle-accurate mode only (else dropped). */
+				const uint64_t pw_in = ca ? pw : 0;
+				if (g->natoms) {
+					const struct csdi_open_range oin = o;
+					const unsigned qlen_in = dec->qlen;
+					int closed_in = 0;
+					if (o.active && !ext) {
+						close_local(dec, &o, dec->open_cond, 0);
+						closed_in = 1;
+					}
+					/* The first instruction's range takes the W
+					 * atoms waiting before it and continues the
+					 * open range if it was contiguous. */
+					for (unsigned k = 0; k < g->nrec; k++) {
+						const struct csdi_seg_range *sr = &g->rec[k];
+						struct csd_record *r = csdi_flow_slot(dec);
+						r->type = CSD_REC_RANGE;
+						r->offset = offs ? offs[i + sr->hdr] : base + i + sr->hdr;
+						r->addr = sr->start;
+						r->last = sr->last;
+						r->end = sr->end;
+						r->count = sr->count;
+						r->cycles = sr->cycles;
+						r->flags = sr->flags;
+						r->cond = sr->cond;
+						r->isa = sr->isa;
+						if (k == 0) {
+							r->cycles += pw_in;
+							if (ext) {
+								r->addr = oin.start;
+								r->offset = oin.offset;
+								r->count += oin.count;
+								r->cycles += oin.cycles;
+							}
+						}
+					}
+					if (g->open_active) {
+						const struct csdi_seg_range *sr = &g->open;
+						o.active = 1;
+						o.start = sr->start;
+						o.last = sr->last;
+						o.end = sr->end;
+						o.count = sr->count;
+						o.cycles = sr->cycles;
+						o.has_cycles = (int)sr->flags;
+						o.isa = sr->isa;
+						o.offset = offs ? offs[i + sr->hdr] : base + i + sr->hdr;
+						if (!g->nrec) {
+							o.cycles += pw_in;
+							if (ext) {
+								o.start = oin.start;
+								o.offset = oin.offset;
+								o.count += oin.count;
+								o.cycles += oin.cycles;
+							}
+						}
+					} else {
+						o.active = 0;
+					}
+					addr = g->addr;
+					isa = g->isa;
+					pw = g->pw;
+					cancelled = 0;
+					last_cycles = g->last_cycles + (g->natoms == 1 ? pw_in : 0);
+					prev_last = g->natoms == 1 && ext ? oin.last : g->prev_last;
+					s->await_gap = 0;
+					if (g->indirect) {
+						dec->addr_valid = 0;
+						walkable = 0;
+						s->wait_branch = 1;
+					}
+					dec->qready = qlen_in + g->hold + (closed_in && g->hold_late);
+				} else {
+					pw += g->pw;
+				}
+				dec->qmark_valid = g->last_atoms;
+				b = NULL;
+				i += g->len - 1;
+				continue;
+			}
+		}
 		const struct csd_atoms *a = &tab[h[i]];
 		if (!a->num) {
 			/* W atoms only (cycle-accurate): they wait for the
@@ -329,6 +530,11 @@ static size_t pheader_run_range(csd_flow_decoder *dec, const uint8_t *h, size_t 
 					b = NULL;
 			}
 			if (!b) {
+				if (build) {
+					/* A memo entry ends before this header. */
+					*aborted = 1;
+					goto done;
+				}
 				/* The general way, from the state in dec. */
 				dec->addr = addr;
 				dec->isa = isa;
@@ -347,6 +553,7 @@ static size_t pheader_run_range(csd_flow_decoder *dec, const uint8_t *h, size_t 
 				prev_last = s->prev_last;
 				last_cycles = s->last_cycles;
 				cancelled = s->cancelled;
+				ctx = seg_ctx(dec);
 				b = s->blk;
 				idx = s->blk_idx;
 				if (b && (s->cur != addr || idx >= b->count || !walkable))
@@ -423,6 +630,123 @@ done:
 		s->blk_idx = idx;
 	}
 	return i;
+}
+
+static size_t pheader_run_range(csd_flow_decoder *dec, const uint8_t *h, size_t n, const struct csd_atoms *tab,
+				const uint64_t *offs, uint64_t base)
+{
+	return run_range(dec, h, n, tab, offs, base, 0, NULL);
+}
+
+/*
+ * Make memo entry g for the len headers h from the decoder's current
+ * position: run the loop in build mode from a scratch state (nothing
+ * waiting, a contiguous open range iff ext, queue offsets = header
+ * indices), read off what it did, and put everything back. A header that
+ * needs the general way ends the entry before it.
+ */
+static __attribute__((noinline)) void seg_build(csd_flow_decoder *dec, struct csdi_etm3_seg *g, const uint8_t *h,
+						unsigned len, const struct csd_atoms *tab, uint64_t key,
+						uint64_t bytes, int ext)
+{
+	struct csdi_etm3_state *s = &dec->u.etm3;
+	const struct csdi_etm3_state s0 = *s;
+	const struct csdi_open_range o0 = dec->open;
+	const uint32_t addr0 = dec->addr;
+	const uint8_t isa0 = dec->isa;
+	const unsigned qlen0 = dec->qlen, qready0 = dec->qready;
+	const int qmv0 = dec->qmark_valid;
+	size_t done = len;
+
+	memset(g, 0, sizeof(*g));
+	g->key = key;
+	g->bytes = bytes;
+	g->gen = dec->img_gen;
+	for (int pass = 0; pass < 2; pass++) {
+		int aborted = 0;
+		memset(&dec->open, 0, sizeof(dec->open));
+		dec->open.active = ext;
+		dec->open.start = dec->open.last = dec->open.end = addr0;
+		dec->open.isa = isa0;
+		s->pending_w = 0;
+		s->prev_last = addr0;
+		s->last_cycles = 0;
+		s->cancelled = 0;
+		s->blk = NULL;
+		s->wait_branch = 0;
+		dec->addr = addr0;
+		dec->isa = isa0;
+		dec->addr_valid = 1;
+		dec->qlen = qlen0;
+		dec->qready = qlen0;
+		dec->qmark_valid = 0;
+		done = run_range(dec, h, done, tab, NULL, 0, 1, &aborted);
+		if (!aborted)
+			break;
+		/* Again without the header it stopped in. */
+	}
+	unsigned nrec = dec->qlen - qlen0;
+	int ok = done > 0 && nrec <= SEG_RECS && s->pending_w <= UINT32_MAX && s->last_cycles <= UINT32_MAX;
+	for (unsigned k = 0; ok && k < nrec; k++) {
+		const struct csd_record *r = &dec->q[(dec->qhead + qlen0 + k) % CSDI_FLOW_QCAP];
+		struct csdi_seg_range *sr = &g->rec[k];
+		ok = r->type == CSD_REC_RANGE && r->cycles <= UINT32_MAX && r->offset < SEG_LEN;
+		sr->start = (uint32_t)r->addr;
+		sr->last = (uint32_t)r->last;
+		sr->end = (uint32_t)r->end;
+		sr->count = r->count;
+		sr->cycles = (uint32_t)r->cycles;
+		sr->flags = r->flags;
+		sr->cond = r->cond;
+		sr->isa = r->isa;
+		sr->hdr = (uint8_t)r->offset;
+	}
+	if (dec->open.active) {
+		ok = ok && dec->open.cycles <= UINT32_MAX && dec->open.offset < SEG_LEN;
+		g->open_active = 1;
+		g->open.start = dec->open.start;
+		g->open.last = dec->open.last;
+		g->open.end = dec->open.end;
+		g->open.count = dec->open.count;
+		g->open.cycles = (uint32_t)dec->open.cycles;
+		g->open.flags = (uint32_t)dec->open.has_cycles;
+		g->open.isa = dec->open.isa;
+		g->open.hdr = (uint8_t)dec->open.offset;
+	}
+	unsigned natoms = 0, first = SEG_LEN, last = SEG_LEN;
+	for (unsigned k = 0; k < done; k++) {
+		if (tab[h[k]].num) {
+			natoms += tab[h[k]].num;
+			if (first == SEG_LEN)
+				first = k;
+			last = k;
+		}
+	}
+	if (ok) {
+		g->len = (uint8_t)done;
+		g->nrec = (uint8_t)nrec;
+		g->natoms = (uint8_t)(natoms < 2 ? natoms : 2);
+		g->hold = (uint8_t)(dec->qready - qlen0);
+		g->hold_late = last != first;
+		g->last_atoms = done > 0 && tab[h[done - 1]].num;
+		g->indirect = !dec->addr_valid;
+		g->isa = dec->isa;
+		g->addr = dec->addr;
+		g->prev_last = s->prev_last;
+		g->last_cycles = (uint32_t)s->last_cycles;
+		g->pw = (uint32_t)s->pending_w;
+	} else {
+		g->len = 0;
+	}
+	/* Put everything back. */
+	*s = s0;
+	dec->open = o0;
+	dec->addr = addr0;
+	dec->isa = isa0;
+	dec->addr_valid = 1;
+	dec->qlen = qlen0;
+	dec->qready = qready0;
+	dec->qmark_valid = qmv0;
 }
 
 size_t csdi_etm3_flow_pheader_run(csd_flow_decoder *dec, const uint8_t *h, size_t n, const struct csd_atoms *tab,

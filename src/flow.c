@@ -322,6 +322,8 @@ void csd_flow_free(csd_flow_decoder *dec)
 {
 	if (!dec)
 		return;
+	if (dec->etm3)
+		csdi_etm3_flow_fini(dec);
 	csd_etm3_pkt_free(dec->etm3);
 	csd_ptm_pkt_free(dec->ptm);
 	free(dec->cache);

@@ -102,6 +102,9 @@ struct csdi_etm3_state {
 	int await_gap;            /* a non-periodic I-sync without a cycle count: the gap's
 				   cycle count packet may follow */
 	uint64_t gap_w;           /* W atoms before that I-sync */
+	/* Range mode: outcomes of short runs of P-headers from a code
+	 * position (etm3_flow.c, "Segment memo"); NULL without one. */
+	struct csdi_etm3_seg *segs;
 };
 
 struct csd_flow_decoder {
@@ -234,5 +237,7 @@ size_t csdi_etm3_flow_pheader_run(csd_flow_decoder *dec, const uint8_t *h, size_
 				  const uint64_t *offs, uint64_t base);
 /* End of trace: commit anything held back. */
 void csdi_etm3_flow_end(csd_flow_decoder *dec);
+/* Release what csdi_etm3_flow_init allocated. */
+void csdi_etm3_flow_fini(csd_flow_decoder *dec);
 
 #endif

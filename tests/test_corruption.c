@@ -3,8 +3,10 @@
  * flips, byte runs overwritten with garbage, swapped frames, truncation,
  * inserted bytes, deleted bytes), each demultiplexed and decoded for every
  * source through the packet decoder and the flow decoder in range and in
- * instruction mode. Checked for every copy:
+ * instruction mode (range mode also without the ETMv3 segment memo).
+ * Checked for every copy:
  *
+ *   - the range records with and without the memo are identical;
  *   - bounded work: records per capture byte stay under RECORDS_PER_BYTE;
  *   - errors only where the damage can explain them: frame errors at or
  *     after the start of the first damaged frame; packet and flow errors at
@@ -114,7 +116,7 @@ struct recs {
 struct decode {
 	struct stream s[MAX_SOURCES];
 	struct pkts p[MAX_SOURCES];
-	struct recs r[MAX_SOURCES][2]; /* [source][0 = ranges, 1 = instructions] */
+	struct recs r[MAX_SOURCES][3]; /* [source][0 = ranges, 1 = instructions, 2 = ranges without memo] */
 	uint64_t *frame_errors;
 	size_t n_frame_errors, cap_frame_errors;
 };
@@ -127,6 +129,7 @@ static void decode_free(struct decode *d)
 		free(d->p[i].v);
 		free(d->r[i][0].v);
 		free(d->r[i][1].v);
+		free(d->r[i][2].v);
 	}
 	free(d->frame_errors);
 	memset(d, 0, sizeof(*d));
@@ -266,19 +269,22 @@ static void decode_packets(int s, struct decode *d)
 		csd_etm3_pkt_free(dec);
 }
 
-static void decode_flow(int s, int insn, struct decode *d)
+/* mode: 0 range records, 1 instruction records, 2 range records without
+ * the ETMv3 segment memo. */
+static void decode_flow(int s, int mode, struct decode *d)
 {
+	static const uint32_t flags[3] = { 0, CSD_FLOW_INSN, CSD_FLOW_NO_MEMO };
 	struct csd_flow_config fc;
 	memset(&fc, 0, sizeof(fc));
 	fc.size = sizeof(fc);
 	fc.trace = sources[s].cfg;
 	fc.image = image;
-	fc.flags = insn ? CSD_FLOW_INSN : 0;
+	fc.flags = flags[mode];
 	csd_flow_decoder *fd = csd_flow_new(&fc);
 	CHECK(fd != NULL);
 	if (!fd)
 		return;
-	struct recs *out = &d->r[s][insn];
+	struct recs *out = &d->r[s][mode];
 	struct csd_bytes b = stream_bytes(&d->s[s]);
 	struct csd_record r;
 	int rc;
@@ -305,6 +311,7 @@ static void decode_all(const uint8_t *cap, size_t n, struct decode *d)
 		decode_packets((int)s, d);
 		decode_flow((int)s, 0, d);
 		decode_flow((int)s, 1, d);
+		decode_flow((int)s, 2, d);
 	}
 }
 
@@ -413,6 +420,24 @@ static uint64_t error_bound(int s, size_t k, const struct decode *d)
 			return at < d->s[s].n && d->s[s].off[at] < p->v[i].offset ? d->s[s].off[at] : p->v[i].offset;
 	}
 	return 0;
+}
+
+/* Every field the same (the memo must not change a record). */
+static int identical_recs(const struct recs *a, const struct recs *b)
+{
+	if (a->n != b->n)
+		return 0;
+	for (size_t i = 0; i < a->n; i++) {
+		const struct csd_record *x = &a->v[i], *y = &b->v[i];
+		if (x->type != y->type || x->flags != y->flags || x->offset != y->offset || x->addr != y->addr ||
+		    x->end != y->end || x->last != y->last || x->target != y->target || x->cycles != y->cycles ||
+		    x->timestamp != y->timestamp || x->count != y->count || x->size != y->size ||
+		    x->opcode != y->opcode || x->context_id != y->context_id || x->exception != y->exception ||
+		    x->isa != y->isa || x->cond != y->cond || x->reason != y->reason || x->vmid != y->vmid ||
+		    x->id != y->id || x->error != y->error)
+			return 0;
+	}
+	return 1;
 }
 
 static int same_recs(const struct recs *a, const struct recs *b)
@@ -550,6 +575,7 @@ static void check_copy(const struct damage *dm, const struct decode *d, size_t s
 	size_t records = 0;
 	for (size_t s = 0; s < n_sources; s++) {
 		records += d->r[s][0].n + d->r[s][1].n;
+		CHECK(identical_recs(&d->r[s][0], &d->r[s][2]));
 		size_t k = first_change(&ref.s[s], &d->s[s]);
 		if (k == (size_t)-1) {
 			/* Untouched stream: the same decode. */
@@ -595,6 +621,7 @@ int main(void)
 	size_t ref_records = 0;
 	for (size_t s = 0; s < n_sources; s++) {
 		ref_records += ref.r[s][0].n + ref.r[s][1].n;
+		CHECK(identical_recs(&ref.r[s][0], &ref.r[s][2]));
 		for (size_t i = 0; i < ref.r[s][1].n; i++)
 			CHECK(ref.r[s][1].v[i].type != CSD_REC_ERROR);
 	}
