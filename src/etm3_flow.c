@@ -33,6 +33,7 @@
  * an open range that continues) is applied on top.
  */
 #define SEG_LEN 8
+#define SEG_WORDS (SEG_LEN / 8)
 #define SEG_RECS 4
 _Static_assert(SEG_RECS + 1 < CSDI_FLOW_QPRODUCE - CSDI_FLOW_QLOW, "a segment's records fit in the slack");
 #define SEG_SLOTS_LOG2 14
@@ -47,7 +48,7 @@ struct csdi_seg_range {
 
 struct csdi_etm3_seg {
 	uint64_t key;          /* start address, ISA, run length, context bits (seg_key) */
-	uint64_t bytes;        /* the headers, zero-padded */
+	uint64_t bytes[SEG_WORDS]; /* the headers, zero-padded */
 	uint64_t gen;          /* image generation + 1 when made (0 = empty) */
 	uint8_t len;           /* headers it covers (0: leave them to the loop) */
 	uint8_t nrec;          /* range records it closes */
@@ -247,11 +248,11 @@ inline void csdi_etm3_flow_pheader(csd_flow_decoder *dec, const struct csd_atoms
 /* Instruction mode, or anything else the fast loop below does not take:
  * header by header through csdi_etm3_flow_pheader. */
 static size_t pheader_run_general(csd_flow_decoder *dec, const uint8_t *h, size_t n, const struct csd_atoms *tab,
-				  const uint64_t *offs, uint64_t base)
+				  const uint8_t *ph, const uint64_t *offs, uint64_t base)
 {
 	size_t i = 0;
 	/* A header yields at most 16 instruction records and a few others. */
-	for (; i < n && csdi_flow_room(dec) > CSDI_FLOW_QPRODUCE; i++) {
+	for (; i < n && ph[h[i]] && csdi_flow_room(dec) > CSDI_FLOW_QPRODUCE; i++) {
 		const struct csd_atoms *a = &tab[h[i]];
 		uint64_t off = offs ? offs[i] : base + i;
 		/* Records before a header with atoms are final once it is
@@ -305,10 +306,10 @@ static inline __attribute__((always_inline)) void close_local(csd_flow_decoder *
  * stretch pending) goes through insn_atom with the state written back.
  */
 static size_t run_range(csd_flow_decoder *dec, const uint8_t *h, size_t n, const struct csd_atoms *tab,
-			const uint64_t *offs, uint64_t base, const int build, int *aborted);
+			const uint8_t *ph, const uint64_t *offs, uint64_t base, const int build, int *aborted);
 
 static void seg_build(csd_flow_decoder *dec, struct csdi_etm3_seg *g, const uint8_t *h, unsigned len,
-		      const struct csd_atoms *tab, uint64_t key, uint64_t bytes, int ext);
+		      const struct csd_atoms *tab, const uint8_t *ph, uint64_t key, const uint64_t *bytes, int ext);
 
 /* What of the start state a memo entry depends on, besides the headers. */
 static inline uint64_t seg_ctx(const csd_flow_decoder *dec)
@@ -321,15 +322,58 @@ static inline uint64_t seg_key(uint64_t ctx, uint32_t addr, uint8_t isa, unsigne
 	return ctx | addr | (uint64_t)(isa & 15) << 32 | (uint64_t)len << 36 | (uint64_t)ext << 40;
 }
 
-static inline unsigned seg_slot(uint64_t key, uint64_t bytes)
+/* The up to SEG_LEN bytes at h (n available) that have the P-header form
+ * 1xxxxxx0, into bytes (zero beyond them); returns how many. */
+static inline unsigned seg_bytes(const uint8_t *h, size_t n, uint64_t *bytes)
 {
-	uint64_t x = (bytes ^ (key * 0x9e3779b97f4a7c15ull)) * 0xff51afd7ed558ccdull;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	if (n >= SEG_LEN) {
+		unsigned len = 0;
+		for (unsigned w = 0; w < SEG_WORDS; w++) {
+			uint64_t x;
+			memcpy(&x, h + 8 * w, 8);
+			/* Non-zero in each byte that is not of the form. */
+			const uint64_t m = (x & 0x8181818181818181ull) ^ 0x8080808080808080ull;
+			if (m) {
+				const unsigned k = (unsigned)__builtin_ctzll(m) / 8;
+				bytes[w] = k ? x & (~0ull >> (64 - 8 * k)) : 0;
+				return len + k;
+			}
+			bytes[w] = x;
+			len += 8;
+		}
+		return len;
+	}
+#endif
+	unsigned len = 0;
+	while (len < n && len < SEG_LEN && (h[len] & 0x81) == 0x80) {
+		bytes[len / 8] |= (uint64_t)h[len] << (8 * (len % 8));
+		len++;
+	}
+	return len;
+}
+
+static inline int seg_match(const struct csdi_etm3_seg *g, uint64_t key, const uint64_t *bytes, uint64_t gen)
+{
+	uint64_t d = (g->key ^ key) | (g->gen ^ gen);
+	for (unsigned w = 0; w < SEG_WORDS; w++)
+		d |= g->bytes[w] ^ bytes[w];
+	return d == 0;
+}
+
+static inline unsigned seg_slot(uint64_t key, const uint64_t *bytes)
+{
+	uint64_t x = bytes[0] ^ (key * 0x9e3779b97f4a7c15ull);
+	for (unsigned w = 1; w < SEG_WORDS; w++)
+		x ^= bytes[w] * 0xc2b2ae3d27d4eb4full;
+	x *= 0xff51afd7ed558ccdull;
 	return (unsigned)(x >> (64 - SEG_SLOTS_LOG2)) & ~1u;
 }
 
 static inline __attribute__((always_inline)) size_t run_range(csd_flow_decoder *dec, const uint8_t *h, size_t n,
-								const struct csd_atoms *tab, const uint64_t *offs,
-								uint64_t base, const int build, int *aborted)
+								const struct csd_atoms *tab, const uint8_t *ph,
+								const uint64_t *offs, uint64_t base, const int build,
+								int *aborted)
 {
 	struct csdi_etm3_state *s = &dec->u.etm3;
 	const int ca = cycle_accurate(dec);
@@ -371,19 +415,18 @@ static inline __attribute__((always_inline)) size_t run_range(csd_flow_decoder *
 		 * Segments start where the previous one ended, also across
 		 * calls, so that the same trace meets the same entries.) */
 		if (segs && walkable && synced) {
-			const unsigned len = n - i < SEG_LEN ? (unsigned)(n - i) : SEG_LEN;
-			uint64_t bytes = 0;
-			if (len == SEG_LEN)
-				memcpy(&bytes, h + i, SEG_LEN);
-			else
-				for (unsigned k = 0; k < len; k++)
-					bytes |= (uint64_t)h[i + k] << (8 * k);
+			/* The headers ahead: bytes 1xxxxxx0 (P-header encodings;
+			 * an entry is made only of those is_phdr accepts). */
+			uint64_t bytes[SEG_WORDS] = { 0 };
+			const unsigned len = seg_bytes(h + i, n - i, bytes);
+			if (!len)
+				break;
 			const int ext = o.active & (o.end == addr) & (o.isa == isa);
 			const uint64_t key = seg_key(ctx, addr, isa, len, ext);
 			struct csdi_etm3_seg *g = &segs[seg_slot(key, bytes)];
-			if (g->key != key || g->bytes != bytes || g->gen != dec->img_gen)
+			if (!seg_match(g, key, bytes, dec->img_gen))
 				g++;
-			if (g->key != key || g->bytes != bytes || g->gen != dec->img_gen) {
+			if (!seg_match(g, key, bytes, dec->img_gen)) {
 				/* Two ways: the newest entry goes first, the
 				 * one it displaces second. */
 				g--;
@@ -395,7 +438,7 @@ static inline __attribute__((always_inline)) size_t run_range(csd_flow_decoder *
 				s->prev_last = prev_last;
 				s->last_cycles = last_cycles;
 				s->cancelled = cancelled;
-				seg_build(dec, g, h + i, len, tab, key, bytes, ext);
+				seg_build(dec, g, h + i, len, tab, ph, key, bytes, ext);
 				/* It may have refilled the cursor's cache slot. */
 				b = NULL;
 			}
@@ -482,6 +525,8 @@ static inline __attribute__((always_inline)) size_t run_range(csd_flow_decoder *
 				continue;
 			}
 		}
+		if (!ph[h[i]])
+			break;
 		const struct csd_atoms *a = &tab[h[i]];
 		if (!a->num) {
 			/* W atoms only (cycle-accurate): they wait for the
@@ -493,7 +538,7 @@ static inline __attribute__((always_inline)) size_t run_range(csd_flow_decoder *
 			for (;;) {
 				if (a->format != 1)
 					pw += a->w;
-				if (++i == n)
+				if (++i == n || !ph[h[i]])
 					goto done;
 				a = &tab[h[i]];
 				if (a->num)
@@ -633,9 +678,9 @@ done:
 }
 
 static size_t pheader_run_range(csd_flow_decoder *dec, const uint8_t *h, size_t n, const struct csd_atoms *tab,
-				const uint64_t *offs, uint64_t base)
+				const uint8_t *ph, const uint64_t *offs, uint64_t base)
 {
-	return run_range(dec, h, n, tab, offs, base, 0, NULL);
+	return run_range(dec, h, n, tab, ph, offs, base, 0, NULL);
 }
 
 /*
@@ -646,8 +691,8 @@ static size_t pheader_run_range(csd_flow_decoder *dec, const uint8_t *h, size_t 
  * needs the general way ends the entry before it.
  */
 static __attribute__((noinline)) void seg_build(csd_flow_decoder *dec, struct csdi_etm3_seg *g, const uint8_t *h,
-						unsigned len, const struct csd_atoms *tab, uint64_t key,
-						uint64_t bytes, int ext)
+						unsigned len, const struct csd_atoms *tab, const uint8_t *ph,
+						uint64_t key, const uint64_t *bytes, int ext)
 {
 	struct csdi_etm3_state *s = &dec->u.etm3;
 	const struct csdi_etm3_state s0 = *s;
@@ -660,7 +705,7 @@ static __attribute__((noinline)) void seg_build(csd_flow_decoder *dec, struct cs
 
 	memset(g, 0, sizeof(*g));
 	g->key = key;
-	g->bytes = bytes;
+	memcpy(g->bytes, bytes, sizeof(g->bytes));
 	g->gen = dec->img_gen;
 	for (int pass = 0; pass < 2; pass++) {
 		int aborted = 0;
@@ -680,7 +725,7 @@ static __attribute__((noinline)) void seg_build(csd_flow_decoder *dec, struct cs
 		dec->qlen = qlen0;
 		dec->qready = qlen0;
 		dec->qmark_valid = 0;
-		done = run_range(dec, h, done, tab, NULL, 0, 1, &aborted);
+		done = run_range(dec, h, done, tab, ph, NULL, 0, 1, &aborted);
 		if (!aborted)
 			break;
 		/* Again without the header it stopped in. */
@@ -750,11 +795,11 @@ static __attribute__((noinline)) void seg_build(csd_flow_decoder *dec, struct cs
 }
 
 size_t csdi_etm3_flow_pheader_run(csd_flow_decoder *dec, const uint8_t *h, size_t n, const struct csd_atoms *tab,
-				  const uint64_t *offs, uint64_t base)
+				  const uint8_t *ph, const uint64_t *offs, uint64_t base)
 {
 	if (dec->insn_mode)
-		return pheader_run_general(dec, h, n, tab, offs, base);
-	return pheader_run_range(dec, h, n, tab, offs, base);
+		return pheader_run_general(dec, h, n, tab, ph, offs, base);
+	return pheader_run_range(dec, h, n, tab, ph, offs, base);
 }
 
 /* The last traced instruction did not complete: take it back. Returns 1

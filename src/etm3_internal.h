@@ -104,14 +104,19 @@ static inline unsigned csdi_etm3_ts_max_bytes(const struct csdi_etm3_cfg *c)
 }
 
 /*
- * Fast path for the flow decoder: the P-headers at the front of the current
- * run of a synchronised decoder with nothing staged (0 otherwise). *hdr
- * points at them in the run; (*atoms)[h] are the atoms of header byte h.
- * A P-header changes no decoder state, so the flow decoder may act on them
- * itself and then csdi_etm3_pkt_skip() them instead of pulling each as a
- * struct csd_packet. csdi_etm3_pkt_offset(k): capture offset of byte k.
+ * Fast path for the flow decoder: the bytes of the current run of a
+ * synchronised decoder with nothing staged, if the first is a P-header (0
+ * otherwise). *hdr points at them in the run; (*is_phdr)[b] says whether
+ * byte b is a P-header (1) and (*atoms)[b] are its atoms. The P-headers
+ * at the front end at the first byte that is not one: the caller checks
+ * each header it takes (not scanning ahead saves a pass over the bytes).
+ * A P-header changes no decoder state, so the flow decoder may act on
+ * them itself and then csdi_etm3_pkt_skip() them instead of pulling each
+ * as a struct csd_packet. csdi_etm3_pkt_offset(k): capture offset of
+ * byte k.
  */
-size_t csdi_etm3_pkt_pheaders(const csd_etm3_pkt_decoder *dec, const uint8_t **hdr, const struct csd_atoms **atoms);
+size_t csdi_etm3_pkt_pheaders(const csd_etm3_pkt_decoder *dec, const uint8_t **hdr, const struct csd_atoms **atoms,
+			      const uint8_t **is_phdr);
 uint64_t csdi_etm3_pkt_offset(const csd_etm3_pkt_decoder *dec, size_t k);
 /* The same for all bytes at once: offset k is offsets[k], or base + k when
  * offsets is NULL. */

@@ -97,6 +97,7 @@ struct csd_etm3_pkt_decoder {
 	uint64_t ts_raw;          /* timestamp as traced (Gray if Gray-coded) */
 	const char *err;          /* reason of the error a parser reported */
 	uint8_t kind[256];
+	uint8_t is_phdr[256];     /* kind == K_PHDR (for the flow decoder's fast path) */
 	struct csd_atoms atoms[256];
 	const char *bad[256];
 };
@@ -277,6 +278,7 @@ static void build_tables(struct csd_etm3_pkt_decoder *d)
 				why = "out-of-order data packet, but data value tracing is off (ETMCR[2])";
 		}
 		d->kind[h] = k;
+		d->is_phdr[h] = k == K_PHDR;
 		d->bad[h] = k == K_BAD ? why : NULL;
 	}
 }
@@ -1057,18 +1059,20 @@ static NOINLINE int next_general(struct csd_etm3_pkt_decoder *d, struct csd_pack
  * Fast path for the flow decoder (see csdi_etm3_pkt_pheaders)
  * ---------------------------------------------------------------------- */
 
-size_t csdi_etm3_pkt_pheaders(const csd_etm3_pkt_decoder *dec, const uint8_t **hdr, const struct csd_atoms **atoms)
+size_t csdi_etm3_pkt_pheaders(const csd_etm3_pkt_decoder *dec, const uint8_t **hdr, const struct csd_atoms **atoms,
+			      const uint8_t **is_phdr)
 {
 	const struct csdi_input *in = &dec->in;
 	if (!in->have_run || in->stage_len || !dec->synced || dec->run_len)
 		return 0;
 	const uint8_t *p = in->run.data + in->pos;
-	size_t n = 0, avail = in->run.size - in->pos;
-	while (n < avail && dec->kind[p[n]] == K_PHDR)
-		n++;
+	size_t avail = in->run.size - in->pos;
+	if (!avail || !dec->is_phdr[p[0]])
+		return 0;
 	*hdr = p;
 	*atoms = dec->atoms;
-	return n;
+	*is_phdr = dec->is_phdr;
+	return avail;
 }
 
 void csdi_etm3_pkt_offsets(const csd_etm3_pkt_decoder *dec, const uint64_t **offsets, uint64_t *base)

@@ -364,15 +364,15 @@ int csd_flow_last_packet(const csd_flow_decoder *dec, struct csd_packet *pkt)
  */
 static int etm3_pheader_run(csd_flow_decoder *dec)
 {
-	const uint8_t *h;
+	const uint8_t *h, *is_phdr;
 	const struct csd_atoms *tab;
-	size_t n = csdi_etm3_pkt_pheaders(dec->etm3, &h, &tab);
+	size_t n = csdi_etm3_pkt_pheaders(dec->etm3, &h, &tab, &is_phdr);
 	if (!n)
 		return 0;
 	const uint64_t *offs;
 	uint64_t base;
 	csdi_etm3_pkt_offsets(dec->etm3, &offs, &base);
-	size_t i = csdi_etm3_flow_pheader_run(dec, h, n, tab, offs, base);
+	size_t i = csdi_etm3_flow_pheader_run(dec, h, n, tab, is_phdr, offs, base);
 	if (!i)
 		return 0;
 	if (csdi_flow_room(dec) < CSDI_FLOW_QLOW)

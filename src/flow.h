@@ -230,11 +230,12 @@ void csdi_etm3_flow_step(csd_flow_decoder *dec);
 /* The atoms of one P-header (the step for a P-header packet, also called
  * directly by the fast path in csd_flow_next). */
 void csdi_etm3_flow_pheader(csd_flow_decoder *dec, const struct csd_atoms *a, uint64_t offset);
-/* A run of n P-header bytes h (atoms from tab, capture offsets offs[k] or
- * base + k), with the record hold rule of csd_flow_next; stops early when
- * the queue runs short. Returns the headers used. */
+/* The P-headers at the front of the n bytes h (is_phdr[b]: byte b is one,
+ * atoms from tab, capture offsets offs[k] or base + k), with the record
+ * hold rule of csd_flow_next; stops at the first byte that is not a
+ * P-header, or early when the queue runs short. Returns the headers used. */
 size_t csdi_etm3_flow_pheader_run(csd_flow_decoder *dec, const uint8_t *h, size_t n, const struct csd_atoms *tab,
-				  const uint64_t *offs, uint64_t base);
+				  const uint8_t *is_phdr, const uint64_t *offs, uint64_t base);
 /* End of trace: commit anything held back. */
 void csdi_etm3_flow_end(csd_flow_decoder *dec);
 /* Release what csdi_etm3_flow_init allocated. */
