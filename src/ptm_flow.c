@@ -612,6 +612,43 @@ void csdi_ptm_flow_step(csd_flow_decoder *dec)
  * packet, or when the queue runs short. Returns the bytes used (the caller
  * skips them in the packet decoder).
  */
+/*
+ * A branch address packet met by the atom loop: what csdi_ptm_flow_step
+ * does with it through fast_branch and set_target, when the packet has no
+ * exception information and the block at the current address ends in a
+ * waypoint (one range record); the packet decoder's address state is
+ * updated as its own parse would. Returns the packet's length, 0 to leave
+ * it to the packet decoder and the general step (nothing changed then).
+ */
+static inline __attribute__((always_inline)) size_t fast_branch_packet(csd_flow_decoder *dec, const uint8_t *p,
+									 size_t n, uint32_t *addr, uint8_t *isa,
+									 uint32_t secflags, uint64_t off,
+									 struct csdi_ptm_branch *br)
+{
+	size_t len = csdi_ptm_branch_packet(dec->ptm, p, n, br);
+	if (!len || !fast_waypoint(dec, addr, isa, 1, br->cycle_count, secflags, off, 1))
+		return 0;
+	csdi_ptm_branch_commit(dec->ptm, br);
+	*addr = br->addr;
+	*isa = br->isa;
+	dec->itstate = 0;
+	return len;
+}
+
+/* The branch packet at p (len bytes) as dec->pkt, for csd_flow_last_packet(). */
+static __attribute__((noinline)) void branch_handover(csd_flow_decoder *dec, const uint8_t *p, size_t len,
+						      uint64_t off, const struct csdi_ptm_branch *br)
+{
+	struct csd_packet *pk = &dec->pkt;
+	csdi_ptm_branch_fill(br, pk);
+	pk->offset = off;
+	pk->size = (uint32_t)len;
+	memcpy(pk->raw, p, len);
+	dec->have_pkt = 1;
+	dec->pkt_active = 0;
+	dec->u.ptm.atom_pos = 0;
+}
+
 size_t csdi_ptm_flow_atom_run(csd_flow_decoder *dec, const uint8_t *p, size_t n, const uint8_t *num_tab,
 			      const uint8_t *en_tab, const uint64_t *offs, uint64_t base)
 {
@@ -621,6 +658,9 @@ size_t csdi_ptm_flow_atom_run(csd_flow_decoder *dec, const uint8_t *p, size_t n,
 	size_t i = 0, len = 0;
 	unsigned num = 0, en = 0;
 	uint32_t count = 0;
+	/* The last packet taken was a branch packet (br), not an atom packet. */
+	int last_branch = 0;
+	struct csdi_ptm_branch br;
 	/* Where execution is; written back at the end. */
 	uint32_t addr = dec->addr;
 	uint8_t isa = dec->isa;
@@ -632,9 +672,16 @@ size_t csdi_ptm_flow_atom_run(csd_flow_decoder *dec, const uint8_t *p, size_t n,
 		/* One atom per packet, with its cycle count. */
 		while (i < n && csdi_flow_room(dec) >= 2) {
 			len = csdi_ptm_atom_packet(p + i, n - i, 1, num_tab, en_tab, &num, &en, &count);
-			if (!len)
-				break;
 			uint64_t off = offs ? offs[i] : base + i;
+			if (!len) {
+				len = fast_branch_packet(dec, p + i, n - i, &addr, &isa, secflags, off, &br);
+				if (!len)
+					break;
+				last_branch = 1;
+				i += len;
+				continue;
+			}
+			last_branch = 0;
 			int rc = fast_waypoint(dec, &addr, &isa, en, count, secflags, off, 0);
 			if (rc <= 0) {
 				atom_handover(dec, p + i, len, off, num, en, count, ca, rc == 0, 0);
@@ -648,12 +695,19 @@ size_t csdi_ptm_flow_atom_run(csd_flow_decoder *dec, const uint8_t *p, size_t n,
 	} else {
 		while (i < n && csdi_flow_room(dec) >= 8) {
 			const uint8_t h = p[i];
+			uint64_t off = offs ? offs[i] : base + i;
 			num = num_tab[h];
-			if (!num)
-				break;
+			if (!num) {
+				len = fast_branch_packet(dec, p + i, n - i, &addr, &isa, secflags, off, &br);
+				if (!len)
+					break;
+				last_branch = 1;
+				i += len;
+				continue;
+			}
+			last_branch = 0;
 			en = en_tab[h];
 			len = 1;
-			uint64_t off = offs ? offs[i] : base + i;
 			for (unsigned j = 0; j < num; j++) {
 				int rc = fast_waypoint(dec, &addr, &isa, (en >> j) & 1, 0, secflags, off, 0);
 				if (rc <= 0) {
@@ -673,7 +727,10 @@ size_t csdi_ptm_flow_atom_run(csd_flow_decoder *dec, const uint8_t *p, size_t n,
 	if (i) {
 		/* csd_flow_last_packet() reports the last atom packet. */
 		size_t last = i - len;
-		atom_handover(dec, p + last, len, offs ? offs[last] : base + last, num, en, count, ca, 0, 0);
+		if (last_branch)
+			branch_handover(dec, p + last, len, offs ? offs[last] : base + last, &br);
+		else
+			atom_handover(dec, p + last, len, offs ? offs[last] : base + last, num, en, count, ca, 0, 0);
 	}
 out:
 	dec->addr = addr;

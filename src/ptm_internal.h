@@ -159,4 +159,26 @@ static inline size_t csdi_ptm_atom_packet(const uint8_t *p, size_t n, int cycle_
 	return len;
 }
 
+/*
+ * A branch address packet without exception information, whole at p (n
+ * bytes): its length and fields in *b, or 0 for anything else (the packet
+ * decoder then deals with it). Nothing changes until
+ * csdi_ptm_branch_commit(), which updates the decoder's address state as
+ * csd_ptm_pkt_next() would; the caller then csdi_ptm_pkt_skip()s it.
+ * csdi_ptm_branch_fill(): the packet as csd_ptm_pkt_next() reports it
+ * (without offset, size and raw bytes).
+ */
+struct csdi_ptm_branch {
+	uint32_t addr;
+	uint32_t cycle_count;
+	uint8_t isa;
+	uint8_t addr_bytes;
+	uint8_t isa_stated;
+	uint8_t has_cc;
+};
+size_t csdi_ptm_branch_packet(const struct csd_ptm_pkt_decoder *dec, const uint8_t *p, size_t n,
+			      struct csdi_ptm_branch *b);
+void csdi_ptm_branch_commit(struct csd_ptm_pkt_decoder *dec, const struct csdi_ptm_branch *b);
+void csdi_ptm_branch_fill(const struct csdi_ptm_branch *b, struct csd_packet *pkt);
+
 #endif

@@ -937,3 +937,55 @@ void csdi_ptm_pkt_skip(csd_ptm_pkt_decoder *dec, size_t n)
 	in->pos += n;
 	in->have_run = in->pos < in->run.size;
 }
+
+/* ------------------------------------------------------------------------
+ * Branch address packets for the flow decoder's atom loop
+ * ---------------------------------------------------------------------- */
+
+size_t csdi_ptm_branch_packet(const struct csd_ptm_pkt_decoder *dec, const uint8_t *p, size_t n,
+			      struct csdi_ptm_branch *b)
+{
+	if (!n || dec->kind[p[0]] != K_BRANCH)
+		return 0;
+	struct addr_field a;
+	const char *err = NULL;
+	int r = parse_address(p, n, dec->isa, dec->addr, &a, &err);
+	if (r <= 0 || a.info_follows)
+		return 0;
+	size_t len = (size_t)r;
+	b->cycle_count = 0;
+	b->has_cc = 0;
+	if (dec->cfg.cycle_acc) {
+		int c = parse_cycle_count(p + len, n - len, &b->cycle_count);
+		if (c <= 0)
+			return 0;
+		len += (size_t)c;
+		b->has_cc = 1;
+	}
+	b->addr = a.addr;
+	b->isa = (uint8_t)a.isa;
+	b->addr_bytes = (uint8_t)a.bytes;
+	b->isa_stated = (uint8_t)a.isa_stated;
+	return len;
+}
+
+void csdi_ptm_branch_commit(struct csd_ptm_pkt_decoder *dec, const struct csdi_ptm_branch *b)
+{
+	dec->addr = b->addr;
+	dec->isa = b->isa;
+}
+
+void csdi_ptm_branch_fill(const struct csdi_ptm_branch *b, struct csd_packet *pkt)
+{
+	clear_packet(pkt);
+	pkt->type = CSD_PKT_BRANCH;
+	if (b->isa_stated)
+		pkt->flags |= CSD_PKTF_ISA;
+	if (b->has_cc) {
+		pkt->flags |= CSD_PKTF_CYCLE_COUNT;
+		pkt->cycle_count = b->cycle_count;
+	}
+	pkt->addr = b->addr;
+	pkt->addr_bytes = b->addr_bytes;
+	pkt->isa = b->isa;
+}
