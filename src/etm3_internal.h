@@ -123,4 +123,24 @@ uint64_t csdi_etm3_pkt_offset(const csd_etm3_pkt_decoder *dec, size_t k);
 void csdi_etm3_pkt_offsets(const csd_etm3_pkt_decoder *dec, const uint64_t **offsets, uint64_t *base);
 void csdi_etm3_pkt_skip(csd_etm3_pkt_decoder *dec, size_t n);
 
+/*
+ * A branch address packet without exception information, whole at p (n
+ * bytes): its length and fields in *b, or 0 for anything else (the packet
+ * decoder then deals with it). Nothing changes until
+ * csdi_etm3_branch_commit(), which updates the decoder's address state as
+ * csd_etm3_pkt_next() would; the caller then csdi_etm3_pkt_skip()s it.
+ * csdi_etm3_branch_fill(): the packet as csd_etm3_pkt_next() reports it
+ * (without offset, size and raw bytes).
+ */
+struct csdi_etm3_branch {
+	uint32_t addr;
+	uint8_t isa;        /* enum csd_isa */
+	uint8_t addr_bytes;
+	uint8_t full;       /* five address bytes: the instruction set stated */
+	uint8_t fam, altisa, ns, hyp; /* the packet decoder's state after it */
+};
+size_t csdi_etm3_branch_packet(csd_etm3_pkt_decoder *dec, const uint8_t *p, size_t n, struct csdi_etm3_branch *b);
+void csdi_etm3_branch_commit(csd_etm3_pkt_decoder *dec, const struct csdi_etm3_branch *b);
+void csdi_etm3_branch_fill(const struct csdi_etm3_branch *b, struct csd_packet *pkt);
+
 #endif

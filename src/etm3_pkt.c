@@ -1094,3 +1094,48 @@ void csdi_etm3_pkt_skip(csd_etm3_pkt_decoder *dec, size_t n)
 	in->pos += n;
 	in->have_run = in->pos < in->run.size;
 }
+
+/* ------------------------------------------------------------------------
+ * Branch address packets for the flow decoder's P-header runs
+ * ---------------------------------------------------------------------- */
+
+size_t csdi_etm3_branch_packet(csd_etm3_pkt_decoder *dec, const uint8_t *p, size_t n, struct csdi_etm3_branch *b)
+{
+	if (!n || dec->kind[p[0]] != K_BRANCH)
+		return 0;
+	struct baddr r;
+	const char *err = dec->err;
+	long len = parse_branch_addr(dec, p, n, &dec->ist, 0, &r);
+	dec->err = err; /* a failed parse is left to the packet decoder, which reports it */
+	if (len <= 0 || r.info || r.deprecated)
+		return 0;
+	b->addr = r.st.addr;
+	b->isa = (uint8_t)csdi_etm3_isa_of(r.st.fam, r.st.altisa);
+	b->addr_bytes = r.addr_bytes;
+	b->full = (uint8_t)r.full;
+	b->fam = r.st.fam;
+	b->altisa = r.st.altisa;
+	b->ns = r.st.ns;
+	b->hyp = r.st.hyp;
+	return (size_t)len;
+}
+
+void csdi_etm3_branch_commit(csd_etm3_pkt_decoder *dec, const struct csdi_etm3_branch *b)
+{
+	dec->ist.addr = b->addr;
+	dec->ist.fam = b->fam;
+	dec->ist.altisa = b->altisa;
+	dec->ist.ns = b->ns;
+	dec->ist.hyp = b->hyp;
+}
+
+void csdi_etm3_branch_fill(const struct csdi_etm3_branch *b, struct csd_packet *pkt)
+{
+	clear_packet(pkt);
+	pkt->type = CSD_PKT_BRANCH;
+	pkt->addr = b->addr;
+	pkt->addr_bytes = b->addr_bytes;
+	pkt->isa = b->isa;
+	if (b->full)
+		pkt->flags |= CSD_PKTF_ISA;
+}

@@ -360,7 +360,10 @@ int csd_flow_last_packet(const csd_flow_decoder *dec, struct csd_packet *pkt)
  * change no packet-decoder state. Take the run of them at the front of the
  * input straight from the packet decoder and apply their atoms, without a
  * struct csd_packet per header. Same record hold rule as for packets (see
- * csd_flow_next). Returns 0 if there were none.
+ * csd_flow_next). In range mode a branch address packet between runs is
+ * taken too when it has no exception information (then it only says where
+ * the next instruction is: do_branch's set_target, no record, and the hold
+ * stays). Returns 0 if there was nothing to take.
  */
 static int etm3_pheader_run(csd_flow_decoder *dec)
 {
@@ -372,20 +375,54 @@ static int etm3_pheader_run(csd_flow_decoder *dec)
 	const uint64_t *offs;
 	uint64_t base;
 	csdi_etm3_pkt_offsets(dec->etm3, &offs, &base);
-	size_t i = csdi_etm3_flow_pheader_run(dec, h, n, tab, is_phdr, offs, base);
-	if (!i)
+	size_t used = 0, last = 0, last_len = 0;
+	struct csdi_etm3_branch br;
+	int last_branch = 0;
+	for (;;) {
+		size_t i = csdi_etm3_flow_pheader_run(dec, h + used, n - used, tab, is_phdr,
+						      offs ? offs + used : NULL, base + used);
+		if (csdi_flow_room(dec) < CSDI_FLOW_QLOW)
+			dec->qready = dec->qlen;
+		if (i) {
+			last = used + i - 1;
+			last_len = 1;
+			last_branch = 0;
+			used += i;
+		}
+		if (used == n || dec->insn_mode || !dec->synced || csdi_flow_room(dec) <= CSDI_FLOW_QPRODUCE ||
+		    (!dec->addr_valid && !dec->u.etm3.wait_branch))
+			break;
+		size_t blen = csdi_etm3_branch_packet(dec->etm3, h + used, n - used, &br);
+		if (!blen)
+			break;
+		csdi_etm3_branch_commit(dec->etm3, &br);
+		dec->addr = br.addr;
+		dec->isa = br.isa;
+		dec->addr_valid = br.isa != CSD_ISA_UNKNOWN;
+		dec->u.etm3.wait_branch = 0;
+		dec->qmark_valid = 0;
+		last = used;
+		last_len = blen;
+		last_branch = 1;
+		used += blen;
+		if (used == n || !is_phdr[h[used]])
+			break;
+	}
+	if (!used)
 		return 0;
-	if (csdi_flow_room(dec) < CSDI_FLOW_QLOW)
-		dec->qready = dec->qlen;
-	/* csd_flow_last_packet() reports the last header. */
-	csdi_pkt_clear(&dec->pkt);
-	dec->pkt.type = CSD_PKT_PHEADER;
-	dec->pkt.offset = csdi_etm3_pkt_offset(dec->etm3, i - 1);
-	dec->pkt.size = 1;
-	dec->pkt.raw[0] = h[i - 1];
-	dec->pkt.atoms = tab[h[i - 1]];
+	/* csd_flow_last_packet() reports the last header or branch packet. */
+	if (last_branch) {
+		csdi_etm3_branch_fill(&br, &dec->pkt);
+	} else {
+		csdi_pkt_clear(&dec->pkt);
+		dec->pkt.type = CSD_PKT_PHEADER;
+		dec->pkt.atoms = tab[h[last]];
+	}
+	dec->pkt.offset = csdi_etm3_pkt_offset(dec->etm3, last);
+	dec->pkt.size = (uint32_t)last_len;
+	memcpy(dec->pkt.raw, h + last, last_len);
 	dec->have_pkt = 1;
-	csdi_etm3_pkt_skip(dec->etm3, i);
+	csdi_etm3_pkt_skip(dec->etm3, used);
 	return 1;
 }
 
