@@ -147,7 +147,8 @@ static void decode_buffer(const csd_snapshot *snap, size_t b, enum mode mode, ui
 	if (held > res.image_bytes)
 		res.image_bytes = held; /* buffers are decoded one after another */
 
-	struct csd_frame_config frc = { .size = sizeof(frc), .format = buf->frame_format, .raw_id = raw_id };
+	struct csd_frame_config frc = { .size = sizeof(frc), .format = buf->frame_format, .raw_id = raw_id,
+					 .flags = CSD_FRAME_BY_ID };
 	csd_frame_decoder *fd = csd_frame_new(&frc);
 	if (!fd) {
 		fprintf(stderr, "cannot create the frame decoder\n");

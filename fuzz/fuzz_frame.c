@@ -17,6 +17,11 @@
  *     input through untouched with the configured ID;
  *   - framed data carries a source ID (0x01-0x6F); errors carry a reason;
  *   - bounded work: events per call of csd_frame_next() are limited.
+ * A third decode, in the same pieces with CSD_FRAME_BY_ID, must give each
+ * ID the same bytes and offsets, the same events in the same order, each
+ * event after every data byte that precedes it in the capture and at most
+ * 15 bytes (the rest of its frame) later, and batches of at most
+ * CSD_FRAME_BATCH + 15 bytes.
  */
 #include "fuzz_common.h"
 
@@ -54,6 +59,8 @@ struct frame_run {
 	size_t size;
 	uint64_t data_bytes;    /* data bytes delivered */
 	uint64_t last_off;      /* offset of the last data byte + 1 */
+	int by_id;              /* CSD_FRAME_BY_ID: offsets rise per ID only */
+	uint64_t id_last_off[256];
 };
 
 static void frame_event(struct frame_run *r, const struct csd_frame_out *o, struct frame_list *l)
@@ -72,11 +79,20 @@ static void frame_event(struct frame_run *r, const struct csd_frame_out *o, stru
 		FUZZ_CHECK(b->offsets == NULL && b->id == r->raw_id);
 	else
 		FUZZ_CHECK(b->offsets != NULL && b->base == b->offsets[0] && b->id >= 0x01 && b->id <= 0x6F);
+	if (r->by_id && r->format != CSD_FRAME_RAW)
+		FUZZ_CHECK(b->size <= CSD_FRAME_BATCH + 15);
 	for (size_t i = 0; i < b->size; i++) {
 		uint64_t off = b->offsets ? b->offsets[i] : b->base + i;
 		FUZZ_CHECK(off >= FUZZ_BASE && off - FUZZ_BASE < r->size);
-		FUZZ_CHECK(off >= r->last_off);
-		r->last_off = off + 1;
+		if (r->by_id) {
+			FUZZ_CHECK(off >= r->id_last_off[b->id]);
+			r->id_last_off[b->id] = off + 1;
+			if (off + 1 > r->last_off)
+				r->last_off = off + 1;
+		} else {
+			FUZZ_CHECK(off >= r->last_off);
+			r->last_off = off + 1;
+		}
 		size_t k = (size_t)(off - FUZZ_BASE);
 		uint8_t diff = (uint8_t)(b->data[i] ^ r->cap[k]);
 		if (r->format == CSD_FRAME_RAW)
@@ -100,10 +116,12 @@ static void frame_decode(struct frame_run *r, struct fuzz_split *sp, struct fram
 	cfg.size = sizeof(cfg);
 	cfg.format = r->format;
 	cfg.raw_id = r->raw_id;
+	cfg.flags = r->by_id ? CSD_FRAME_BY_ID : 0;
 	csd_frame_decoder *dec = csd_frame_new(&cfg);
 	FUZZ_CHECK(dec != NULL);
 	r->data_bytes = 0;
 	r->last_off = 0;
+	memset(r->id_last_off, 0, sizeof(r->id_last_off));
 	struct csd_frame_out o;
 	size_t pos = 0;
 	unsigned empty = 0;
@@ -135,6 +153,23 @@ static void frame_decode(struct frame_run *r, struct fuzz_split *sp, struct fram
 	csd_frame_free(dec);
 }
 
+/* Indices of l's data items grouped by ID (counting sort: stable). */
+static size_t *frame_group(const struct frame_list *l)
+{
+	size_t start[257] = { 0 };
+	for (size_t i = 0; i < l->n; i++)
+		if (l->v[i].event == CSD_FRAME_DATA)
+			start[l->v[i].id + 1]++;
+	for (unsigned id = 0; id < 256; id++)
+		start[id + 1] += start[id];
+	size_t *g = malloc((start[256] ? start[256] : 1) * sizeof(*g));
+	FUZZ_CHECK(g != NULL);
+	for (size_t i = 0; i < l->n; i++)
+		if (l->v[i].event == CSD_FRAME_DATA)
+			g[start[l->v[i].id]++] = i;
+	return g;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -158,7 +193,42 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		FUZZ_CHECK(a->event == b->event && a->id == b->id && a->byte == b->byte && a->offset == b->offset);
 		FUZZ_CHECK(a->reason == b->reason || (a->reason && b->reason && strcmp(a->reason, b->reason) == 0));
 	}
+	/* By ID, in the same pieces. */
+	struct frame_list by_id = { NULL, 0, 0 };
+	r.by_id = 1;
+	fuzz_split_init(&sp, data[2], data[3]);
+	frame_decode(&r, &sp, &by_id);
+	FUZZ_CHECK(by_id.n == whole.n);
+	/* Events: same order; data bytes before each. */
+	size_t ev_a = 0, ev_b = 0, data_a = 0, data_b = 0;
+	for (;;) {
+		while (ev_a < whole.n && whole.v[ev_a].event == CSD_FRAME_DATA) {
+			ev_a++;
+			data_a++;
+		}
+		while (ev_b < by_id.n && by_id.v[ev_b].event == CSD_FRAME_DATA) {
+			ev_b++;
+			data_b++;
+		}
+		FUZZ_CHECK((ev_a < whole.n) == (ev_b < by_id.n));
+		if (ev_a >= whole.n)
+			break;
+		const struct frame_item *a = &whole.v[ev_a++], *b = &by_id.v[ev_b++];
+		FUZZ_CHECK(a->event == b->event && a->offset == b->offset);
+		FUZZ_CHECK(a->reason == b->reason || (a->reason && b->reason && strcmp(a->reason, b->reason) == 0));
+		FUZZ_CHECK(data_b >= data_a && data_b <= data_a + 15);
+	}
+	/* Data: each ID's bytes in the same order (both lists' data grouped
+	 * by ID, keeping order within an ID, then compared). */
+	size_t *ga = frame_group(&whole), *gb = frame_group(&by_id);
+	for (size_t k = 0; k < data_a; k++) {
+		const struct frame_item *a = &whole.v[ga[k]], *b = &by_id.v[gb[k]];
+		FUZZ_CHECK(a->id == b->id && a->byte == b->byte && a->offset == b->offset);
+	}
+	free(ga);
+	free(gb);
 	free(whole.v);
 	free(split.v);
+	free(by_id.v);
 	return 0;
 }

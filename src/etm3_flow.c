@@ -66,6 +66,7 @@ struct csdi_etm3_seg {
 	struct csdi_seg_range open;
 	struct csdi_seg_range rec[SEG_RECS];
 };
+_Static_assert(sizeof(struct csdi_etm3_seg) == 192, "a memo entry is three cache lines");
 
 void csdi_etm3_flow_init(csd_flow_decoder *dec)
 {
@@ -75,7 +76,13 @@ void csdi_etm3_flow_init(csd_flow_decoder *dec)
 	/* Without the table the loop does the work itself (allocation
 	 * failure costs speed, nothing else). */
 	if (!dec->insn_mode && !(dec->cfg.flags & CSD_FLOW_NO_MEMO))
-		dec->u.etm3.segs = calloc(SEG_SLOTS, sizeof(struct csdi_etm3_seg));
+	{
+		/* Cache-line aligned: an entry is three lines. */
+		const size_t sz = SEG_SLOTS * sizeof(struct csdi_etm3_seg);
+		dec->u.etm3.segs = aligned_alloc(64, sz);
+		if (dec->u.etm3.segs)
+			memset(dec->u.etm3.segs, 0, sz);
+	}
 }
 
 void csdi_etm3_flow_fini(csd_flow_decoder *dec)

@@ -61,6 +61,18 @@ struct frame_item {
 	const char *reason;
 };
 
+/* CSD_FRAME_BY_ID: a trace ID's bytes of this round. Room for a frame
+ * beyond CSD_FRAME_BATCH (15 bytes, and the 16th a whole-frame copy
+ * writes), so a buffer at or below CSD_FRAME_BATCH takes any frame. */
+#define ID_COUNT 0x70
+#define BATCH_CAP (CSD_FRAME_BATCH + FRAME_SIZE)
+struct id_batch {
+	uint32_t len;
+	uint32_t round;         /* listed in bids for this round */
+	uint64_t off[BATCH_CAP];
+	uint8_t data[BATCH_CAP];
+};
+
 struct csd_frame_decoder {
 	uint32_t format;
 	uint8_t raw_id;
@@ -92,6 +104,16 @@ struct csd_frame_decoder {
 	uint64_t skipped;       /* bytes seen before the first FSYNC */
 	uint64_t skip_off;
 
+	/* CSD_FRAME_BY_ID: one buffer per trace ID (allocated when the ID
+	 * first has data), the IDs with data this round in first-use order,
+	 * and the next of them to deliver. */
+	int by_id;
+	struct id_batch *batch[ID_COUNT];
+	uint8_t bids[ID_COUNT];
+	unsigned n_bids, bid_head;
+	uint32_t round;
+	int batch_full;         /* a buffer cannot take another frame */
+
 	/* Staged output. */
 	uint8_t out[OUT_CAP];
 	uint64_t out_off[OUT_CAP];
@@ -115,12 +137,17 @@ csd_frame_decoder *csd_frame_new(const struct csd_frame_config *cfg)
 		return NULL;
 	dec->format = c.format;
 	dec->raw_id = c.raw_id;
+	dec->by_id = (c.flags & CSD_FRAME_BY_ID) && c.format != CSD_FRAME_RAW;
 	dec->cur_id = ID_NONE;
 	return dec;
 }
 
 void csd_frame_free(csd_frame_decoder *dec)
 {
+	if (!dec)
+		return;
+	for (unsigned id = 0; id < ID_COUNT; id++)
+		free(dec->batch[id]);
 	free(dec);
 }
 
@@ -128,7 +155,7 @@ int csd_frame_feed(csd_frame_decoder *dec, const uint8_t *data, size_t size, uin
 {
 	if (!dec || (size && !data) || dec->finished)
 		return CSD_EINVAL;
-	if (dec->in_pos < dec->in_size || dec->head < dec->n_items)
+	if (dec->in_pos < dec->in_size || dec->head < dec->n_items || dec->bid_head < dec->n_bids)
 		return CSD_EINVAL;
 	dec->in = data;
 	dec->in_size = size;
@@ -283,8 +310,127 @@ static void unpack(csd_frame_decoder *dec, const uint8_t *f, const uint64_t *o, 
 	dec->cur_id = id;
 }
 
+/* ---- CSD_FRAME_BY_ID -------------------------------------------------- */
+
+/* The buffer that ID `id`'s bytes go to this round; NULL when its data is
+ * discarded (null, trigger, reserved or unknown ID) or memory is short
+ * (reported once per ID). */
+static struct id_batch *batch_of(csd_frame_decoder *dec, uint8_t id, uint64_t off)
+{
+	if (id == 0 || id >= ID_COUNT)
+		return NULL;
+	struct id_batch *b = dec->batch[id];
+	if (!b) {
+		b = dec->batch[id] = malloc(sizeof(*b));
+		if (!b) {
+			push_event(dec, CSD_FRAME_ERROR, off, "out of memory: trace ID's data dropped");
+			dec->batch[id] = NULL;
+			return NULL;
+		}
+		b->len = 0;
+		b->round = 0;
+	}
+	/* Rounds count from 1 (n_bids == 0 means none listed yet). */
+	if (b->round != dec->round) {
+		b->round = dec->round;
+		b->len = 0;
+		dec->bids[dec->n_bids++] = id;
+	}
+	return b;
+}
+
+/* unpack() for CSD_FRAME_BY_ID: the frame's bytes go to their IDs'
+ * buffers; production stops once one of them is past CSD_FRAME_BATCH. */
+static void unpack_by_id(csd_frame_decoder *dec, const uint8_t *f, const uint64_t *o, uint64_t base)
+{
+	unsigned aux = f[15];
+	uint8_t id = dec->cur_id;
+	struct id_batch *b;
+
+	dec->in_sync_run = 0;
+#ifdef FRAME_WORDS
+	uint64_t lo, hi;
+	memcpy(&lo, f, 8);
+	memcpy(&hi, f + 8, 8);
+	if (((lo | hi) & 0x0001000100010001ull) == 0) {
+		/* No ID byte: 15 bytes of the current ID, as in unpack(). */
+		b = batch_of(dec, id, byte_off(o, base, 0));
+		if (!b)
+			return;
+		uint8_t *dst = b->data + b->len;
+		uint64_t *dst_off = b->off + b->len;
+		lo |= spread_aux(aux);
+		hi |= spread_aux(aux >> 4);
+		memcpy(dst, &lo, 8);
+		memcpy(dst + 8, &hi, 8);        /* byte 15 lands in the spare room */
+		if (o)
+			memcpy(dst_off, o, 15 * sizeof(*o));
+		else
+			for (unsigned k = 0; k < 16; k++) /* 16: whole vectors; the 16th is spare room */
+				dst_off[k] = base + k;
+		b->len += 15;
+		dec->batch_full |= b->len > CSD_FRAME_BATCH;
+		return;
+	}
+#endif
+	b = batch_of(dec, id, byte_off(o, base, 0));
+#define PUT(byte, k) do { \
+		if (b) { \
+			b->data[b->len] = (byte); \
+			b->off[b->len++] = byte_off(o, base, (k)); \
+		} \
+	} while (0)
+#define SWITCH(nid, k) do { \
+		if (b) \
+			dec->batch_full |= b->len > CSD_FRAME_BATCH; \
+		id = switch_id(dec, (nid), byte_off(o, base, (k))); \
+		b = batch_of(dec, id, byte_off(o, base, (k))); \
+	} while (0)
+	for (unsigned i = 0; i < 7; i++) {
+		unsigned k = 2 * i;
+		uint8_t c = f[k];
+		unsigned auxbit = (aux >> i) & 1;
+		if (c & 1) {
+			uint8_t nid = c >> 1;
+			if (nid != id && auxbit) {
+				/* Delayed change: the next byte is still the old ID's. */
+				PUT(f[k + 1], k + 1);
+				SWITCH(nid, k);
+			} else {
+				SWITCH(nid, k);
+				PUT(f[k + 1], k + 1);
+			}
+		} else {
+			PUT((uint8_t)(c | auxbit), k);
+			PUT(f[k + 1], k + 1);
+		}
+	}
+	/* Byte 14: an ID here applies from the next frame (no data follows). */
+	if (f[14] & 1)
+		SWITCH(f[14] >> 1, 14);
+	else
+		PUT((uint8_t)(f[14] | (aux >> 7)), 14);
+	if (b)
+		dec->batch_full |= b->len > CSD_FRAME_BATCH;
+#undef SWITCH
+#undef PUT
+	dec->cur_id = id;
+}
+
+static inline void unpack_frame(csd_frame_decoder *dec, const uint8_t *f, const uint64_t *o, uint64_t base)
+{
+	if (dec->by_id)
+		unpack_by_id(dec, f, o, base);
+	else
+		unpack(dec, f, o, base);
+}
+
 static int room(const csd_frame_decoder *dec)
 {
+	/* By ID: a round ends at a full buffer or at an event, so that the
+	 * event follows the data before it. */
+	if (dec->by_id)
+		return !dec->batch_full && dec->n_items == 0;
 	return dec->out_len + FRAME_SIZE <= OUT_CAP && dec->n_items + ITEM_PER_FRAME <= ITEM_CAP;
 }
 
@@ -304,7 +450,7 @@ static void aligned_frame(csd_frame_decoder *dec, const uint8_t *f, const uint64
 		dec->cur_id = ID_NONE;
 		return;
 	}
-	unpack(dec, f, o, base);
+	unpack_frame(dec, f, o, base);
 }
 
 static void produce_aligned(csd_frame_decoder *dec)
@@ -448,7 +594,7 @@ static void port_byte(csd_frame_decoder *dec, uint8_t c, uint64_t off)
 	dec->frame_off[dec->fill + 1] = off;
 	dec->fill += 2;
 	if (dec->fill == FRAME_SIZE) {
-		unpack(dec, dec->frame, dec->frame_off, 0);
+		unpack_frame(dec, dec->frame, dec->frame_off, 0);
 		dec->fill = 0;
 	}
 }
@@ -467,7 +613,7 @@ static int port_fast_frame(csd_frame_decoder *dec)
 		if (f[k] == 0xFF)
 			return 0;
 	uint64_t base = dec->in_base + dec->in_pos;
-	unpack(dec, f, NULL, base);
+	unpack_frame(dec, f, NULL, base);
 	if (f[FRAME_SIZE - 1] == 0xFF) {
 		dec->ff_run = 1;
 		dec->ff_off[2] = base + FRAME_SIZE - 1;
@@ -517,10 +663,70 @@ static void report_end(csd_frame_decoder *dec)
 
 /* ---- delivery --------------------------------------------------------- */
 
+static void deliver_event(csd_frame_decoder *dec, struct csd_frame_out *out)
+{
+	const struct frame_item *it = &dec->items[dec->head++];
+	memset(out, 0, sizeof(*out));
+	out->event = it->event;
+	out->offset = it->offset;
+	out->reason = it->reason;
+}
+
+/* csd_frame_next() with CSD_FRAME_BY_ID: a round fills the ID buffers
+ * until one is full, an event happens or the input is used up; then each
+ * ID's bytes are delivered, then the events. */
+static int next_by_id(csd_frame_decoder *dec, struct csd_frame_out *out)
+{
+	for (;;) {
+		while (dec->bid_head < dec->n_bids) {
+			const uint8_t id = dec->bids[dec->bid_head++];
+			const struct id_batch *b = dec->batch[id];
+			if (!b->len)
+				continue;
+			memset(out, 0, sizeof(*out));
+			out->event = CSD_FRAME_DATA;
+			out->bytes.data = b->data;
+			out->bytes.size = b->len;
+			out->bytes.offsets = b->off;
+			out->bytes.base = b->off[0];
+			out->bytes.id = id;
+			out->offset = b->off[0];
+			return CSD_OK;
+		}
+		if (dec->head < dec->n_items) {
+			deliver_event(dec, out);
+			return CSD_OK;
+		}
+		/* A new round; the last one's bytes are no longer needed. */
+		dec->head = dec->n_items = 0;
+		dec->n_bids = dec->bid_head = 0;
+		dec->batch_full = 0;
+		if (++dec->round == 0) {
+			for (unsigned id = 0; id < ID_COUNT; id++)
+				if (dec->batch[id])
+					dec->batch[id]->round = 0;
+			dec->round = 1;
+		}
+		if (dec->format == CSD_FRAME_ALIGNED)
+			produce_aligned(dec);
+		else
+			produce_port(dec);
+		if (dec->n_items == 0 && dec->n_bids == 0 && dec->in_pos == dec->in_size) {
+			if (!dec->finished)
+				return CSD_EAGAIN;
+			if (dec->end_reported)
+				return CSD_EEOS;
+			report_end(dec);
+		}
+	}
+}
+
 int csd_frame_next(csd_frame_decoder *dec, struct csd_frame_out *out)
 {
 	if (!dec || !out)
 		return CSD_EINVAL;
+	if (dec->by_id)
+		return next_by_id(dec, out);
 	if (dec->head == dec->n_items) {
 		dec->head = dec->n_items = 0;
 		dec->out_len = 0;
@@ -552,11 +758,8 @@ int csd_frame_next(csd_frame_decoder *dec, struct csd_frame_out *out)
 		if (dec->n_items == 0)
 			return CSD_EAGAIN;      /* cannot happen: room() holds after a reset */
 	}
-	const struct frame_item *it = &dec->items[dec->head++];
-	memset(out, 0, sizeof(*out));
-	out->event = it->event;
-	out->offset = it->offset;
-	out->reason = it->reason;
+	const struct frame_item *it = &dec->items[dec->head];
+	deliver_event(dec, out);
 	if (it->event == CSD_FRAME_DATA) {
 		out->bytes.data = dec->out + it->start;
 		out->bytes.size = it->len;

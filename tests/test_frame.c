@@ -29,6 +29,9 @@ struct result {
 	size_t n_ev;
 	size_t n_ev_lost;       /* events beyond MAX_EV (garbage input) */
 	size_t n_data_events;
+	size_t n_bytes;         /* data bytes delivered so far, all IDs */
+	size_t before[MAX_EV];  /* n_bytes when event i came */
+	size_t max_item;        /* largest CSD_FRAME_DATA */
 	uint8_t *bytes[128];
 	uint64_t *offs[128];
 	size_t len[128], cap[128];
@@ -49,8 +52,10 @@ static void take(struct result *r, const struct csd_frame_out *o)
 	if (o->event != CSD_FRAME_DATA) {
 		if (o->event == CSD_FRAME_ERROR && !o->reason)
 			r->bad++;
-		if (r->n_ev < MAX_EV)
+		if (r->n_ev < MAX_EV) {
+			r->before[r->n_ev] = r->n_bytes;
 			r->ev[r->n_ev++] = (struct ev){ o->event, o->offset, o->reason };
+		}
 		else
 			r->n_ev_lost++;
 		return;
@@ -77,6 +82,9 @@ static void take(struct result *r, const struct csd_frame_out *o)
 	if (b->offsets && b->base != b->offsets[0])
 		r->bad++;
 	r->len[id] += b->size;
+	r->n_bytes += b->size;
+	if (b->size > r->max_item)
+		r->max_item = b->size;
 }
 
 static void drain(csd_frame_decoder *dec, struct result *r, int want)
@@ -94,11 +102,10 @@ static void drain(csd_frame_decoder *dec, struct result *r, int want)
 		r->bad++;
 }
 
-/* Decode buf, fed in pieces ending at the given split points. */
-static void decode_split(uint32_t format, const uint8_t *buf, size_t n, const size_t *splits,
-			 size_t nsplits, uint64_t base, struct result *r)
+static void decode_split_flags(uint32_t format, uint32_t flags, const uint8_t *buf, size_t n, const size_t *splits,
+			       size_t nsplits, uint64_t base, struct result *r)
 {
-	struct csd_frame_config cfg = { sizeof(cfg), format, 0x42 };
+	struct csd_frame_config cfg = { .size = sizeof(cfg), .format = format, .raw_id = 0x42, .flags = flags };
 	csd_frame_decoder *dec = csd_frame_new(&cfg);
 	size_t pos = 0;
 
@@ -119,6 +126,46 @@ static void decode_split(uint32_t format, const uint8_t *buf, size_t n, const si
 	csd_frame_finish(dec);
 	drain(dec, r, CSD_EEOS);
 	csd_frame_free(dec);
+}
+
+/*
+ * CSD_FRAME_BY_ID delivers the same bytes per ID, with the same offsets,
+ * and the same events in the same order; each event comes after every
+ * byte before it in the capture and at most the rest of its frame (15
+ * bytes) later; no batch exceeds CSD_FRAME_BATCH + 15 bytes.
+ */
+static void check_by_id(const struct result *a, const struct result *b)
+{
+	CHECK_EQ(b->bad, a->bad);
+	CHECK_EQ(b->n_ev, a->n_ev);
+	CHECK_EQ(b->n_ev_lost, a->n_ev_lost);
+	CHECK(b->max_item <= CSD_FRAME_BATCH + 15);
+	for (size_t i = 0; i < a->n_ev && i < b->n_ev; i++) {
+		CHECK_EQ(b->ev[i].event, a->ev[i].event);
+		CHECK_EQ(b->ev[i].offset, a->ev[i].offset);
+		CHECK(strcmp(a->ev[i].reason ? a->ev[i].reason : "", b->ev[i].reason ? b->ev[i].reason : "") == 0);
+		CHECK(b->before[i] >= a->before[i] && b->before[i] <= a->before[i] + 15);
+	}
+	for (int id = 0; id < 128; id++) {
+		CHECK_EQ(b->len[id], a->len[id]);
+		if (a->len[id] && a->len[id] == b->len[id]) {
+			CHECK(memcmp(a->bytes[id], b->bytes[id], a->len[id]) == 0);
+			CHECK(memcmp(a->offs[id], b->offs[id], a->len[id] * sizeof(uint64_t)) == 0);
+		}
+	}
+}
+
+/* Decode buf, fed in pieces ending at the given split points; checked
+ * against the decode with CSD_FRAME_BY_ID. */
+static void decode_split(uint32_t format, const uint8_t *buf, size_t n, const size_t *splits,
+			 size_t nsplits, uint64_t base, struct result *r)
+{
+	struct result by_id;
+	decode_split_flags(format, 0, buf, n, splits, nsplits, base, r);
+	decode_split_flags(format, CSD_FRAME_BY_ID, buf, n, splits, nsplits, base, &by_id);
+	if (format != CSD_FRAME_RAW)
+		check_by_id(r, &by_id);
+	result_free(&by_id);
 }
 
 static void decode(uint32_t format, const uint8_t *buf, size_t n, struct result *r)
@@ -535,7 +582,7 @@ static void test_port_realign(void)
 static void test_raw(void)
 {
 	static const uint8_t data[5] = { 1, 2, 3, 4, 5 };
-	struct csd_frame_config cfg = { sizeof(cfg), CSD_FRAME_RAW, 0x13 };
+	struct csd_frame_config cfg = { .size = sizeof(cfg), .format = CSD_FRAME_RAW, .raw_id = 0x13 };
 	csd_frame_decoder *dec = csd_frame_new(&cfg);
 	struct csd_frame_out o;
 
@@ -564,7 +611,7 @@ static void test_raw(void)
 
 static void test_api(void)
 {
-	struct csd_frame_config cfg = { sizeof(cfg), 7, 0 };
+	struct csd_frame_config cfg = { .size = sizeof(cfg), .format = 7 };
 	struct csd_frame_out o;
 
 	CHECK(csd_frame_new(NULL) == NULL);
