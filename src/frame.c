@@ -61,11 +61,11 @@ struct frame_item {
 	const char *reason;
 };
 
-/* CSD_FRAME_BY_ID: a trace ID's bytes of this round. Room for a frame
- * beyond CSD_FRAME_BATCH (15 bytes, and the 16th a whole-frame copy
- * writes), so a buffer at or below CSD_FRAME_BATCH takes any frame. */
+/* CSD_FRAME_BY_ID: a trace ID's bytes of this round. A buffer at or below
+ * CSD_FRAME_BATCH takes any frame (at most 15 bytes), written in 16-byte
+ * copies that may start at its last byte. */
 #define ID_COUNT 0x70
-#define BATCH_CAP (CSD_FRAME_BATCH + FRAME_SIZE)
+#define BATCH_CAP (CSD_FRAME_BATCH + 2 * FRAME_SIZE)
 struct id_batch {
 	uint32_t len;
 	uint32_t round;         /* listed in bids for this round */
@@ -314,106 +314,133 @@ static void unpack(csd_frame_decoder *dec, const uint8_t *f, const uint64_t *o, 
 
 /* The buffer that ID `id`'s bytes go to this round; NULL when its data is
  * discarded (null, trigger, reserved or unknown ID) or memory is short
- * (reported once per ID). */
-static struct id_batch *batch_of(csd_frame_decoder *dec, uint8_t id, uint64_t off)
+ * (reported as an error). */
+static struct id_batch *batch_new_round(csd_frame_decoder *dec, uint8_t id, uint64_t off)
 {
-	if (id == 0 || id >= ID_COUNT)
-		return NULL;
 	struct id_batch *b = dec->batch[id];
 	if (!b) {
 		b = dec->batch[id] = malloc(sizeof(*b));
 		if (!b) {
 			push_event(dec, CSD_FRAME_ERROR, off, "out of memory: trace ID's data dropped");
-			dec->batch[id] = NULL;
 			return NULL;
 		}
-		b->len = 0;
 		b->round = 0;
 	}
-	/* Rounds count from 1 (n_bids == 0 means none listed yet). */
-	if (b->round != dec->round) {
-		b->round = dec->round;
-		b->len = 0;
-		dec->bids[dec->n_bids++] = id;
-	}
+	/* Rounds count from 1, so a new buffer is listed at its first use. */
+	b->round = dec->round;
+	b->len = 0;
+	dec->bids[dec->n_bids++] = id;
 	return b;
 }
 
+static inline struct id_batch *batch_of(csd_frame_decoder *dec, uint8_t id, uint64_t off)
+{
+	if (id == 0 || id >= ID_COUNT)
+		return NULL;
+	struct id_batch *b = dec->batch[id];
+	if (b && b->round == dec->round)
+		return b;
+	return batch_new_round(dec, id, off);
+}
+
+/* dst[j] = x + j for j < 16, in vector stores where the compiler has
+ * them (a scalar loop was a third of the demultiplexer's instructions). */
+static inline void store_offsets16(uint64_t *dst, uint64_t x)
+{
+#if defined(__GNUC__)
+	typedef uint64_t v2u64 __attribute__((vector_size(16)));
+	const v2u64 v = { x, x + 1 };
+	const v2u64 s2 = v + 2, s4 = v + 4, s6 = v + 6;
+	const v2u64 s8 = v + 8, s10 = v + 10, s12 = v + 12, s14 = v + 14;
+	memcpy(dst, &v, 16);
+	memcpy(dst + 2, &s2, 16);
+	memcpy(dst + 4, &s4, 16);
+	memcpy(dst + 6, &s6, 16);
+	memcpy(dst + 8, &s8, 16);
+	memcpy(dst + 10, &s10, 16);
+	memcpy(dst + 12, &s12, 16);
+	memcpy(dst + 14, &s14, 16);
+#else
+	for (unsigned j = 0; j < 16; j++)
+		dst[j] = x + j;
+#endif
+}
+
+/* Frame bytes [k, k + n) (n <= 15) of frame `src` (bytes completed by their
+ * auxiliary bits) to buffer b. Whole 16-byte copies: the buffer has room
+ * beyond CSD_FRAME_BATCH and src beyond the frame. */
+static inline void batch_put(struct id_batch *b, const uint8_t *src, unsigned k, unsigned n, const uint64_t *o,
+			     uint64_t base)
+{
+	uint8_t *dst = b->data + b->len;
+	uint64_t *dst_off = b->off + b->len;
+	memcpy(dst, src + k, 16);
+	if (o)
+		memcpy(dst_off, o + k, n * sizeof(*o));
+	else
+		store_offsets16(dst_off, base + k);
+	b->len += n;
+}
+
 /* unpack() for CSD_FRAME_BY_ID: the frame's bytes go to their IDs'
- * buffers; production stops once one of them is past CSD_FRAME_BATCH. */
+ * buffers, a stretch between ID bytes at a time; production stops once
+ * a buffer is past CSD_FRAME_BATCH. */
 static void unpack_by_id(csd_frame_decoder *dec, const uint8_t *f, const uint64_t *o, uint64_t base)
 {
-	unsigned aux = f[15];
+	const unsigned aux = f[15];
 	uint8_t id = dec->cur_id;
-	struct id_batch *b;
+	/* The frame with every even data byte completed by its auxiliary
+	 * bit (ID bytes are skipped, so their bit 0 does not matter), and
+	 * room for whole 16-byte copies from any position. */
+	uint8_t fb[32];
+	unsigned idmask = 0;
 
 	dec->in_sync_run = 0;
 #ifdef FRAME_WORDS
 	uint64_t lo, hi;
 	memcpy(&lo, f, 8);
 	memcpy(&hi, f + 8, 8);
-	if (((lo | hi) & 0x0001000100010001ull) == 0) {
-		/* No ID byte: 15 bytes of the current ID, as in unpack(). */
-		b = batch_of(dec, id, byte_off(o, base, 0));
-		if (!b)
-			return;
-		uint8_t *dst = b->data + b->len;
-		uint64_t *dst_off = b->off + b->len;
-		lo |= spread_aux(aux);
-		hi |= spread_aux(aux >> 4);
-		memcpy(dst, &lo, 8);
-		memcpy(dst + 8, &hi, 8);        /* byte 15 lands in the spare room */
-		if (o)
-			memcpy(dst_off, o, 15 * sizeof(*o));
-		else
-			for (unsigned k = 0; k < 16; k++) /* 16: whole vectors; the 16th is spare room */
-				dst_off[k] = base + k;
-		b->len += 15;
-		dec->batch_full |= b->len > CSD_FRAME_BATCH;
-		return;
+	/* Bit 0 of bytes 0, 2, 4, 6 (bits 0, 16, 32, 48) to bits 48-51. */
+	const uint64_t gather = 0x0001000200040008ull;
+	idmask = (unsigned)(((lo & 0x0001000100010001ull) * gather) >> 48 & 0xF) |
+		 (unsigned)(((hi & 0x0001000100010001ull) * gather) >> 48 & 0xF) << 4;
+	lo |= spread_aux(aux);
+	hi |= spread_aux(aux >> 4);
+	memcpy(fb, &lo, 8);
+	memcpy(fb + 8, &hi, 8);
+#else
+	memcpy(fb, f, 16);
+	for (unsigned i = 0; i < 8; i++) {
+		idmask |= (unsigned)(f[2 * i] & 1) << i;
+		fb[2 * i] = (uint8_t)(f[2 * i] | ((aux >> i) & 1));
 	}
 #endif
-	b = batch_of(dec, id, byte_off(o, base, 0));
-#define PUT(byte, k) do { \
-		if (b) { \
-			b->data[b->len] = (byte); \
-			b->off[b->len++] = byte_off(o, base, (k)); \
-		} \
-	} while (0)
-#define SWITCH(nid, k) do { \
-		if (b) \
-			dec->batch_full |= b->len > CSD_FRAME_BATCH; \
-		id = switch_id(dec, (nid), byte_off(o, base, (k))); \
-		b = batch_of(dec, id, byte_off(o, base, (k))); \
-	} while (0)
-	for (unsigned i = 0; i < 7; i++) {
-		unsigned k = 2 * i;
-		uint8_t c = f[k];
-		unsigned auxbit = (aux >> i) & 1;
-		if (c & 1) {
-			uint8_t nid = c >> 1;
-			if (nid != id && auxbit) {
-				/* Delayed change: the next byte is still the old ID's. */
-				PUT(f[k + 1], k + 1);
-				SWITCH(nid, k);
-			} else {
-				SWITCH(nid, k);
-				PUT(f[k + 1], k + 1);
-			}
-		} else {
-			PUT((uint8_t)(c | auxbit), k);
-			PUT(f[k + 1], k + 1);
-		}
+	memset(fb + 16, 0, 16);
+	struct id_batch *b = batch_of(dec, id, byte_off(o, base, 0));
+	unsigned start = 0;     /* first frame byte of the current stretch */
+	while (idmask) {
+		const unsigned i = (unsigned)__builtin_ctz(idmask);
+		const unsigned k = 2 * i;
+		idmask &= idmask - 1;
+		if (b && k > start)
+			batch_put(b, fb, start, k - start, o, base);
+		const uint8_t nid = f[k] >> 1;
+		/* An ID in byte 14 applies from the next frame. A delayed
+		 * change leaves the next byte to the old ID. */
+		const int delayed = k < 14 && nid != id && ((aux >> i) & 1);
+		if (delayed && b)
+			batch_put(b, fb, k + 1, 1, o, base);
+		if (b)
+			dec->batch_full |= b->len > CSD_FRAME_BATCH;
+		id = switch_id(dec, nid, byte_off(o, base, k));
+		b = batch_of(dec, id, byte_off(o, base, k));
+		start = delayed ? k + 2 : k + 1;
 	}
-	/* Byte 14: an ID here applies from the next frame (no data follows). */
-	if (f[14] & 1)
-		SWITCH(f[14] >> 1, 14);
-	else
-		PUT((uint8_t)(f[14] | (aux >> 7)), 14);
-	if (b)
+	if (b) {
+		if (start < 15)
+			batch_put(b, fb, start, 15 - start, o, base);
 		dec->batch_full |= b->len > CSD_FRAME_BATCH;
-#undef SWITCH
-#undef PUT
+	}
 	dec->cur_id = id;
 }
 
