@@ -32,6 +32,7 @@
 
 struct bench_result {
 	uint64_t bytes, insns, items, errors;
+	uint64_t atoms;         /* packets mode: atoms of all packets (every packet's fields are read) */
 	uint64_t image_bytes;
 	double seconds;
 };
@@ -46,8 +47,8 @@ static inline double bench_now(void)
 static inline void bench_print_result(const char *tool, const char *mode, const struct bench_result *r)
 {
 	printf("RESULT tool=%s mode=%s bytes=%" PRIu64 " insns=%" PRIu64 " items=%" PRIu64 " errors=%" PRIu64
-	       " seconds=%.6f image_bytes=%" PRIu64 "\n",
-	       tool, mode, r->bytes, r->insns, r->items, r->errors, r->seconds, r->image_bytes);
+	       " seconds=%.6f image_bytes=%" PRIu64 " atoms=%" PRIu64 "\n",
+	       tool, mode, r->bytes, r->insns, r->items, r->errors, r->seconds, r->image_bytes, r->atoms);
 	fflush(stdout);
 }
 

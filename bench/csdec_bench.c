@@ -12,6 +12,7 @@
 #include "bench_common.h"
 
 #define MAX_ID 0x70
+#define BRIEF_CAP 256
 
 enum mode { MODE_FLOW, MODE_FLOW_INSN, MODE_PACKETS };
 
@@ -40,16 +41,25 @@ static void drain(struct slot *s)
 					res.errors++;
 			}
 		}
-	} else if (s->etm3) {
-		struct csd_packet p;
-		while (csd_etm3_pkt_next(s->etm3, &p) == 0) {
-			res.items++;
-			res.errors += p.type == CSD_PKT_ERROR;
-		}
 	} else {
+		/* Packets in brief where they allow it, the rest one by one.
+		 * The atoms are added up so that every packet's fields are
+		 * read, as a consumer would. */
+		struct csd_pkt_brief br[BRIEF_CAP];
 		struct csd_packet p;
-		while (csd_ptm_pkt_next(s->ptm, &p) == 0) {
+		for (;;) {
+			int n = s->etm3 ? csd_etm3_pkt_next_brief(s->etm3, br, BRIEF_CAP)
+					: csd_ptm_pkt_next_brief(s->ptm, br, BRIEF_CAP);
+			if (n > 0) {
+				res.items += (uint64_t)n;
+				for (int i = 0; i < n; i++)
+					res.atoms += br[i].atoms.num;
+				continue;
+			}
+			if ((s->etm3 ? csd_etm3_pkt_next(s->etm3, &p) : csd_ptm_pkt_next(s->ptm, &p)) != 0)
+				break;
 			res.items++;
+			res.atoms += p.atoms.num;
 			res.errors += p.type == CSD_PKT_ERROR;
 		}
 	}

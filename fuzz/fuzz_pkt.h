@@ -10,6 +10,9 @@
  *     raw[] holds the input bytes at the packet's offset;
  *   - fields are in their ranges (types, ISA, reasons, atom counts);
  *   - both decodes give the same packets (splitting must not matter);
+ *   - a third decode, in the same pieces, takes packets in brief
+ *     (csd_*_pkt_next_brief, a cap chosen by the input) wherever it can
+ *     and one by one otherwise: expanded, they are the same packets;
  *   - the work is bounded: at most one packet per input byte, plus two.
  */
 #ifndef CSD_FUZZ_PKT_H
@@ -28,6 +31,7 @@ struct fuzz_pkt_ops {
 	int (*feed)(void *dec, const struct csd_bytes *in);
 	int (*next)(void *dec, struct csd_packet *pkt);
 	int (*finish)(void *dec);
+	int (*brief)(void *dec, struct csd_pkt_brief *out, size_t cap);
 };
 
 static void *fuzz_etm3_make(const struct csd_trace_config *cfg) { return csd_etm3_pkt_new(cfg); }
@@ -35,17 +39,19 @@ static void fuzz_etm3_destroy(void *d) { csd_etm3_pkt_free(d); }
 static int fuzz_etm3_feed(void *d, const struct csd_bytes *in) { return csd_etm3_pkt_feed(d, in); }
 static int fuzz_etm3_next(void *d, struct csd_packet *p) { return csd_etm3_pkt_next(d, p); }
 static int fuzz_etm3_finish(void *d) { return csd_etm3_pkt_finish(d); }
+static int fuzz_etm3_brief(void *d, struct csd_pkt_brief *o, size_t cap) { return csd_etm3_pkt_next_brief(d, o, cap); }
 static void *fuzz_ptm_make(const struct csd_trace_config *cfg) { return csd_ptm_pkt_new(cfg); }
 static void fuzz_ptm_destroy(void *d) { csd_ptm_pkt_free(d); }
 static int fuzz_ptm_feed(void *d, const struct csd_bytes *in) { return csd_ptm_pkt_feed(d, in); }
 static int fuzz_ptm_next(void *d, struct csd_packet *p) { return csd_ptm_pkt_next(d, p); }
 static int fuzz_ptm_finish(void *d) { return csd_ptm_pkt_finish(d); }
+static int fuzz_ptm_brief(void *d, struct csd_pkt_brief *o, size_t cap) { return csd_ptm_pkt_next_brief(d, o, cap); }
 
 static const struct fuzz_pkt_ops fuzz_etm3_ops = {
-	fuzz_etm3_make, fuzz_etm3_destroy, fuzz_etm3_feed, fuzz_etm3_next, fuzz_etm3_finish,
+	fuzz_etm3_make, fuzz_etm3_destroy, fuzz_etm3_feed, fuzz_etm3_next, fuzz_etm3_finish, fuzz_etm3_brief,
 };
 static const struct fuzz_pkt_ops fuzz_ptm_ops = {
-	fuzz_ptm_make, fuzz_ptm_destroy, fuzz_ptm_feed, fuzz_ptm_next, fuzz_ptm_finish,
+	fuzz_ptm_make, fuzz_ptm_destroy, fuzz_ptm_feed, fuzz_ptm_next, fuzz_ptm_finish, fuzz_ptm_brief,
 };
 
 /* Field checks for one packet; `next_index` is where it must start. */
@@ -71,10 +77,40 @@ static void fuzz_pkt_check(const struct fuzz_stream *st, const struct csd_packet
 	FUZZ_CHECK(p->tag <= 15);
 }
 
-/* Decode the whole stream with pieces from `sp`; packets appended to out. */
-static void fuzz_pkt_decode(const struct fuzz_pkt_ops *ops, const struct csd_trace_config *cfg,
-			    const struct fuzz_stream *st, struct fuzz_split *sp, struct fuzz_pkt_list *out)
+#define FUZZ_BRIEF_MAX 64
+
+/* The next packet: in brief when brief_cap > 0 and the decoder has some
+ * (kept in br[], *nbr of them, *ibr taken), else one by one. A brief
+ * packet is expanded and its raw bytes taken from the stream. */
+static int fuzz_pkt_take(const struct fuzz_pkt_ops *ops, void *dec, const struct fuzz_stream *st, size_t brief_cap,
+			 struct csd_pkt_brief *br, int *nbr, int *ibr, struct csd_packet *pkt)
 {
+	if (brief_cap && *ibr >= *nbr) {
+		*nbr = ops->brief(dec, br, brief_cap);
+		*ibr = 0;
+		FUZZ_CHECK(*nbr >= 0 && (size_t)*nbr <= brief_cap);
+	}
+	if (brief_cap && *ibr < *nbr) {
+		const struct csd_pkt_brief *b = &br[(*ibr)++];
+		FUZZ_CHECK(b->type == CSD_PKT_PHEADER || b->type == CSD_PKT_ATOM || b->type == CSD_PKT_BRANCH ||
+			   b->type == CSD_PKT_CYCLE_COUNT);
+		FUZZ_CHECK(csd_pkt_brief_expand(b, pkt) == CSD_OK);
+		long i = fuzz_stream_index(st, pkt->offset);
+		FUZZ_CHECK(i >= 0 && pkt->size >= 1 && pkt->size <= st->size - (size_t)i);
+		memcpy(pkt->raw, st->data + i, pkt->size < CSD_PKT_RAW_MAX ? pkt->size : CSD_PKT_RAW_MAX);
+		return CSD_OK;
+	}
+	return ops->next(dec, pkt);
+}
+
+/* Decode the whole stream with pieces from `sp`; packets appended to out.
+ * brief_cap > 0: packets in brief where the decoder gives them. */
+static void fuzz_pkt_decode(const struct fuzz_pkt_ops *ops, const struct csd_trace_config *cfg,
+			    const struct fuzz_stream *st, struct fuzz_split *sp, size_t brief_cap,
+			    struct fuzz_pkt_list *out)
+{
+	struct csd_pkt_brief br[FUZZ_BRIEF_MAX];
+	int nbr = 0, ibr = 0;
 	void *dec = ops->make(cfg);
 	if (!dec)
 		return;
@@ -90,7 +126,7 @@ static void fuzz_pkt_decode(const struct fuzz_pkt_ops *ops, const struct csd_tra
 		struct csd_bytes b = fuzz_stream_run(st, pos, n);
 		FUZZ_CHECK(ops->feed(dec, &b) == CSD_OK);
 		pos += n;
-		while ((rc = ops->next(dec, &pkt)) == CSD_OK) {
+		while ((rc = fuzz_pkt_take(ops, dec, st, brief_cap, br, &nbr, &ibr, &pkt)) == CSD_OK) {
 			fuzz_pkt_check(st, &pkt, &next_index);
 			/* Not past the bytes given so far. */
 			FUZZ_CHECK(next_index <= pos);
@@ -101,7 +137,7 @@ static void fuzz_pkt_decode(const struct fuzz_pkt_ops *ops, const struct csd_tra
 		FUZZ_CHECK(rc == CSD_EAGAIN);
 	}
 	FUZZ_CHECK(ops->finish(dec) == CSD_OK);
-	while ((rc = ops->next(dec, &pkt)) == CSD_OK) {
+	while ((rc = fuzz_pkt_take(ops, dec, st, brief_cap, br, &nbr, &ibr, &pkt)) == CSD_OK) {
 		fuzz_pkt_check(st, &pkt, &next_index);
 		out->p = fuzz_grow(out->p, &out->cap, out->n + 1, sizeof(*out->p));
 		out->p[out->n++] = pkt;
@@ -140,14 +176,22 @@ static int fuzz_pkt_run(const struct fuzz_pkt_ops *ops, uint32_t protocol, const
 	struct fuzz_pkt_list whole = { NULL, 0, 0 }, split = { NULL, 0, 0 };
 	struct fuzz_split sp;
 	fuzz_split_init(&sp, 0, 0);
-	fuzz_pkt_decode(ops, &cfg, &st, &sp, &whole);
+	fuzz_pkt_decode(ops, &cfg, &st, &sp, 0, &whole);
 	fuzz_split_init(&sp, h.split_mode, h.split_seed);
-	fuzz_pkt_decode(ops, &cfg, &st, &sp, &split);
+	fuzz_pkt_decode(ops, &cfg, &st, &sp, 0, &split);
 	FUZZ_CHECK(whole.n == split.n);
 	for (size_t i = 0; i < whole.n; i++)
 		FUZZ_CHECK(fuzz_pkt_same(&whole.p[i], &split.p[i]));
+	/* In brief, in the same pieces; caps 1 .. FUZZ_BRIEF_MAX. */
+	struct fuzz_pkt_list brief = { NULL, 0, 0 };
+	fuzz_split_init(&sp, h.split_mode, h.split_seed);
+	fuzz_pkt_decode(ops, &cfg, &st, &sp, 1 + h.split_seed % FUZZ_BRIEF_MAX, &brief);
+	FUZZ_CHECK(whole.n == brief.n);
+	for (size_t i = 0; i < whole.n; i++)
+		FUZZ_CHECK(fuzz_pkt_same(&whole.p[i], &brief.p[i]));
 	free(whole.p);
 	free(split.p);
+	free(brief.p);
 	fuzz_stream_free(&st);
 	return 0;
 }

@@ -322,6 +322,32 @@ struct csd_packet {
 	const char *error;        /**< ERROR: static English reason */
 };
 
+/**
+ * A packet in brief (32 bytes): the kinds that make up most of a trace,
+ * decoded, many per call (csd_etm3_pkt_next_brief(),
+ * csd_ptm_pkt_next_brief()). Every field means what it does in struct
+ * csd_packet; the raw bytes are not kept (they are the `size` bytes of the
+ * input at `offset`).
+ */
+struct csd_pkt_brief {
+	uint64_t offset;          /**< capture offset of the first byte */
+	uint32_t addr;            /**< BRANCH: target address */
+	uint32_t cycle_count;     /**< with CSD_PKTF_CYCLE_COUNT */
+	struct csd_atoms atoms;   /**< PHEADER / ATOM */
+	uint16_t flags;           /**< enum csd_pkt_flag bits: CSD_PKTF_ISA, CSD_PKTF_CYCLE_COUNT */
+	uint8_t type;             /**< CSD_PKT_PHEADER, CSD_PKT_CYCLE_COUNT (ETMv3), CSD_PKT_ATOM (PTM) or CSD_PKT_BRANCH */
+	uint8_t size;             /**< bytes in the packet */
+	uint8_t isa;              /**< BRANCH: enum csd_isa */
+	uint8_t addr_bytes;       /**< BRANCH: address bytes in the packet */
+};
+
+/**
+ * The full packet a brief one stands for, as csd_etm3_pkt_next() /
+ * csd_ptm_pkt_next() would have given it, except that `raw` is left zero.
+ * Errors: CSD_EINVAL (NULL argument).
+ */
+int csd_pkt_brief_expand(const struct csd_pkt_brief *brief, struct csd_packet *pkt);
+
 /* ------------------------------------------------------------------------
  * ETMv3 packet decoder and encoder
  * ---------------------------------------------------------------------- */
@@ -353,6 +379,20 @@ int csd_etm3_pkt_feed(csd_etm3_pkt_decoder *dec, const struct csd_bytes *in);
  * Errors: CSD_EINVAL (NULL argument).
  */
 int csd_etm3_pkt_next(csd_etm3_pkt_decoder *dec, struct csd_packet *pkt);
+
+/**
+ * Decode up to `cap` packets into out[] in brief, for speed: P-headers,
+ * cycle counts and branch address packets without exception information,
+ * as long as they
+ * follow one another whole in the bytes fed. Returns how many (the next
+ * ones in the stream, in order), or 0 when the next packet is of another
+ * kind, cut by the end of the fed bytes, or not yet synchronised: take it
+ * with csd_etm3_pkt_next() (which also says CSD_EAGAIN / CSD_EEOS), then
+ * call this again. Mixing both calls gives exactly the packets of
+ * csd_etm3_pkt_next() alone.
+ * Errors: CSD_EINVAL (dec NULL, or out NULL with cap > 0).
+ */
+int csd_etm3_pkt_next_brief(csd_etm3_pkt_decoder *dec, struct csd_pkt_brief *out, size_t cap);
 
 /**
  * Declare the end of the stream: a partial packet held internally is
@@ -399,6 +439,12 @@ int csd_ptm_pkt_feed(csd_ptm_pkt_decoder *dec, const struct csd_bytes *in);
 
 /** As csd_etm3_pkt_next(). Errors: CSD_EINVAL. */
 int csd_ptm_pkt_next(csd_ptm_pkt_decoder *dec, struct csd_packet *pkt);
+
+/**
+ * As csd_etm3_pkt_next_brief(), for atom packets and branch address
+ * packets without exception information. Errors: CSD_EINVAL.
+ */
+int csd_ptm_pkt_next_brief(csd_ptm_pkt_decoder *dec, struct csd_pkt_brief *out, size_t cap);
 
 /** As csd_etm3_pkt_finish(). Errors: CSD_EINVAL. */
 int csd_ptm_pkt_finish(csd_ptm_pkt_decoder *dec);

@@ -1,4 +1,6 @@
 /* common.c - names and strings shared by every layer. */
+#include <string.h>
+
 #include "csdec.h"
 
 #define CSD_STR2(x) #x
@@ -81,4 +83,21 @@ const char *csd_reason_name(int reason)
 	case CSD_REASON_DEBUG_EXIT: return "debug_exit";
 	}
 	return "unknown";
+}
+
+int csd_pkt_brief_expand(const struct csd_pkt_brief *brief, struct csd_packet *pkt)
+{
+	if (!brief || !pkt)
+		return CSD_EINVAL;
+	memset(pkt, 0, sizeof(*pkt));
+	pkt->type = brief->type;
+	pkt->flags = brief->flags;
+	pkt->offset = brief->offset;
+	pkt->size = brief->size;
+	pkt->addr = brief->addr;
+	pkt->addr_bytes = brief->addr_bytes;
+	pkt->isa = brief->isa;
+	pkt->cycle_count = brief->cycle_count;
+	pkt->atoms = brief->atoms;
+	return CSD_OK;
 }

@@ -44,6 +44,7 @@
  * long and are counted instead of staged.
  */
 #include <stddef.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -100,6 +101,7 @@ struct csd_etm3_pkt_decoder {
 	uint8_t is_phdr[256];     /* kind == K_PHDR (for the flow decoder's fast path) */
 	struct csd_atoms atoms[256];
 	const char *bad[256];
+	struct csd_pkt_brief brief[256]; /* K_PHDR: the brief packet but its offset */
 };
 
 /* Clearing by assignment lets the compiler use plain vector stores; a
@@ -280,6 +282,10 @@ static void build_tables(struct csd_etm3_pkt_decoder *d)
 		d->kind[h] = k;
 		d->is_phdr[h] = k == K_PHDR;
 		d->bad[h] = k == K_BAD ? why : NULL;
+		memset(&d->brief[h], 0, sizeof(d->brief[h]));
+		d->brief[h].type = CSD_PKT_PHEADER;
+		d->brief[h].size = 1;
+		d->brief[h].atoms = d->atoms[h];
 	}
 }
 
@@ -1053,6 +1059,96 @@ static NOINLINE int next_general(struct csd_etm3_pkt_decoder *d, struct csd_pack
 	csdi_in_consume(&d->in, bad);
 	d->synced = 0;
 	return CSD_OK;
+}
+
+/* ------------------------------------------------------------------------
+ * Packets in brief
+ * ---------------------------------------------------------------------- */
+
+/* The P-headers at p[pos..lim) into o (as many as follow one another);
+ * returns how many. Two loops so that the offsets' form is not tested
+ * per header. */
+static inline size_t brief_pheaders(const struct csd_etm3_pkt_decoder *dec, const uint8_t *p, size_t pos,
+				    size_t lim, const uint64_t *offs, uint64_t base, struct csd_pkt_brief *o)
+{
+	const uint8_t *const kind = dec->kind;
+	const struct csd_pkt_brief *const tmpl = dec->brief;
+	size_t i = pos;
+	if (offs) {
+		for (; i < lim && kind[p[i]] == K_PHDR; i++, o++) {
+			*o = tmpl[p[i]];
+			o->offset = offs[i];
+		}
+	} else {
+		for (; i < lim && kind[p[i]] == K_PHDR; i++, o++) {
+			*o = tmpl[p[i]];
+			o->offset = base + i;
+		}
+	}
+	return i - pos;
+}
+
+int csd_etm3_pkt_next_brief(csd_etm3_pkt_decoder *dec, struct csd_pkt_brief *out, size_t cap)
+{
+	if (!dec || (cap && !out))
+		return CSD_EINVAL;
+	struct csdi_input *in = &dec->in;
+	/* What csd_etm3_pkt_next() takes straight from the run. */
+	if (!in->have_run || in->stage_len || !dec->synced || dec->run_len)
+		return 0;
+	if (cap > INT_MAX)
+		cap = INT_MAX;
+	const uint8_t *const p = in->run.data;
+	const uint64_t *const offs = in->run.offsets;
+	const uint64_t base = in->run.base;
+	const size_t end = in->run.size;
+	size_t pos = in->pos, n = 0;
+	while (n < cap && pos < end) {
+		/* A run of P-headers: a table copy each. */
+		const size_t lim = end - pos < cap - n ? end : pos + (cap - n);
+		const size_t k = brief_pheaders(dec, p, pos, lim, offs, base, out + n);
+		pos += k;
+		n += k;
+		if (pos == lim)
+			continue;
+		/* Branch address packets (without exception information) and
+		 * cycle counts: parsed here when whole and good, with no state
+		 * change until then (errors are the packet decoder's). */
+		struct csd_pkt_brief *o = &out[n];
+		size_t len;
+		if (dec->kind[p[pos]] == K_CYCLE_COUNT) {
+			uint32_t cc = 0;
+			const char *err = dec->err;
+			const long r = parse_cycle_count(dec, p + pos + 1, end - pos - 1, &cc);
+			dec->err = err;
+			if (r <= 0)
+				break;
+			len = (size_t)r + 1;
+			memset(o, 0, sizeof(*o));
+			o->type = CSD_PKT_CYCLE_COUNT;
+			o->flags = CSD_PKTF_CYCLE_COUNT;
+			o->cycle_count = cc;
+		} else {
+			struct csdi_etm3_branch b;
+			len = csdi_etm3_branch_packet(dec, p + pos, end - pos, &b);
+			if (!len)
+				break;
+			csdi_etm3_branch_commit(dec, &b);
+			memset(o, 0, sizeof(*o));
+			o->type = CSD_PKT_BRANCH;
+			o->addr = b.addr;
+			o->isa = b.isa;
+			o->addr_bytes = b.addr_bytes;
+			o->flags = b.full ? CSD_PKTF_ISA : 0;
+		}
+		o->offset = offs ? offs[pos] : base + pos;
+		o->size = (uint8_t)len;
+		pos += len;
+		n++;
+	}
+	in->pos = pos;
+	in->have_run = pos < end;
+	return (int)n;
 }
 
 /* ------------------------------------------------------------------------

@@ -51,6 +51,7 @@
  *     then waits for the next A-sync. At the end of the stream a partial
  *     packet is an error "truncated ... at end of stream".
  */
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -906,6 +907,64 @@ static NOINLINE int next_general(struct csd_ptm_pkt_decoder *dec, struct csd_pac
 		csdi_in_stash(&dec->in);
 		return CSD_EAGAIN;
 	}
+}
+
+/* ------------------------------------------------------------------------
+ * Packets in brief
+ * ---------------------------------------------------------------------- */
+
+int csd_ptm_pkt_next_brief(csd_ptm_pkt_decoder *dec, struct csd_pkt_brief *out, size_t cap)
+{
+	if (!dec || (cap && !out))
+		return CSD_EINVAL;
+	struct csdi_input *in = &dec->in;
+	/* What csd_ptm_pkt_next() takes straight from the run. */
+	if (!in->have_run || in->stage_len || !dec->synced || dec->run != RUN_NONE)
+		return 0;
+	if (cap > INT_MAX)
+		cap = INT_MAX;
+	const uint8_t *const p = in->run.data;
+	const uint64_t *const offs = in->run.offsets;
+	const uint64_t base = in->run.base;
+	const size_t end = in->run.size;
+	const int ca = dec->cfg.cycle_acc;
+	size_t pos = in->pos, n = 0;
+	while (n < cap && pos < end) {
+		struct csd_pkt_brief *o = &out[n];
+		unsigned num, en;
+		uint32_t count;
+		size_t len = csdi_ptm_atom_packet(p + pos, end - pos, ca, dec->atom_num, dec->atom_en, &num, &en, &count);
+		if (len) {
+			memset(o, 0, sizeof(*o));
+			o->type = CSD_PKT_ATOM;
+			o->atoms.num = (uint8_t)num;
+			o->atoms.en = en;
+			if (ca) {
+				o->flags = CSD_PKTF_CYCLE_COUNT;
+				o->cycle_count = count;
+			}
+		} else {
+			struct csdi_ptm_branch b;
+			len = csdi_ptm_branch_packet(dec, p + pos, end - pos, &b);
+			if (!len)
+				break;
+			csdi_ptm_branch_commit(dec, &b);
+			memset(o, 0, sizeof(*o));
+			o->type = CSD_PKT_BRANCH;
+			o->addr = b.addr;
+			o->isa = b.isa;
+			o->addr_bytes = b.addr_bytes;
+			o->flags = (uint16_t)((b.isa_stated ? CSD_PKTF_ISA : 0) | (b.has_cc ? CSD_PKTF_CYCLE_COUNT : 0));
+			o->cycle_count = b.cycle_count;
+		}
+		o->offset = offs ? offs[pos] : base + pos;
+		o->size = (uint8_t)len;
+		pos += len;
+		n++;
+	}
+	in->pos = pos;
+	in->have_run = pos < end;
+	return (int)n;
 }
 
 /* ------------------------------------------------------------------------
