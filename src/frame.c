@@ -366,15 +366,40 @@ static inline void store_offsets16(uint64_t *dst, uint64_t x)
 #endif
 }
 
-/* Frame bytes [k, k + n) (n <= 15) of frame `src` (bytes completed by their
- * auxiliary bits) to buffer b. Whole 16-byte copies: the buffer has room
- * beyond CSD_FRAME_BATCH and src beyond the frame. */
-static inline void batch_put(struct id_batch *b, const uint8_t *src, unsigned k, unsigned n, const uint64_t *o,
+/* The 16 bytes of a frame with every even data byte completed by its
+ * auxiliary bit (ID bytes are skipped, so their bit 0 does not matter).
+ * As one 128-bit value where the compiler has it: a stretch starting at
+ * byte k is then a shift in registers; through memory, each 16-byte copy
+ * would read back the two 8-byte stores just made, which stalls. */
+#if defined(FRAME_WORDS) && defined(__SIZEOF_INT128__)
+typedef unsigned __int128 frame_bytes;
+static inline void frame_bytes_copy(uint8_t *dst, const frame_bytes *v, unsigned k)
+{
+	/* Two 8-byte stores from registers (a 16-byte one would go
+	 * through the stack and read back two 8-byte halves: a stall). */
+	const frame_bytes x = *v >> (8 * k);
+	const uint64_t lo = (uint64_t)x, hi = (uint64_t)(x >> 64);
+	memcpy(dst, &lo, 8);
+	memcpy(dst + 8, &hi, 8);
+}
+#else
+typedef struct {
+	uint8_t b[32];  /* 16 bytes, zero after them: 16-byte copies from any k */
+} frame_bytes;
+static inline void frame_bytes_copy(uint8_t *dst, const frame_bytes *v, unsigned k)
+{
+	memcpy(dst, v->b + k, 16);
+}
+#endif
+
+/* Frame bytes [k, k + n) (n <= 15) to buffer b, in 16-byte copies (the
+ * buffer has room beyond CSD_FRAME_BATCH). */
+static inline void batch_put(struct id_batch *b, const frame_bytes *v, unsigned k, unsigned n, const uint64_t *o,
 			     uint64_t base)
 {
 	uint8_t *dst = b->data + b->len;
 	uint64_t *dst_off = b->off + b->len;
-	memcpy(dst, src + k, 16);
+	frame_bytes_copy(dst, v, k);
 	if (o)
 		memcpy(dst_off, o + k, n * sizeof(*o));
 	else
@@ -385,14 +410,12 @@ static inline void batch_put(struct id_batch *b, const uint8_t *src, unsigned k,
 /* unpack() for CSD_FRAME_BY_ID: the frame's bytes go to their IDs'
  * buffers, a stretch between ID bytes at a time; production stops once
  * a buffer is past CSD_FRAME_BATCH. */
-static void unpack_by_id(csd_frame_decoder *dec, const uint8_t *f, const uint64_t *o, uint64_t base)
+static inline __attribute__((always_inline)) void unpack_by_id(csd_frame_decoder *dec, const uint8_t *f,
+								const uint64_t *o, uint64_t base)
 {
 	const unsigned aux = f[15];
 	uint8_t id = dec->cur_id;
-	/* The frame with every even data byte completed by its auxiliary
-	 * bit (ID bytes are skipped, so their bit 0 does not matter), and
-	 * room for whole 16-byte copies from any position. */
-	uint8_t fb[32];
+	frame_bytes v;
 	unsigned idmask = 0;
 
 	dec->in_sync_run = 0;
@@ -406,30 +429,43 @@ static void unpack_by_id(csd_frame_decoder *dec, const uint8_t *f, const uint64_
 		 (unsigned)(((hi & 0x0001000100010001ull) * gather) >> 48 & 0xF) << 4;
 	lo |= spread_aux(aux);
 	hi |= spread_aux(aux >> 4);
-	memcpy(fb, &lo, 8);
-	memcpy(fb + 8, &hi, 8);
+#ifdef __SIZEOF_INT128__
+	v = (frame_bytes)hi << 64 | lo;
 #else
-	memcpy(fb, f, 16);
+	memcpy(v.b, &lo, 8);
+	memcpy(v.b + 8, &hi, 8);
+	memset(v.b + 16, 0, 16);
+#endif
+#else
+	memcpy(v.b, f, 16);
+	memset(v.b + 16, 0, 16);
 	for (unsigned i = 0; i < 8; i++) {
 		idmask |= (unsigned)(f[2 * i] & 1) << i;
-		fb[2 * i] = (uint8_t)(f[2 * i] | ((aux >> i) & 1));
+		v.b[2 * i] = (uint8_t)(f[2 * i] | ((aux >> i) & 1));
 	}
 #endif
-	memset(fb + 16, 0, 16);
 	struct id_batch *b = batch_of(dec, id, byte_off(o, base, 0));
+	if (!idmask) {
+		/* Most frames: 15 bytes of the current ID. */
+		if (b) {
+			batch_put(b, &v, 0, 15, o, base);
+			dec->batch_full |= b->len > CSD_FRAME_BATCH;
+		}
+		return;
+	}
 	unsigned start = 0;     /* first frame byte of the current stretch */
 	while (idmask) {
 		const unsigned i = (unsigned)__builtin_ctz(idmask);
 		const unsigned k = 2 * i;
 		idmask &= idmask - 1;
 		if (b && k > start)
-			batch_put(b, fb, start, k - start, o, base);
+			batch_put(b, &v, start, k - start, o, base);
 		const uint8_t nid = f[k] >> 1;
 		/* An ID in byte 14 applies from the next frame. A delayed
 		 * change leaves the next byte to the old ID. */
 		const int delayed = k < 14 && nid != id && ((aux >> i) & 1);
 		if (delayed && b)
-			batch_put(b, fb, k + 1, 1, o, base);
+			batch_put(b, &v, k + 1, 1, o, base);
 		if (b)
 			dec->batch_full |= b->len > CSD_FRAME_BATCH;
 		id = switch_id(dec, nid, byte_off(o, base, k));
@@ -438,7 +474,7 @@ static void unpack_by_id(csd_frame_decoder *dec, const uint8_t *f, const uint64_
 	}
 	if (b) {
 		if (start < 15)
-			batch_put(b, fb, start, 15 - start, o, base);
+			batch_put(b, &v, start, 15 - start, o, base);
 		dec->batch_full |= b->len > CSD_FRAME_BATCH;
 	}
 	dec->cur_id = id;
@@ -480,8 +516,33 @@ static void aligned_frame(csd_frame_decoder *dec, const uint8_t *f, const uint64
 	unpack_frame(dec, f, o, base);
 }
 
+/* By ID, whole frames in the input: one loop with the frame code inlined
+ * and the input position in a local. */
+static void produce_aligned_by_id(csd_frame_decoder *dec)
+{
+	const uint8_t *const in = dec->in;
+	size_t pos = dec->in_pos;
+	const size_t end = dec->in_size;
+	while (end - pos >= FRAME_SIZE && !dec->batch_full && dec->n_items == 0) {
+		const uint8_t *f = in + pos;
+		const uint64_t base = dec->in_base + pos;
+		pos += FRAME_SIZE;
+		if (f[0] == 0xFF && memcmp(f, fsync_frame, FRAME_SIZE) == 0) {
+			if (!dec->in_sync_run)
+				push_event(dec, CSD_FRAME_SYNC, base, NULL);
+			dec->in_sync_run = 1;
+			dec->cur_id = ID_NONE;
+			continue;
+		}
+		unpack_by_id(dec, f, NULL, base);
+	}
+	dec->in_pos = pos;
+}
+
 static void produce_aligned(csd_frame_decoder *dec)
 {
+	if (dec->by_id && dec->fill == 0)
+		produce_aligned_by_id(dec);
 	while (dec->in_pos < dec->in_size && room(dec)) {
 		size_t avail = dec->in_size - dec->in_pos;
 		uint64_t base = dec->in_base + dec->in_pos;

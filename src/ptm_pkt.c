@@ -913,58 +913,160 @@ static NOINLINE int next_general(struct csd_ptm_pkt_decoder *dec, struct csd_pac
  * Packets in brief
  * ---------------------------------------------------------------------- */
 
+/* A branch address packet of 1-4 address bytes without exception
+ * information (the instruction set unchanged) at p, whole in n bytes,
+ * with its cycle count when cycle-accurate: its length and fields, or 0
+ * (then csdi_ptm_branch_packet() or the packet decoder deal with it). The
+ * same rules as parse_address() and parse_cycle_count(). */
+static inline size_t brief_branch(const uint8_t *p, size_t n, int ca, uint32_t prev, unsigned shift,
+				  struct csd_pkt_brief *o)
+{
+	unsigned k = 1;
+	while (p[k - 1] & 0x80) {
+		if (k == 4 || k >= n)
+			return 0;
+		k++;
+	}
+	const uint8_t last = p[k - 1];
+	if (k > 1 && (last & 0x40))
+		return 0;
+	uint32_t v = (p[0] >> 1) & 0x3F;
+	for (unsigned i = 1; i < k; i++)
+		v |= (uint32_t)(p[i] & (i == k - 1 ? 0x3Fu : 0x7Fu)) << (6 + 7 * (i - 1));
+	static const uint8_t payload[5] = { 0, 6, 12, 19, 26 };
+	const uint32_t mask = (1u << (payload[k] + shift)) - 1u;
+	size_t len = k;
+	uint32_t cc = 0;
+	if (ca) {
+		if (len >= n)
+			return 0;
+		const uint8_t c0 = p[len++];
+		cc = (c0 >> 2) & 0xF;
+		if (c0 & 0x40) {
+			uint8_t c;
+			unsigned i = 0;
+			do {
+				if (len >= n || i == 4)
+					return 0;
+				c = p[len++];
+				cc |= (uint32_t)(c & 0x7F) << (4 + 7 * i);
+				i++;
+			} while (c & 0x80);
+		}
+	}
+	o->addr = (prev & ~mask) | ((v << shift) & mask);
+	o->addr_bytes = (uint8_t)k;
+	o->cycle_count = cc;
+	o->flags = ca ? CSD_PKTF_CYCLE_COUNT : 0;
+	return len;
+}
+
+/* The loop of csd_ptm_pkt_next_brief(), made once for each combination of
+ * the constants ca (cycle-accurate) and has_offs (offsets array or base),
+ * so that neither is tested per packet. */
+static inline __attribute__((always_inline)) int brief_loop(csd_ptm_pkt_decoder *dec, struct csd_pkt_brief *out,
+							     size_t cap, const int ca, const int has_offs)
+{
+	struct csdi_input *in = &dec->in;
+	const uint8_t *const p = in->run.data;
+	const uint64_t *const offs = in->run.offsets;
+	const uint64_t base = in->run.base;
+	const size_t end = in->run.size;
+	const uint8_t *const kind = dec->kind;
+	/* The address state, in locals; the instruction set changes only
+	 * with a five-byte address, which goes the general way. */
+	uint32_t addr = dec->addr;
+	uint8_t isa = dec->isa;
+	unsigned shift = ptm_addr_shift(isa);
+	size_t pos = in->pos, n = 0;
+	while (n < cap && pos < end) {
+		/* Filled in place (a local copied over would be read back
+		 * in vectors right after its byte stores: a stall). A packet
+		 * left to the general way leaves out[n] scribbled on. */
+		struct csd_pkt_brief *const o = &out[n];
+		const uint8_t h = p[pos];
+		size_t len;
+		memset(o, 0, sizeof(*o));
+		if ((h & 0x81) == 0x80) {
+			/* Atom packet. */
+			o->type = CSD_PKT_ATOM;
+			if (!ca) {
+				if (!dec->atom_num[h])
+					break;
+				o->atoms.num = dec->atom_num[h];
+				o->atoms.en = dec->atom_en[h];
+				len = 1;
+			} else {
+				/* 1 C count[3:0] F 0; with C, count bytes follow. */
+				uint32_t c = (h >> 2) & 0xF;
+				len = 1;
+				if (h & 0x40) {
+					uint8_t x;
+					do {
+						if (pos + len >= end || len == 5)
+							goto out;
+						x = p[pos + len];
+						c |= (uint32_t)(x & 0x7F) << (4 + 7 * (len - 1));
+						len++;
+					} while (x & 0x80);
+				}
+				o->atoms.num = 1;
+				o->atoms.en = (h & 0x02) ? 0 : 1;
+				o->flags = CSD_PKTF_CYCLE_COUNT;
+				o->cycle_count = c;
+			}
+		} else if (kind[h] == K_BRANCH) {
+			o->type = CSD_PKT_BRANCH;
+			len = brief_branch(p + pos, end - pos, ca, addr, shift, o);
+			if (len) {
+				o->isa = isa;
+				addr = o->addr;
+			} else {
+				/* Five address bytes, or cut short: as the flow
+				 * decoder takes them. */
+				struct csdi_ptm_branch b;
+				dec->addr = addr;
+				len = csdi_ptm_branch_packet(dec, p + pos, end - pos, &b);
+				if (!len)
+					break;
+				csdi_ptm_branch_commit(dec, &b);
+				addr = dec->addr;
+				isa = dec->isa;
+				shift = ptm_addr_shift(isa);
+				o->addr = b.addr;
+				o->isa = b.isa;
+				o->addr_bytes = b.addr_bytes;
+				o->flags = (uint16_t)((b.isa_stated ? CSD_PKTF_ISA : 0) | (b.has_cc ? CSD_PKTF_CYCLE_COUNT : 0));
+				o->cycle_count = b.cycle_count;
+			}
+		} else {
+			break;
+		}
+		o->offset = has_offs ? offs[pos] : base + pos;
+		o->size = (uint8_t)len;
+		n++;
+		pos += len;
+	}
+out:
+	dec->addr = addr;
+	in->pos = pos;
+	in->have_run = pos < end;
+	return (int)n;
+}
+
 int csd_ptm_pkt_next_brief(csd_ptm_pkt_decoder *dec, struct csd_pkt_brief *out, size_t cap)
 {
 	if (!dec || (cap && !out))
 		return CSD_EINVAL;
-	struct csdi_input *in = &dec->in;
+	const struct csdi_input *in = &dec->in;
 	/* What csd_ptm_pkt_next() takes straight from the run. */
 	if (!in->have_run || in->stage_len || !dec->synced || dec->run != RUN_NONE)
 		return 0;
 	if (cap > INT_MAX)
 		cap = INT_MAX;
-	const uint8_t *const p = in->run.data;
-	const uint64_t *const offs = in->run.offsets;
-	const uint64_t base = in->run.base;
-	const size_t end = in->run.size;
-	const int ca = dec->cfg.cycle_acc;
-	size_t pos = in->pos, n = 0;
-	while (n < cap && pos < end) {
-		struct csd_pkt_brief *o = &out[n];
-		unsigned num, en;
-		uint32_t count;
-		size_t len = csdi_ptm_atom_packet(p + pos, end - pos, ca, dec->atom_num, dec->atom_en, &num, &en, &count);
-		if (len) {
-			memset(o, 0, sizeof(*o));
-			o->type = CSD_PKT_ATOM;
-			o->atoms.num = (uint8_t)num;
-			o->atoms.en = en;
-			if (ca) {
-				o->flags = CSD_PKTF_CYCLE_COUNT;
-				o->cycle_count = count;
-			}
-		} else {
-			struct csdi_ptm_branch b;
-			len = csdi_ptm_branch_packet(dec, p + pos, end - pos, &b);
-			if (!len)
-				break;
-			csdi_ptm_branch_commit(dec, &b);
-			memset(o, 0, sizeof(*o));
-			o->type = CSD_PKT_BRANCH;
-			o->addr = b.addr;
-			o->isa = b.isa;
-			o->addr_bytes = b.addr_bytes;
-			o->flags = (uint16_t)((b.isa_stated ? CSD_PKTF_ISA : 0) | (b.has_cc ? CSD_PKTF_CYCLE_COUNT : 0));
-			o->cycle_count = b.cycle_count;
-		}
-		o->offset = offs ? offs[pos] : base + pos;
-		o->size = (uint8_t)len;
-		pos += len;
-		n++;
-	}
-	in->pos = pos;
-	in->have_run = pos < end;
-	return (int)n;
+	if (dec->cfg.cycle_acc)
+		return in->run.offsets ? brief_loop(dec, out, cap, 1, 1) : brief_loop(dec, out, cap, 1, 0);
+	return in->run.offsets ? brief_loop(dec, out, cap, 0, 1) : brief_loop(dec, out, cap, 0, 0);
 }
 
 /* ------------------------------------------------------------------------
