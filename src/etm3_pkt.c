@@ -1065,58 +1065,100 @@ static NOINLINE int next_general(struct csd_etm3_pkt_decoder *d, struct csd_pack
  * Packets in brief
  * ---------------------------------------------------------------------- */
 
-/* The P-headers at p[pos..lim) into o (as many as follow one another);
- * returns how many. Two loops so that the offsets' form is not tested
- * per header. */
-static inline size_t brief_pheaders(const struct csd_etm3_pkt_decoder *dec, const uint8_t *p, size_t pos,
-				    size_t lim, const uint64_t *offs, uint64_t base, struct csd_pkt_brief *o)
+/* A branch address packet of 1-4 address bytes without exception
+ * information at p, whole in n bytes: its length (= its address bytes)
+ * and the new address in *addr; 0 for anything else (then
+ * csdi_etm3_branch_packet() or the packet decoder deal with it). The same
+ * rules as parse_branch_addr(); these forms leave the instruction set and
+ * security state as they are. */
+static inline size_t brief_branch(const uint8_t *p, size_t n, int alt, uint32_t prev, unsigned sh, uint32_t *addr)
 {
-	const uint8_t *const kind = dec->kind;
-	const struct csd_pkt_brief *const tmpl = dec->brief;
-	size_t i = pos;
-	if (offs) {
-		for (; i < lim && kind[p[i]] == K_PHDR; i++, o++) {
-			*o = tmpl[p[i]];
-			o->offset = offs[i];
-		}
-	} else {
-		for (; i < lim && kind[p[i]] == K_PHDR; i++, o++) {
-			*o = tmpl[p[i]];
-			o->offset = base + i;
+	uint32_t v = (uint32_t)(p[0] >> 1) & 0x3F;
+	unsigned bits = 6, k = 1;
+	int more = p[0] & 0x80;
+	while (more && k < 4) {
+		if (k >= n)
+			return 0;
+		const uint8_t b = p[k++];
+		more = b & 0x80;
+		if (!more && alt) {
+			if (b & 0x40)
+				return 0;       /* exception information follows */
+			v |= (uint32_t)(b & 0x3F) << bits;
+			bits += 6;
+		} else {
+			v |= (uint32_t)(b & 0x7F) << bits;
+			bits += 7;
 		}
 	}
-	return i - pos;
+	if (more)
+		return 0;               /* five address bytes */
+	const uint32_t mask = (1u << (bits + sh)) - 1;
+	*addr = (prev & ~mask) | ((v << sh) & mask);
+	return k;
 }
 
-int csd_etm3_pkt_next_brief(csd_etm3_pkt_decoder *dec, struct csd_pkt_brief *out, size_t cap)
+/* The loop of csd_etm3_pkt_next_brief() for offsets given per byte
+ * (has_offs) or as base + index, made once for each. */
+static inline __attribute__((always_inline)) int brief_loop(csd_etm3_pkt_decoder *dec, struct csd_pkt_brief *out,
+							     size_t cap, const int has_offs)
 {
-	if (!dec || (cap && !out))
-		return CSD_EINVAL;
 	struct csdi_input *in = &dec->in;
-	/* What csd_etm3_pkt_next() takes straight from the run. */
-	if (!in->have_run || in->stage_len || !dec->synced || dec->run_len)
-		return 0;
-	if (cap > INT_MAX)
-		cap = INT_MAX;
 	const uint8_t *const p = in->run.data;
 	const uint64_t *const offs = in->run.offsets;
 	const uint64_t base = in->run.base;
 	const size_t end = in->run.size;
+	const uint8_t *const kind = dec->kind;
+	const struct csd_pkt_brief *const tmpl = dec->brief;
+	const int alt = dec->cfg.alt_branch;
+	/* The address state in locals; the forms taken here change only
+	 * the address. */
+	uint32_t addr = dec->ist.addr;
+	unsigned sh = csdi_etm3_shift(dec->ist.fam);
+	uint8_t isa = (uint8_t)csdi_etm3_isa_of(dec->ist.fam, dec->ist.altisa);
 	size_t pos = in->pos, n = 0;
 	while (n < cap && pos < end) {
 		/* A run of P-headers: a table copy each. */
 		const size_t lim = end - pos < cap - n ? end : pos + (cap - n);
-		const size_t k = brief_pheaders(dec, p, pos, lim, offs, base, out + n);
-		pos += k;
-		n += k;
+		struct csd_pkt_brief *o = out + n;
+		size_t i = pos;
+		for (; i < lim && kind[p[i]] == K_PHDR; i++, o++) {
+			*o = tmpl[p[i]];
+			o->offset = has_offs ? offs[i] : base + i;
+		}
+		n += i - pos;
+		pos = i;
 		if (pos == lim)
 			continue;
 		/* Branch address packets (without exception information) and
-		 * cycle counts: parsed here when whole and good, with no state
-		 * change until then (errors are the packet decoder's). */
-		struct csd_pkt_brief *o = &out[n];
+		 * cycle counts, when whole and good; no state changes until
+		 * then (errors are the packet decoder's). Filled in place. */
+		const uint8_t h = p[pos];
 		size_t len;
-		if (dec->kind[p[pos]] == K_CYCLE_COUNT) {
+		memset(o, 0, sizeof(*o));
+		if (kind[h] == K_BRANCH) {
+			o->type = CSD_PKT_BRANCH;
+			len = brief_branch(p + pos, end - pos, alt, addr, sh, &addr);
+			if (len) {
+				o->addr = addr;
+				o->isa = isa;
+				o->addr_bytes = (uint8_t)len;
+			} else {
+				struct csdi_etm3_branch b;
+				dec->ist.addr = addr;
+				len = csdi_etm3_branch_packet(dec, p + pos, end - pos, &b);
+				if (!len)
+					break;
+				csdi_etm3_branch_commit(dec, &b);
+				addr = dec->ist.addr;
+				sh = csdi_etm3_shift(dec->ist.fam);
+				isa = (uint8_t)csdi_etm3_isa_of(dec->ist.fam, dec->ist.altisa);
+				o->addr = b.addr;
+				o->isa = b.isa;
+				o->addr_bytes = b.addr_bytes;
+				o->flags = b.full ? CSD_PKTF_ISA : 0;
+			}
+		} else if (kind[h] == K_CYCLE_COUNT) {
 			uint32_t cc = 0;
 			const char *err = dec->err;
 			const long r = parse_cycle_count(dec, p + pos + 1, end - pos - 1, &cc);
@@ -1124,31 +1166,34 @@ int csd_etm3_pkt_next_brief(csd_etm3_pkt_decoder *dec, struct csd_pkt_brief *out
 			if (r <= 0)
 				break;
 			len = (size_t)r + 1;
-			memset(o, 0, sizeof(*o));
 			o->type = CSD_PKT_CYCLE_COUNT;
 			o->flags = CSD_PKTF_CYCLE_COUNT;
 			o->cycle_count = cc;
 		} else {
-			struct csdi_etm3_branch b;
-			len = csdi_etm3_branch_packet(dec, p + pos, end - pos, &b);
-			if (!len)
-				break;
-			csdi_etm3_branch_commit(dec, &b);
-			memset(o, 0, sizeof(*o));
-			o->type = CSD_PKT_BRANCH;
-			o->addr = b.addr;
-			o->isa = b.isa;
-			o->addr_bytes = b.addr_bytes;
-			o->flags = b.full ? CSD_PKTF_ISA : 0;
+			break;
 		}
-		o->offset = offs ? offs[pos] : base + pos;
+		o->offset = has_offs ? offs[pos] : base + pos;
 		o->size = (uint8_t)len;
 		pos += len;
 		n++;
 	}
+	dec->ist.addr = addr;
 	in->pos = pos;
 	in->have_run = pos < end;
 	return (int)n;
+}
+
+int csd_etm3_pkt_next_brief(csd_etm3_pkt_decoder *dec, struct csd_pkt_brief *out, size_t cap)
+{
+	if (!dec || (cap && !out))
+		return CSD_EINVAL;
+	const struct csdi_input *in = &dec->in;
+	/* What csd_etm3_pkt_next() takes straight from the run. */
+	if (!in->have_run || in->stage_len || !dec->synced || dec->run_len)
+		return 0;
+	if (cap > INT_MAX)
+		cap = INT_MAX;
+	return in->run.offsets ? brief_loop(dec, out, cap, 1) : brief_loop(dec, out, cap, 0);
 }
 
 /* ------------------------------------------------------------------------
