@@ -32,11 +32,11 @@
  * from what it would do; what the start state adds (cycles waiting,
  * an open range that continues) is applied on top.
  */
-#define SEG_LEN 8
+#define SEG_LEN 32
 #define SEG_WORDS (SEG_LEN / 8)
-#define SEG_RECS 4
+#define SEG_RECS 12
 _Static_assert(SEG_RECS + 1 < CSDI_FLOW_QPRODUCE - CSDI_FLOW_QLOW, "a segment's records fit in the slack");
-#define SEG_SLOTS_LOG2 14
+#define SEG_SLOTS_LOG2 13
 #define SEG_SLOTS (1u << SEG_SLOTS_LOG2)
 
 struct csdi_seg_range {
@@ -66,7 +66,7 @@ struct csdi_etm3_seg {
 	struct csdi_seg_range open;
 	struct csdi_seg_range rec[SEG_RECS];
 };
-_Static_assert(sizeof(struct csdi_etm3_seg) == 192, "a memo entry is three cache lines");
+_Static_assert(sizeof(struct csdi_etm3_seg) % 64 == 0 || SEG_SLOTS % 64 == 0, "the table is whole cache lines");
 
 void csdi_etm3_flow_init(csd_flow_decoder *dec)
 {
@@ -77,7 +77,7 @@ void csdi_etm3_flow_init(csd_flow_decoder *dec)
 	 * failure costs speed, nothing else). */
 	if (!dec->insn_mode && !(dec->cfg.flags & CSD_FLOW_NO_MEMO))
 	{
-		/* Cache-line aligned: an entry is three lines. */
+		/* Cache-line aligned. */
 		const size_t sz = SEG_SLOTS * sizeof(struct csdi_etm3_seg);
 		dec->u.etm3.segs = aligned_alloc(64, sz);
 		if (dec->u.etm3.segs)
@@ -324,9 +324,12 @@ static inline uint64_t seg_ctx(const csd_flow_decoder *dec)
 	return (uint64_t)(dec->ns & 1) << 41 | (uint64_t)(dec->hyp & 1) << 42 | (uint64_t)dec->open_cond << 48;
 }
 
+/* Key layout: address in bits 0-31, ISA 32-35, ext 40, NS 41, Hyp 42,
+ * the open range's condition 48-55, run length 56-62. */
+_Static_assert(SEG_LEN < 128, "the run length fits its key bits");
 static inline uint64_t seg_key(uint64_t ctx, uint32_t addr, uint8_t isa, unsigned len, int ext)
 {
-	return ctx | addr | (uint64_t)(isa & 15) << 32 | (uint64_t)len << 36 | (uint64_t)ext << 40;
+	return ctx | addr | (uint64_t)(isa & 15) << 32 | (uint64_t)ext << 40 | (uint64_t)len << 56;
 }
 
 /* The up to SEG_LEN bytes at h (n available) that have the P-header form
@@ -714,7 +717,7 @@ static __attribute__((noinline)) void seg_build(csd_flow_decoder *dec, struct cs
 	g->key = key;
 	memcpy(g->bytes, bytes, sizeof(g->bytes));
 	g->gen = dec->img_gen;
-	for (int pass = 0; pass < 2; pass++) {
+	for (int pass = 0; pass < 3; pass++) {
 		int aborted = 0;
 		memset(&dec->open, 0, sizeof(dec->open));
 		dec->open.active = ext;
@@ -733,9 +736,19 @@ static __attribute__((noinline)) void seg_build(csd_flow_decoder *dec, struct cs
 		dec->qready = qlen0;
 		dec->qmark_valid = 0;
 		done = run_range(dec, h, done, tab, ph, NULL, 0, 1, &aborted);
-		if (!aborted)
-			break;
-		/* Again without the header it stopped in. */
+		if (aborted)
+			continue;       /* again without the header it stopped in */
+		if (dec->qlen - qlen0 > SEG_RECS) {
+			/* Too many records: again up to the header where the
+			 * first one that does not fit began (records close in
+			 * order, so none before it closes later). */
+			const struct csd_record *r = &dec->q[(dec->qhead + qlen0 + SEG_RECS) % CSDI_FLOW_QCAP];
+			if (r->offset > 0 && r->offset < done) {
+				done = (size_t)r->offset;
+				continue;
+			}
+		}
+		break;
 	}
 	unsigned nrec = dec->qlen - qlen0;
 	int ok = done > 0 && nrec <= SEG_RECS && s->pending_w <= UINT32_MAX && s->last_cycles <= UINT32_MAX;
