@@ -1244,6 +1244,21 @@ size_t csdi_etm3_branch_packet(csd_etm3_pkt_decoder *dec, const uint8_t *p, size
 {
 	if (!n || dec->kind[p[0]] != K_BRANCH)
 		return 0;
+	/* The common forms (1-4 address bytes, no exception information)
+	 * the quick way; they leave everything but the address as it is. */
+	uint32_t addr;
+	size_t k = brief_branch(p, n, dec->cfg.alt_branch, dec->ist.addr, csdi_etm3_shift(dec->ist.fam), &addr);
+	if (k) {
+		b->addr = addr;
+		b->isa = (uint8_t)csdi_etm3_isa_of(dec->ist.fam, dec->ist.altisa);
+		b->addr_bytes = (uint8_t)k;
+		b->full = 0;
+		b->fam = dec->ist.fam;
+		b->altisa = dec->ist.altisa;
+		b->ns = dec->ist.ns;
+		b->hyp = dec->ist.hyp;
+		return k;
+	}
 	struct baddr r;
 	const char *err = dec->err;
 	long len = parse_branch_addr(dec, p, n, &dec->ist, 0, &r);

@@ -919,7 +919,7 @@ static NOINLINE int next_general(struct csd_ptm_pkt_decoder *dec, struct csd_pac
  * (then csdi_ptm_branch_packet() or the packet decoder deal with it). The
  * same rules as parse_address() and parse_cycle_count(). */
 static inline size_t brief_branch(const uint8_t *p, size_t n, int ca, uint32_t prev, unsigned shift,
-				  struct csd_pkt_brief *o)
+				  uint32_t *addr, unsigned *addr_bytes, uint32_t *count)
 {
 	unsigned k = 1;
 	while (p[k - 1] & 0x80) {
@@ -954,10 +954,9 @@ static inline size_t brief_branch(const uint8_t *p, size_t n, int ca, uint32_t p
 			} while (c & 0x80);
 		}
 	}
-	o->addr = (prev & ~mask) | ((v << shift) & mask);
-	o->addr_bytes = (uint8_t)k;
-	o->cycle_count = cc;
-	o->flags = ca ? CSD_PKTF_CYCLE_COUNT : 0;
+	*addr = (prev & ~mask) | ((v << shift) & mask);
+	*addr_bytes = k;
+	*count = cc;
 	return len;
 }
 
@@ -1017,10 +1016,13 @@ static inline __attribute__((always_inline)) int brief_loop(csd_ptm_pkt_decoder 
 			}
 		} else if (kind[h] == K_BRANCH) {
 			o->type = CSD_PKT_BRANCH;
-			len = brief_branch(p + pos, end - pos, ca, addr, shift, o);
+			unsigned ab;
+			len = brief_branch(p + pos, end - pos, ca, addr, shift, &addr, &ab, &o->cycle_count);
 			if (len) {
+				o->addr = addr;
 				o->isa = isa;
-				addr = o->addr;
+				o->addr_bytes = (uint8_t)ab;
+				o->flags = ca ? CSD_PKTF_CYCLE_COUNT : 0;
 			} else {
 				/* Five address bytes, or cut short: as the flow
 				 * decoder takes them. */
@@ -1108,6 +1110,18 @@ size_t csdi_ptm_branch_packet(const struct csd_ptm_pkt_decoder *dec, const uint8
 {
 	if (!n || dec->kind[p[0]] != K_BRANCH)
 		return 0;
+	/* The common forms (1-4 address bytes, no exception information)
+	 * the quick way. */
+	unsigned ab;
+	size_t k = brief_branch(p, n, dec->cfg.cycle_acc, dec->addr, ptm_addr_shift(dec->isa), &b->addr, &ab,
+				&b->cycle_count);
+	if (k) {
+		b->isa = dec->isa;
+		b->addr_bytes = (uint8_t)ab;
+		b->isa_stated = 0;
+		b->has_cc = (uint8_t)(dec->cfg.cycle_acc != 0);
+		return k;
+	}
 	struct addr_field a;
 	const char *err = NULL;
 	int r = parse_address(p, n, dec->isa, dec->addr, &a, &err);
