@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "etm3_internal.h"
 #include "flow.h"
 
 /*
@@ -313,7 +314,8 @@ static inline __attribute__((always_inline)) void close_local(csd_flow_decoder *
  * stretch pending) goes through insn_atom with the state written back.
  */
 static size_t run_range(csd_flow_decoder *dec, const uint8_t *h, size_t n, const struct csd_atoms *tab,
-			const uint8_t *ph, const uint64_t *offs, uint64_t base, const int build, int *aborted);
+			const uint8_t *ph, const uint64_t *offs, uint64_t base, const int build, int *aborted,
+			struct csdi_etm3_run_last *last);
 
 static void seg_build(csd_flow_decoder *dec, struct csdi_etm3_seg *g, const uint8_t *h, unsigned len,
 		      const struct csd_atoms *tab, const uint8_t *ph, uint64_t key, const uint64_t *bytes, int ext);
@@ -383,7 +385,7 @@ static inline unsigned seg_slot(uint64_t key, const uint64_t *bytes)
 static inline __attribute__((always_inline)) size_t run_range(csd_flow_decoder *dec, const uint8_t *h, size_t n,
 								const struct csd_atoms *tab, const uint8_t *ph,
 								const uint64_t *offs, uint64_t base, const int build,
-								int *aborted)
+								int *aborted, struct csdi_etm3_run_last *last)
 {
 	struct csdi_etm3_state *s = &dec->u.etm3;
 	const int ca = cycle_accurate(dec);
@@ -430,7 +432,7 @@ static inline __attribute__((always_inline)) size_t run_range(csd_flow_decoder *
 			uint64_t bytes[SEG_WORDS] = { 0 };
 			const unsigned len = seg_bytes(h + i, n - i, bytes);
 			if (!len)
-				break;
+				goto not_phdr;
 			const int ext = o.active & (o.end == addr) & (o.isa == isa);
 			const uint64_t key = seg_key(ctx, addr, isa, len, ext);
 			struct csdi_etm3_seg *g = &segs[seg_slot(key, bytes)];
@@ -535,8 +537,35 @@ static inline __attribute__((always_inline)) size_t run_range(csd_flow_decoder *
 				continue;
 			}
 		}
-		if (!ph[h[i]])
-			break;
+		if (!ph[h[i]]) {
+			/* A branch address packet between P-headers (the
+			 * target of an indirect branch just traced, say): taken
+			 * here when it is whole and plain, exactly as flow.c's
+			 * loop takes it, so that headers, a branch, headers...
+			 * are one call instead of one per run. */
+			size_t blen;
+		not_phdr:
+			if (build || !last || !synced || (!dec->addr_valid && !s->wait_branch) ||
+			    !(blen = csdi_etm3_branch_packet(dec->etm3, h + i, n - i, &last->br)))
+				break;
+			csdi_etm3_branch_commit(dec->etm3, &last->br);
+			addr = last->br.addr;
+			isa = last->br.isa;
+			dec->addr_valid = isa != CSD_ISA_UNKNOWN;
+			s->wait_branch = 0;
+			dec->qmark_valid = 0;
+			walkable = dec->addr_valid && !dec->lost.active;
+			b = NULL;
+			i += blen;
+			last->branch_end = i;
+			last->len = blen;
+			/* On only if P-headers follow (anything else is the
+			 * packet decoder's). */
+			if (i == n || !ph[h[i]])
+				goto done;
+			i--;
+			continue;
+		}
 		const struct csd_atoms *a = &tab[h[i]];
 		if (!a->num) {
 			/* W atoms only (cycle-accurate): they wait for the
@@ -688,9 +717,9 @@ done:
 }
 
 static size_t pheader_run_range(csd_flow_decoder *dec, const uint8_t *h, size_t n, const struct csd_atoms *tab,
-				const uint8_t *ph, const uint64_t *offs, uint64_t base)
+				const uint8_t *ph, const uint64_t *offs, uint64_t base, struct csdi_etm3_run_last *last)
 {
-	return run_range(dec, h, n, tab, ph, offs, base, 0, NULL);
+	return run_range(dec, h, n, tab, ph, offs, base, 0, NULL, last);
 }
 
 /*
@@ -735,7 +764,7 @@ static __attribute__((noinline)) void seg_build(csd_flow_decoder *dec, struct cs
 		dec->qlen = qlen0;
 		dec->qready = qlen0;
 		dec->qmark_valid = 0;
-		done = run_range(dec, h, done, tab, ph, NULL, 0, 1, &aborted);
+		done = run_range(dec, h, done, tab, ph, NULL, 0, 1, &aborted, NULL);
 		if (aborted)
 			continue;       /* again without the header it stopped in */
 		if (dec->qlen - qlen0 > SEG_RECS) {
@@ -815,11 +844,13 @@ static __attribute__((noinline)) void seg_build(csd_flow_decoder *dec, struct cs
 }
 
 size_t csdi_etm3_flow_pheader_run(csd_flow_decoder *dec, const uint8_t *h, size_t n, const struct csd_atoms *tab,
-				  const uint8_t *ph, const uint64_t *offs, uint64_t base)
+				  const uint8_t *ph, const uint64_t *offs, uint64_t base,
+				  struct csdi_etm3_run_last *last)
 {
+	last->branch_end = 0;
 	if (dec->insn_mode)
 		return pheader_run_general(dec, h, n, tab, ph, offs, base);
-	return pheader_run_range(dec, h, n, tab, ph, offs, base);
+	return pheader_run_range(dec, h, n, tab, ph, offs, base, last);
 }
 
 /* The last traced instruction did not complete: take it back. Returns 1

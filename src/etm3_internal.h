@@ -138,8 +138,17 @@ struct csdi_etm3_branch {
 	uint8_t addr_bytes;
 	uint8_t full;       /* five address bytes: the instruction set stated */
 	uint8_t fam, altisa, ns, hyp; /* the packet decoder's state after it */
+	uint8_t addr_only;  /* only the address changes (the common forms) */
 };
 size_t csdi_etm3_branch_packet(csd_etm3_pkt_decoder *dec, const uint8_t *p, size_t n, struct csdi_etm3_branch *b);
+
+/* The last branch packet the flow decoder's P-header loop took: it ends
+ * at byte branch_end of the run (0: none), `len` bytes long. */
+struct csdi_etm3_run_last {
+	size_t branch_end;
+	size_t len;
+	struct csdi_etm3_branch br;
+};
 void csdi_etm3_branch_commit(csd_etm3_pkt_decoder *dec, const struct csdi_etm3_branch *b);
 void csdi_etm3_branch_fill(const struct csdi_etm3_branch *b, struct csd_packet *pkt);
 

@@ -1240,25 +1240,35 @@ void csdi_etm3_pkt_skip(csd_etm3_pkt_decoder *dec, size_t n)
  * Branch address packets for the flow decoder's P-header runs
  * ---------------------------------------------------------------------- */
 
+static NOINLINE size_t branch_packet_general(csd_etm3_pkt_decoder *dec, const uint8_t *p, size_t n,
+					    struct csdi_etm3_branch *b);
+
 size_t csdi_etm3_branch_packet(csd_etm3_pkt_decoder *dec, const uint8_t *p, size_t n, struct csdi_etm3_branch *b)
 {
 	if (!n || dec->kind[p[0]] != K_BRANCH)
 		return 0;
 	/* The common forms (1-4 address bytes, no exception information)
-	 * the quick way; they leave everything but the address as it is. */
+	 * the quick way; they leave everything but the address as it is.
+	 * The rest out of line, so that this needs no stack frame. */
 	uint32_t addr;
 	size_t k = brief_branch(p, n, dec->cfg.alt_branch, dec->ist.addr, csdi_etm3_shift(dec->ist.fam), &addr);
-	if (k) {
-		b->addr = addr;
-		b->isa = (uint8_t)csdi_etm3_isa_of(dec->ist.fam, dec->ist.altisa);
-		b->addr_bytes = (uint8_t)k;
-		b->full = 0;
-		b->fam = dec->ist.fam;
-		b->altisa = dec->ist.altisa;
-		b->ns = dec->ist.ns;
-		b->hyp = dec->ist.hyp;
-		return k;
-	}
+	if (!k)
+		return branch_packet_general(dec, p, n, b);
+	b->addr = addr;
+	b->isa = (uint8_t)csdi_etm3_isa_of(dec->ist.fam, dec->ist.altisa);
+	b->addr_bytes = (uint8_t)k;
+	b->full = 0;
+	b->fam = dec->ist.fam;
+	b->altisa = dec->ist.altisa;
+	b->ns = dec->ist.ns;
+	b->hyp = dec->ist.hyp;
+	b->addr_only = 1;
+	return k;
+}
+
+static NOINLINE size_t branch_packet_general(csd_etm3_pkt_decoder *dec, const uint8_t *p, size_t n,
+					    struct csdi_etm3_branch *b)
+{
 	struct baddr r;
 	const char *err = dec->err;
 	long len = parse_branch_addr(dec, p, n, &dec->ist, 0, &r);
@@ -1273,12 +1283,17 @@ size_t csdi_etm3_branch_packet(csd_etm3_pkt_decoder *dec, const uint8_t *p, size
 	b->altisa = r.st.altisa;
 	b->ns = r.st.ns;
 	b->hyp = r.st.hyp;
+	b->addr_only = 0;
 	return (size_t)len;
 }
 
 void csdi_etm3_branch_commit(csd_etm3_pkt_decoder *dec, const struct csdi_etm3_branch *b)
 {
 	dec->ist.addr = b->addr;
+	/* (Copying the state bytes that were just stored one by one would
+	 * read them back as one word: a store-forwarding stall.) */
+	if (b->addr_only)
+		return;
 	dec->ist.fam = b->fam;
 	dec->ist.altisa = b->altisa;
 	dec->ist.ns = b->ns;

@@ -379,14 +379,23 @@ static int etm3_pheader_run(csd_flow_decoder *dec)
 	struct csdi_etm3_branch br;
 	int last_branch = 0;
 	for (;;) {
+		struct csdi_etm3_run_last rl;
 		size_t i = csdi_etm3_flow_pheader_run(dec, h + used, n - used, tab, is_phdr,
-						      offs ? offs + used : NULL, base + used);
+						      offs ? offs + used : NULL, base + used, &rl);
 		if (csdi_flow_room(dec) < CSDI_FLOW_QLOW)
 			dec->qready = dec->qlen;
 		if (i) {
-			last = used + i - 1;
-			last_len = 1;
-			last_branch = 0;
+			if (rl.branch_end == i) {
+				/* It ended with a branch packet it took. */
+				last = used + i - rl.len;
+				last_len = rl.len;
+				last_branch = 1;
+				br = rl.br;
+			} else {
+				last = used + i - 1;
+				last_len = 1;
+				last_branch = 0;
+			}
 			used += i;
 		}
 		if (used == n || dec->insn_mode || !dec->synced || csdi_flow_room(dec) <= CSDI_FLOW_QPRODUCE ||

@@ -233,9 +233,14 @@ void csdi_etm3_flow_pheader(csd_flow_decoder *dec, const struct csd_atoms *a, ui
 /* The P-headers at the front of the n bytes h (is_phdr[b]: byte b is one,
  * atoms from tab, capture offsets offs[k] or base + k), with the record
  * hold rule of csd_flow_next; stops at the first byte that is not a
- * P-header, or early when the queue runs short. Returns the headers used. */
+ * P-header, or early when the queue runs short. In range mode, plain
+ * branch address packets between headers are taken too, as flow.c's
+ * loop takes them (csdi_etm3_branch_packet); *last then says which was
+ * the last. Returns the bytes used. */
+struct csdi_etm3_run_last;
 size_t csdi_etm3_flow_pheader_run(csd_flow_decoder *dec, const uint8_t *h, size_t n, const struct csd_atoms *tab,
-				  const uint8_t *is_phdr, const uint64_t *offs, uint64_t base);
+				  const uint8_t *is_phdr, const uint64_t *offs, uint64_t base,
+				  struct csdi_etm3_run_last *last);
 /* End of trace: commit anything held back. */
 void csdi_etm3_flow_end(csd_flow_decoder *dec);
 /* Release what csdi_etm3_flow_init allocated. */
