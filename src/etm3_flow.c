@@ -545,10 +545,24 @@ static inline __attribute__((always_inline)) size_t run_range(csd_flow_decoder *
 			 * are one call instead of one per run. */
 			size_t blen;
 		not_phdr:
-			if (build || !last || !synced || (!dec->addr_valid && !s->wait_branch) ||
-			    !(blen = csdi_etm3_branch_packet(dec->etm3, h + i, n - i, &last->br)))
+			if (build || !last || !synced || (!dec->addr_valid && !s->wait_branch))
 				break;
-			csdi_etm3_branch_commit(dec->etm3, &last->br);
+			struct csdi_etm3_istate *const ist = csdi_etm3_pkt_istate(dec->etm3);
+			blen = (h[i] & 1) ? csdi_etm3_branch_quick(h + i, n - i, csdi_etm3_pkt_alt_branch(dec->etm3),
+								   ist->addr, csdi_etm3_shift(ist->fam), &ist->addr)
+					  : 0;
+			if (blen) {
+				/* Only the address changed (csdi_etm3_branch_fill
+				 * reports the packet from these). */
+				last->br.addr = ist->addr;
+				last->br.isa = (uint8_t)csdi_etm3_isa_of(ist->fam, ist->altisa);
+				last->br.addr_bytes = (uint8_t)blen;
+				last->br.full = 0;
+			} else if ((blen = csdi_etm3_branch_packet(dec->etm3, h + i, n - i, &last->br))) {
+				csdi_etm3_branch_commit(dec->etm3, &last->br);
+			} else {
+				break;
+			}
 			addr = last->br.addr;
 			isa = last->br.isa;
 			dec->addr_valid = isa != CSD_ISA_UNKNOWN;

@@ -28,6 +28,15 @@ struct csdi_etm3_cfg {
  * holds at least etmcr). CSD_EINVAL if cfg is unusable for ETMv3. */
 int csdi_etm3_cfg_init(struct csdi_etm3_cfg *out, const struct csd_trace_config *cfg);
 
+/* The address state that branch and I-sync packets update. */
+struct csdi_etm3_istate {
+	uint32_t addr;     /* last branch / I-sync address */
+	uint8_t fam;       /* enum csdi_etm3_family */
+	uint8_t altisa;
+	uint8_t ns;
+	uint8_t hyp;
+};
+
 /* Instruction set families as the branch address alignment sees them;
  * ThumbEE is the Thumb family with the AltISA bit set. */
 enum csdi_etm3_family {
@@ -122,6 +131,50 @@ uint64_t csdi_etm3_pkt_offset(const csd_etm3_pkt_decoder *dec, size_t k);
  * offsets is NULL. */
 void csdi_etm3_pkt_offsets(const csd_etm3_pkt_decoder *dec, const uint64_t **offsets, uint64_t *base);
 void csdi_etm3_pkt_skip(csd_etm3_pkt_decoder *dec, size_t n);
+
+/*
+ * A branch address packet of 1-4 address bytes without exception
+ * information at p (whole in the n bytes; its first byte has bit 0 set):
+ * its length (= its address bytes) and the new address in *addr, from
+ * the previous address `prev` and the alignment shift `sh` of the
+ * current instruction set; 0 for anything else (five address bytes,
+ * exception information, cut short). These forms change nothing but the
+ * address. alt: the alternative branch encoding (ETMIDR[20]). The rules
+ * of parse_branch_addr() in etm3_pkt.c (IHI 0014 7.3.4).
+ */
+static inline size_t csdi_etm3_branch_quick(const uint8_t *p, size_t n, int alt, uint32_t prev, unsigned sh,
+					    uint32_t *addr)
+{
+	uint32_t v = (uint32_t)(p[0] >> 1) & 0x3F;
+	unsigned bits = 6, k = 1;
+	int more = p[0] & 0x80;
+	while (more && k < 4) {
+		if (k >= n)
+			return 0;
+		const uint8_t b = p[k++];
+		more = b & 0x80;
+		if (!more && alt) {
+			if (b & 0x40)
+				return 0;       /* exception information follows */
+			v |= (uint32_t)(b & 0x3F) << bits;
+			bits += 6;
+		} else {
+			v |= (uint32_t)(b & 0x7F) << bits;
+			bits += 7;
+		}
+	}
+	if (more)
+		return 0;               /* five address bytes */
+	const uint32_t mask = (1u << (bits + sh)) - 1;
+	*addr = (prev & ~mask) | ((v << sh) & mask);
+	return k;
+}
+
+/* The packet decoder's address state and branch encoding, for the flow
+ * decoder's own parse of the quick forms (it then updates addr itself, as
+ * csdi_etm3_branch_commit would). */
+struct csdi_etm3_istate *csdi_etm3_pkt_istate(csd_etm3_pkt_decoder *dec);
+int csdi_etm3_pkt_alt_branch(const csd_etm3_pkt_decoder *dec);
 
 /*
  * A branch address packet without exception information, whole at p (n

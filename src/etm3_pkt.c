@@ -76,13 +76,6 @@ enum hdr_kind {
 };
 
 /* Instruction state the branch address compression works against. */
-struct istate {
-	uint32_t addr;     /* last branch / I-sync address */
-	uint8_t fam;       /* enum csdi_etm3_family */
-	uint8_t altisa;
-	uint8_t ns;
-	uint8_t hyp;
-};
 
 struct csd_etm3_pkt_decoder {
 	struct csdi_input in;
@@ -92,7 +85,7 @@ struct csd_etm3_pkt_decoder {
 	uint8_t run_byte;
 	size_t run_len;           /* 0 = no run pending */
 	uint64_t run_off;
-	struct istate ist;
+	struct csdi_etm3_istate ist;
 	uint32_t data_addr;
 	uint8_t data_be;
 	uint64_t ts_raw;          /* timestamp as traced (Gray if Gray-coded) */
@@ -410,7 +403,7 @@ static long parse_data_addr(struct csd_etm3_pkt_decoder *d, const uint8_t *p, si
 
 /* Result of a branch-style address (branch packet, LSiP current address). */
 struct baddr {
-	struct istate st;      /* state after the address */
+	struct csdi_etm3_istate st;      /* state after the address */
 	uint8_t addr_bytes;
 	uint8_t full;          /* 5-byte address: states the instruction set */
 	uint8_t info;          /* exception information bytes present */
@@ -430,7 +423,7 @@ static const int8_t deprecated_exception[8] = { 8, 14, -1, -1, 5, 15, 4, 1 };
 /* A branch address of 1-5 bytes plus 0-3 exception information bytes
  * (IHI 0014Q 7.3.5), compressed against `base`. */
 static long parse_branch_addr(struct csd_etm3_pkt_decoder *d, const uint8_t *p, size_t n,
-			      const struct istate *base, int lsip, struct baddr *r)
+			      const struct csdi_etm3_istate *base, int lsip, struct baddr *r)
 {
 	const struct csdi_etm3_cfg *c = &d->cfg;
 	const int alt = c->alt_branch;
@@ -545,7 +538,7 @@ static long parse_branch_addr(struct csd_etm3_pkt_decoder *d, const uint8_t *p, 
  * the whole packet is there.
  * ---------------------------------------------------------------------- */
 
-static void state_flags(const struct istate *st, struct csd_packet *pkt)
+static void state_flags(const struct csdi_etm3_istate *st, struct csd_packet *pkt)
 {
 	pkt->flags |= CSD_PKTF_SECURITY;
 	if (st->ns)
@@ -610,7 +603,7 @@ static long parse_isync(struct csd_etm3_pkt_decoder *d, const uint8_t *p, size_t
 		pkt->context_id = cid;
 	}
 	uint8_t info = p[i++];
-	struct istate st = d->ist;
+	struct csdi_etm3_istate st = d->ist;
 	pkt->type = CSD_PKT_ISYNC;
 	pkt->reason = (info >> 5) & 3;
 	st.ns = (info >> 3) & 1;
@@ -1065,39 +1058,6 @@ static NOINLINE int next_general(struct csd_etm3_pkt_decoder *d, struct csd_pack
  * Packets in brief
  * ---------------------------------------------------------------------- */
 
-/* A branch address packet of 1-4 address bytes without exception
- * information at p, whole in n bytes: its length (= its address bytes)
- * and the new address in *addr; 0 for anything else (then
- * csdi_etm3_branch_packet() or the packet decoder deal with it). The same
- * rules as parse_branch_addr(); these forms leave the instruction set and
- * security state as they are. */
-static inline size_t brief_branch(const uint8_t *p, size_t n, int alt, uint32_t prev, unsigned sh, uint32_t *addr)
-{
-	uint32_t v = (uint32_t)(p[0] >> 1) & 0x3F;
-	unsigned bits = 6, k = 1;
-	int more = p[0] & 0x80;
-	while (more && k < 4) {
-		if (k >= n)
-			return 0;
-		const uint8_t b = p[k++];
-		more = b & 0x80;
-		if (!more && alt) {
-			if (b & 0x40)
-				return 0;       /* exception information follows */
-			v |= (uint32_t)(b & 0x3F) << bits;
-			bits += 6;
-		} else {
-			v |= (uint32_t)(b & 0x7F) << bits;
-			bits += 7;
-		}
-	}
-	if (more)
-		return 0;               /* five address bytes */
-	const uint32_t mask = (1u << (bits + sh)) - 1;
-	*addr = (prev & ~mask) | ((v << sh) & mask);
-	return k;
-}
-
 /* The loop of csd_etm3_pkt_next_brief() for offsets given per byte
  * (has_offs) or as base + index, made once for each. */
 static inline __attribute__((always_inline)) int brief_loop(csd_etm3_pkt_decoder *dec, struct csd_pkt_brief *out,
@@ -1138,7 +1098,7 @@ static inline __attribute__((always_inline)) int brief_loop(csd_etm3_pkt_decoder
 		memset(o, 0, sizeof(*o));
 		if (kind[h] == K_BRANCH) {
 			o->type = CSD_PKT_BRANCH;
-			len = brief_branch(p + pos, end - pos, alt, addr, sh, &addr);
+			len = csdi_etm3_branch_quick(p + pos, end - pos, alt, addr, sh, &addr);
 			if (len) {
 				o->addr = addr;
 				o->isa = isa;
@@ -1251,7 +1211,7 @@ size_t csdi_etm3_branch_packet(csd_etm3_pkt_decoder *dec, const uint8_t *p, size
 	 * the quick way; they leave everything but the address as it is.
 	 * The rest out of line, so that this needs no stack frame. */
 	uint32_t addr;
-	size_t k = brief_branch(p, n, dec->cfg.alt_branch, dec->ist.addr, csdi_etm3_shift(dec->ist.fam), &addr);
+	size_t k = csdi_etm3_branch_quick(p, n, dec->cfg.alt_branch, dec->ist.addr, csdi_etm3_shift(dec->ist.fam), &addr);
 	if (!k)
 		return branch_packet_general(dec, p, n, b);
 	b->addr = addr;
@@ -1285,6 +1245,16 @@ static NOINLINE size_t branch_packet_general(csd_etm3_pkt_decoder *dec, const ui
 	b->hyp = r.st.hyp;
 	b->addr_only = 0;
 	return (size_t)len;
+}
+
+struct csdi_etm3_istate *csdi_etm3_pkt_istate(csd_etm3_pkt_decoder *dec)
+{
+	return &dec->ist;
+}
+
+int csdi_etm3_pkt_alt_branch(const csd_etm3_pkt_decoder *dec)
+{
+	return dec->cfg.alt_branch;
 }
 
 void csdi_etm3_branch_commit(csd_etm3_pkt_decoder *dec, const struct csdi_etm3_branch *b)
