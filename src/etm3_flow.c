@@ -466,30 +466,60 @@ static inline __attribute__((always_inline)) size_t run_range(csd_flow_decoder *
 						close_local(dec, &o, dec->open_cond, 0);
 						closed_in = 1;
 					}
-					/* The first instruction's range takes the W
-					 * atoms waiting before it and continues the
-					 * open range if it was contiguous. */
-					for (unsigned k = 0; k < g->nrec; k++) {
-						const struct csdi_seg_range *sr = &g->rec[k];
-						struct csd_record *r = csdi_flow_slot(dec);
-						r->type = CSD_REC_RANGE;
-						r->offset = offs ? offs[i + sr->hdr] : base + i + sr->hdr;
-						r->addr = sr->start;
-						r->last = sr->last;
-						r->end = sr->end;
-						r->count = sr->count;
-						r->cycles = sr->cycles;
-						r->flags = sr->flags;
-						r->cond = sr->cond;
-						r->isa = sr->isa;
-						if (k == 0) {
-							r->cycles += pw_in;
-							if (ext) {
-								r->addr = oin.start;
-								r->offset = oin.offset;
-								r->count += oin.count;
-								r->cycles += oin.cycles;
-							}
+					/* The queue position, the trace ID and the
+					 * offsets' form in locals: the records' byte
+					 * fields may alias the decoder's, which would
+					 * be reloaded after each record. */
+					const unsigned nrec = g->nrec;
+					const unsigned q0 = dec->qhead + dec->qlen;
+					const uint8_t tid = dec->cfg.trace.trace_id;
+					struct csd_record *const q = dec->q;
+					const struct csdi_seg_range *rs = g->rec;
+					if (offs) {
+						for (unsigned k = 0; k < nrec; k++, rs++) {
+							struct csd_record *r = &q[(q0 + k) % CSDI_FLOW_QCAP];
+							csdi_rec_clear(r);
+							r->type = CSD_REC_RANGE;
+							r->offset = offs[i + rs->hdr];
+							r->addr = rs->start;
+							r->last = rs->last;
+							r->end = rs->end;
+							r->count = rs->count;
+							r->cycles = rs->cycles;
+							r->flags = rs->flags;
+							r->cond = rs->cond;
+							r->isa = rs->isa;
+							r->id = tid;
+						}
+					} else {
+						for (unsigned k = 0; k < nrec; k++, rs++) {
+							struct csd_record *r = &q[(q0 + k) % CSDI_FLOW_QCAP];
+							csdi_rec_clear(r);
+							r->type = CSD_REC_RANGE;
+							r->offset = base + i + rs->hdr;
+							r->addr = rs->start;
+							r->last = rs->last;
+							r->end = rs->end;
+							r->count = rs->count;
+							r->cycles = rs->cycles;
+							r->flags = rs->flags;
+							r->cond = rs->cond;
+							r->isa = rs->isa;
+							r->id = tid;
+						}
+					}
+					dec->qlen += nrec;
+					if (nrec) {
+						/* The first instruction's range takes the W
+						 * atoms waiting before it and continues the
+						 * open range if it was contiguous. */
+						struct csd_record *r = &q[q0 % CSDI_FLOW_QCAP];
+						r->cycles += pw_in;
+						if (ext) {
+							r->addr = oin.start;
+							r->offset = oin.offset;
+							r->count += oin.count;
+							r->cycles += oin.cycles;
 						}
 					}
 					if (g->open_active) {
@@ -547,10 +577,11 @@ static inline __attribute__((always_inline)) size_t run_range(csd_flow_decoder *
 		not_phdr:
 			if (build || !last || !synced || (!dec->addr_valid && !s->wait_branch))
 				break;
+			if (!(h[i] & 1))
+				break;  /* not a branch packet (bit 0 clear) */
 			struct csdi_etm3_istate *const ist = csdi_etm3_pkt_istate(dec->etm3);
-			blen = (h[i] & 1) ? csdi_etm3_branch_quick(h + i, n - i, csdi_etm3_pkt_alt_branch(dec->etm3),
-								   ist->addr, csdi_etm3_shift(ist->fam), &ist->addr)
-					  : 0;
+			blen = csdi_etm3_branch_quick(h + i, n - i, csdi_etm3_pkt_alt_branch(dec->etm3), ist->addr,
+						      csdi_etm3_shift(ist->fam), &ist->addr);
 			if (blen) {
 				/* Only the address changed (csdi_etm3_branch_fill
 				 * reports the packet from these). */
