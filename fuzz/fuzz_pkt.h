@@ -19,6 +19,7 @@
 #define CSD_FUZZ_PKT_H
 
 #include "fuzz_common.h"
+#include "pkt_same.h"
 
 struct fuzz_pkt_list {
 	struct csd_packet *p;
@@ -150,20 +151,6 @@ static void fuzz_pkt_decode(const struct fuzz_pkt_ops *ops, const struct csd_tra
 	ops->destroy(dec);
 }
 
-static int fuzz_pkt_same(const struct csd_packet *a, const struct csd_packet *b)
-{
-	size_t r = a->size < CSD_PKT_RAW_MAX ? a->size : CSD_PKT_RAW_MAX;
-	return a->type == b->type && a->flags == b->flags && a->offset == b->offset && a->size == b->size &&
-	       memcmp(a->raw, b->raw, r) == 0 && a->addr == b->addr && a->addr_bytes == b->addr_bytes &&
-	       a->isa == b->isa && a->reason == b->reason && a->vmid == b->vmid && a->exception == b->exception &&
-	       a->ts_bits == b->ts_bits && a->data_size == b->data_size && a->cycle_count == b->cycle_count &&
-	       a->context_id == b->context_id && a->timestamp == b->timestamp && a->atoms.en == b->atoms.en &&
-	       a->atoms.num == b->atoms.num && a->atoms.w == b->atoms.w && a->atoms.format == b->atoms.format &&
-	       a->data_insn_addr == b->data_insn_addr && a->data_addr == b->data_addr &&
-	       a->data_value == b->data_value && a->tag == b->tag &&
-	       (a->error == b->error || (a->error && b->error && strcmp(a->error, b->error) == 0));
-}
-
 static int fuzz_pkt_run(const struct fuzz_pkt_ops *ops, uint32_t protocol, const uint8_t *data, size_t size)
 {
 	struct fuzz_hdr h;
@@ -181,14 +168,14 @@ static int fuzz_pkt_run(const struct fuzz_pkt_ops *ops, uint32_t protocol, const
 	fuzz_pkt_decode(ops, &cfg, &st, &sp, 0, &split);
 	FUZZ_CHECK(whole.n == split.n);
 	for (size_t i = 0; i < whole.n; i++)
-		FUZZ_CHECK(fuzz_pkt_same(&whole.p[i], &split.p[i]));
+		FUZZ_CHECK(csd_test_pkt_same(&whole.p[i], &split.p[i]));
 	/* In brief, in the same pieces; caps 1 .. FUZZ_BRIEF_MAX. */
 	struct fuzz_pkt_list brief = { NULL, 0, 0 };
 	fuzz_split_init(&sp, h.split_mode, h.split_seed);
 	fuzz_pkt_decode(ops, &cfg, &st, &sp, 1 + h.split_seed % FUZZ_BRIEF_MAX, &brief);
 	FUZZ_CHECK(whole.n == brief.n);
 	for (size_t i = 0; i < whole.n; i++)
-		FUZZ_CHECK(fuzz_pkt_same(&whole.p[i], &brief.p[i]));
+		FUZZ_CHECK(csd_test_pkt_same(&whole.p[i], &brief.p[i]));
 	free(whole.p);
 	free(split.p);
 	free(brief.p);

@@ -365,6 +365,24 @@ static inline unsigned seg_bytes(const uint8_t *h, size_t n, uint64_t *bytes)
 	return len;
 }
 
+/* Record r from a memo entry's range rs at capture offset off. */
+static inline __attribute__((always_inline)) void seg_record(struct csd_record *r, const struct csdi_seg_range *rs,
+							       uint64_t off, uint8_t tid)
+{
+	csdi_rec_clear(r);
+	r->type = CSD_REC_RANGE;
+	r->offset = off;
+	r->addr = rs->start;
+	r->last = rs->last;
+	r->end = rs->end;
+	r->count = rs->count;
+	r->cycles = rs->cycles;
+	r->flags = rs->flags;
+	r->cond = rs->cond;
+	r->isa = rs->isa;
+	r->id = tid;
+}
+
 static inline int seg_match(const struct csdi_etm3_seg *g, uint64_t key, const uint64_t *bytes, uint64_t gen)
 {
 	uint64_t d = (g->key ^ key) | (g->gen ^ gen);
@@ -476,37 +494,11 @@ static inline __attribute__((always_inline)) size_t run_range(csd_flow_decoder *
 					struct csd_record *const q = dec->q;
 					const struct csdi_seg_range *rs = g->rec;
 					if (offs) {
-						for (unsigned k = 0; k < nrec; k++, rs++) {
-							struct csd_record *r = &q[(q0 + k) % CSDI_FLOW_QCAP];
-							csdi_rec_clear(r);
-							r->type = CSD_REC_RANGE;
-							r->offset = offs[i + rs->hdr];
-							r->addr = rs->start;
-							r->last = rs->last;
-							r->end = rs->end;
-							r->count = rs->count;
-							r->cycles = rs->cycles;
-							r->flags = rs->flags;
-							r->cond = rs->cond;
-							r->isa = rs->isa;
-							r->id = tid;
-						}
+						for (unsigned k = 0; k < nrec; k++, rs++)
+							seg_record(&q[(q0 + k) % CSDI_FLOW_QCAP], rs, offs[i + rs->hdr], tid);
 					} else {
-						for (unsigned k = 0; k < nrec; k++, rs++) {
-							struct csd_record *r = &q[(q0 + k) % CSDI_FLOW_QCAP];
-							csdi_rec_clear(r);
-							r->type = CSD_REC_RANGE;
-							r->offset = base + i + rs->hdr;
-							r->addr = rs->start;
-							r->last = rs->last;
-							r->end = rs->end;
-							r->count = rs->count;
-							r->cycles = rs->cycles;
-							r->flags = rs->flags;
-							r->cond = rs->cond;
-							r->isa = rs->isa;
-							r->id = tid;
-						}
+						for (unsigned k = 0; k < nrec; k++, rs++)
+							seg_record(&q[(q0 + k) % CSDI_FLOW_QCAP], rs, base + i + rs->hdr, tid);
 					}
 					dec->qlen += nrec;
 					if (nrec) {

@@ -37,6 +37,29 @@ static inline const char *check_shared_dir(void)
 	return d;
 }
 
+/* The whole file at path (malloc'd, *len bytes; an empty file gives a
+ * 1-byte buffer and *len 0), or NULL if it cannot be read. */
+static inline unsigned char *check_read_file(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	if (!f)
+		return NULL;
+	long n = -1;
+	if (fseek(f, 0, SEEK_END) == 0)
+		n = ftell(f);
+	unsigned char *b = NULL;
+	if (n >= 0 && fseek(f, 0, SEEK_SET) == 0) {
+		b = malloc(n > 0 ? (size_t)n : 1);
+		if (b && n > 0 && fread(b, 1, (size_t)n, f) != (size_t)n) {
+			free(b);
+			b = NULL;
+		}
+	}
+	fclose(f);
+	*len = n > 0 ? (size_t)n : 0;
+	return b;
+}
+
 static inline int check_done(const char *name)
 {
 	if (check_count == 0) {

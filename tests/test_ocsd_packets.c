@@ -11,24 +11,6 @@
 #include "check.h"
 #include "ocsd_ref.h"
 
-static uint8_t *read_file(const char *path, size_t *len)
-{
-	FILE *f = fopen(path, "rb");
-	if (!f)
-		return NULL;
-	fseek(f, 0, SEEK_END);
-	long n = ftell(f);
-	fseek(f, 0, SEEK_SET);
-	uint8_t *b = malloc(n > 0 ? (size_t)n : 1);
-	if (b && n > 0 && fread(b, 1, (size_t)n, f) != (size_t)n) {
-		free(b);
-		b = NULL;
-	}
-	fclose(f);
-	*len = n > 0 ? (size_t)n : 0;
-	return b;
-}
-
 /* Our synchronised packet count for one source: frames -> packets. */
 static uint64_t csdec_count(const uint8_t *buf, size_t len, uint32_t frame_format, const struct csd_trace_config *cfg,
 			    uint64_t *errors)
@@ -98,7 +80,7 @@ static void compare_snapshot(const char *name)
 	for (size_t b = 0; b < csd_snapshot_num_buffers(snap); b++) {
 		const struct csd_snapshot_buffer *buf = csd_snapshot_buffer(snap, b);
 		size_t len = 0;
-		uint8_t *data = read_file(buf->path, &len);
+		uint8_t *data = check_read_file(buf->path, &len);
 		CHECK(data != NULL);
 		if (!data)
 			continue;

@@ -19,6 +19,7 @@
 
 #include "check.h"
 #include "csdec.h"
+#include "../fuzz/pkt_same.h"
 
 struct stream {
 	uint8_t *data;
@@ -157,20 +158,6 @@ static void decode(const struct csd_trace_config *cfg, const struct stream *s, s
 	csd_ptm_pkt_free(d.p);
 }
 
-static int same_packet(const struct csd_packet *a, const struct csd_packet *b)
-{
-	size_t r = a->size < CSD_PKT_RAW_MAX ? a->size : CSD_PKT_RAW_MAX;
-	return a->type == b->type && a->flags == b->flags && a->offset == b->offset && a->size == b->size &&
-	       memcmp(a->raw, b->raw, r) == 0 && a->addr == b->addr && a->addr_bytes == b->addr_bytes &&
-	       a->isa == b->isa && a->reason == b->reason && a->vmid == b->vmid && a->exception == b->exception &&
-	       a->ts_bits == b->ts_bits && a->data_size == b->data_size && a->cycle_count == b->cycle_count &&
-	       a->context_id == b->context_id && a->timestamp == b->timestamp && a->atoms.en == b->atoms.en &&
-	       a->atoms.num == b->atoms.num && a->atoms.w == b->atoms.w && a->atoms.format == b->atoms.format &&
-	       a->data_insn_addr == b->data_insn_addr && a->data_addr == b->data_addr &&
-	       a->data_value == b->data_value && a->tag == b->tag &&
-	       (a->error == b->error || (a->error && b->error && strcmp(a->error, b->error) == 0));
-}
-
 static size_t total_packets, total_brief;
 
 /* Compare both decodes of s; returns the share of packets taken in brief. */
@@ -182,7 +169,7 @@ static double compare(const char *what, const struct csd_trace_config *cfg, cons
 	CHECK_EQ(brief.n, one.n);
 	size_t bad = 0;
 	for (size_t i = 0; i < one.n && i < brief.n; i++) {
-		if (!same_packet(&one.p[i], &brief.p[i])) {
+		if (!csd_test_pkt_same(&one.p[i], &brief.p[i])) {
 			if (!bad)
 				fprintf(stderr, "%s: packet %zu (%s at %llu) differs in brief\n", what, i,
 					csd_pkt_type_name((int)one.p[i].type), (unsigned long long)one.p[i].offset);
@@ -225,24 +212,6 @@ static void compare_damaged(const char *what, const struct csd_trace_config *cfg
 	}
 }
 
-static uint8_t *read_file(const char *path, size_t *len)
-{
-	FILE *f = fopen(path, "rb");
-	if (!f)
-		return NULL;
-	fseek(f, 0, SEEK_END);
-	long n = ftell(f);
-	fseek(f, 0, SEEK_SET);
-	uint8_t *b = malloc(n > 0 ? (size_t)n : 1);
-	if (b && n > 0 && fread(b, 1, (size_t)n, f) != (size_t)n) {
-		free(b);
-		b = NULL;
-	}
-	fclose(f);
-	*len = n > 0 ? (size_t)n : 0;
-	return b;
-}
-
 /* Every source of every buffer of one snapshot. Returns the sources done. */
 static int snapshot(const char *dir, int damaged, double *min_share)
 {
@@ -254,7 +223,7 @@ static int snapshot(const char *dir, int damaged, double *min_share)
 	for (size_t b = 0; b < csd_snapshot_num_buffers(snap); b++) {
 		const struct csd_snapshot_buffer *buf = csd_snapshot_buffer(snap, b);
 		size_t len = 0;
-		uint8_t *cap = read_file(buf->path, &len);
+		uint8_t *cap = check_read_file(buf->path, &len);
 		CHECK(cap != NULL);
 		if (!cap)
 			continue;
