@@ -76,8 +76,7 @@ void csdi_etm3_flow_init(csd_flow_decoder *dec)
 	dec->u.etm3.data_only = (dec->cfg.trace.etmcr >> 20) & 1;
 	/* Without the table the loop does the work itself (allocation
 	 * failure costs speed, nothing else). */
-	if (!dec->insn_mode && !(dec->cfg.flags & CSD_FLOW_NO_MEMO))
-	{
+	if (!dec->insn_mode && !(dec->cfg.flags & CSD_FLOW_NO_MEMO)) {
 		/* Cache-line aligned. */
 		const size_t sz = SEG_SLOTS * sizeof(struct csdi_etm3_seg);
 		dec->u.etm3.segs = aligned_alloc(64, sz);

@@ -75,8 +75,6 @@ enum hdr_kind {
 	K_EXC_ENTRY,
 };
 
-/* Instruction state the branch address compression works against. */
-
 struct csd_etm3_pkt_decoder {
 	struct csdi_input in;
 	struct csdi_etm3_cfg cfg;
@@ -1058,6 +1056,9 @@ static NOINLINE int next_general(struct csd_etm3_pkt_decoder *d, struct csd_pack
  * Packets in brief
  * ---------------------------------------------------------------------- */
 
+static NOINLINE size_t branch_packet_general(csd_etm3_pkt_decoder *dec, const uint8_t *p, size_t n,
+					    struct csdi_etm3_branch *b);
+
 /* The loop of csd_etm3_pkt_next_brief() for offsets given per byte
  * (has_offs) or as base + index, made once for each. */
 static inline __attribute__((always_inline)) int brief_loop(csd_etm3_pkt_decoder *dec, struct csd_pkt_brief *out,
@@ -1104,9 +1105,11 @@ static inline __attribute__((always_inline)) int brief_loop(csd_etm3_pkt_decoder
 				o->isa = isa;
 				o->addr_bytes = (uint8_t)len;
 			} else {
+				/* The other forms, as the flow decoder takes
+				 * them (the quick parse just failed). */
 				struct csdi_etm3_branch b;
 				dec->ist.addr = addr;
-				len = csdi_etm3_branch_packet(dec, p + pos, end - pos, &b);
+				len = branch_packet_general(dec, p + pos, end - pos, &b);
 				if (!len)
 					break;
 				csdi_etm3_branch_commit(dec, &b);
@@ -1199,9 +1202,6 @@ void csdi_etm3_pkt_skip(csd_etm3_pkt_decoder *dec, size_t n)
 /* ------------------------------------------------------------------------
  * Branch address packets for the flow decoder's P-header runs
  * ---------------------------------------------------------------------- */
-
-static NOINLINE size_t branch_packet_general(csd_etm3_pkt_decoder *dec, const uint8_t *p, size_t n,
-					    struct csdi_etm3_branch *b);
 
 size_t csdi_etm3_branch_packet(csd_etm3_pkt_decoder *dec, const uint8_t *p, size_t n, struct csdi_etm3_branch *b)
 {
