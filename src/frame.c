@@ -115,8 +115,8 @@ struct csd_frame_decoder {
 	int batch_full;         /* a buffer cannot take another frame */
 
 	/* Staged output. */
-	uint8_t out[OUT_CAP];
-	uint64_t out_off[OUT_CAP];
+	uint8_t out[OUT_CAP + FRAME_SIZE];      /* spare: 16-byte copies at the end */
+	uint64_t out_off[OUT_CAP + FRAME_SIZE];
 	size_t out_len;
 	struct frame_item items[ITEM_CAP];
 	unsigned n_items, head;
@@ -232,84 +232,6 @@ static inline uint64_t spread_aux(unsigned x)
 }
 #endif
 
-/* Split one complete frame into the staged output; o == NULL: the frame
- * is contiguous input at capture offset base. */
-static void unpack(csd_frame_decoder *dec, const uint8_t *f, const uint64_t *o, uint64_t base)
-{
-	unsigned aux = f[15];
-	uint8_t id = dec->cur_id;
-	struct frame_item *it;
-
-	dec->in_sync_run = 0;
-#ifdef FRAME_WORDS
-	/* Most frames hold no ID byte: 15 data bytes of the current ID, the
-	 * even ones completed by their auxiliary bit, copied 8 at a time. */
-	uint64_t lo, hi;
-	memcpy(&lo, f, 8);
-	memcpy(&hi, f + 8, 8);
-	if (((lo | hi) & 0x0001000100010001ull) == 0) {
-		it = data_item(dec, id, byte_off(o, base, 0));
-		if (!it)
-			return;
-		uint8_t *dst = dec->out + dec->out_len;
-		uint64_t *dst_off = dec->out_off + dec->out_len;
-		lo |= spread_aux(aux);
-		hi |= spread_aux(aux >> 4);
-		memcpy(dst, &lo, 8);
-		memcpy(dst + 8, &hi, 8);        /* byte 15 (aux) lands past the end: room() leaves space */
-		if (o)
-			memcpy(dst_off, o, 15 * sizeof(*o));
-		else
-			for (unsigned k = 0; k < 15; k++)
-				dst_off[k] = base + k;
-		dec->out_len += 15;
-		it->len += 15;
-		return;
-	}
-#endif
-	/* Bytes go to `it`, the item of the current ID, found at its first
-	 * byte (so an ID without data in this frame leaves no empty item). */
-	it = NULL;
-#define PUT(byte, k) do { \
-		uint64_t put_off_ = byte_off(o, base, (k)); \
-		if (!it) \
-			it = data_item(dec, id, put_off_); \
-		if (it) { \
-			dec->out[dec->out_len] = (byte); \
-			dec->out_off[dec->out_len++] = put_off_; \
-			it->len++; \
-		} \
-	} while (0)
-	for (unsigned i = 0; i < 7; i++) {
-		unsigned k = 2 * i;
-		uint8_t b = f[k];
-		unsigned auxbit = (aux >> i) & 1;
-		if (b & 1) {
-			uint8_t nid = b >> 1;
-			if (nid != id && auxbit) {
-				/* Delayed change: the next byte is still the old ID's. */
-				PUT(f[k + 1], k + 1);
-				id = switch_id(dec, nid, byte_off(o, base, k));
-				it = NULL;
-			} else {
-				id = switch_id(dec, nid, byte_off(o, base, k));
-				it = NULL;
-				PUT(f[k + 1], k + 1);
-			}
-		} else {
-			PUT((uint8_t)(b | auxbit), k);
-			PUT(f[k + 1], k + 1);
-		}
-	}
-	/* Byte 14: an ID here applies from the next frame (no data follows). */
-	if (f[14] & 1)
-		id = switch_id(dec, f[14] >> 1, byte_off(o, base, 14));
-	else
-		PUT((uint8_t)(f[14] | (aux >> 7)), 14);
-#undef PUT
-	dec->cur_id = id;
-}
-
 /* ---- CSD_FRAME_BY_ID -------------------------------------------------- */
 
 /* The buffer that ID `id`'s bytes go to this round; NULL when its data is
@@ -392,26 +314,68 @@ static inline void frame_bytes_copy(uint8_t *dst, const frame_bytes *v, unsigned
 }
 #endif
 
-/* Frame bytes [k, k + n) (n <= 15) to buffer b, in 16-byte copies (the
- * buffer has room beyond CSD_FRAME_BATCH). */
-static inline void batch_put(struct id_batch *b, const frame_bytes *v, unsigned k, unsigned n, const uint64_t *o,
-			     uint64_t base)
+/* Frame bytes [k, k + n) (n <= 15) and their offsets to dst / dst_off,
+ * in 16-byte copies (both have room for them). */
+static inline void stretch_copy(uint8_t *dst, uint64_t *dst_off, const frame_bytes *v, unsigned k, unsigned n,
+				const uint64_t *o, uint64_t base)
 {
-	uint8_t *dst = b->data + b->len;
-	uint64_t *dst_off = b->off + b->len;
 	frame_bytes_copy(dst, v, k);
 	if (o)
 		memcpy(dst_off, o + k, n * sizeof(*o));
 	else
 		store_offsets16(dst_off, base + k);
-	b->len += n;
 }
 
-/* unpack() for CSD_FRAME_BY_ID: the frame's bytes go to their IDs'
- * buffers, a stretch between ID bytes at a time; production stops once
- * a buffer is past CSD_FRAME_BATCH. */
-static inline __attribute__((always_inline)) void unpack_by_id(csd_frame_decoder *dec, const uint8_t *f,
-								const uint64_t *o, uint64_t base)
+/* Where a frame's stretches go: by ID, the ID's buffer b (NULL: the data
+ * is discarded); in capture order, the staged output under item it, made
+ * at the stretch's first byte (so that an ID without data in this frame
+ * leaves no empty item; NULL until then, or when discarded). */
+struct frame_sink {
+	struct id_batch *b;
+	struct frame_item *it;
+};
+
+static inline __attribute__((always_inline)) void sink_put(csd_frame_decoder *dec, struct frame_sink *sk,
+							     const int by_id, uint8_t id, const frame_bytes *v,
+							     unsigned k, unsigned n, const uint64_t *o, uint64_t base)
+{
+	if (by_id) {
+		struct id_batch *b = sk->b;
+		if (!b)
+			return;
+		stretch_copy(b->data + b->len, b->off + b->len, v, k, n, o, base);
+		b->len += n;
+		return;
+	}
+	if (!sk->it)
+		sk->it = data_item(dec, id, byte_off(o, base, k));
+	if (!sk->it)
+		return;
+	stretch_copy(dec->out + dec->out_len, dec->out_off + dec->out_len, v, k, n, o, base);
+	dec->out_len += n;
+	sk->it->len += n;
+}
+
+/* The sink of ID `id`, taking bytes from frame byte k on. */
+static inline __attribute__((always_inline)) void sink_open(csd_frame_decoder *dec, struct frame_sink *sk,
+							      const int by_id, uint8_t id, unsigned k, const uint64_t *o,
+							      uint64_t base)
+{
+	if (by_id) {
+		if (sk->b)
+			dec->batch_full |= sk->b->len > CSD_FRAME_BATCH;
+		sk->b = batch_of(dec, id, byte_off(o, base, k));
+	} else {
+		sk->it = NULL;
+	}
+}
+
+/* Split one complete frame (o == NULL: contiguous input at capture offset
+ * base) into its IDs' stretches: by ID into their buffers, where
+ * production stops once a buffer is past CSD_FRAME_BATCH; else into the
+ * staged output in capture order. */
+static inline __attribute__((always_inline)) void unpack_frame_as(csd_frame_decoder *dec, const uint8_t *f,
+								   const uint64_t *o, uint64_t base, const int by_id)
 {
 	const unsigned aux = f[15];
 	uint8_t id = dec->cur_id;
@@ -444,40 +408,41 @@ static inline __attribute__((always_inline)) void unpack_by_id(csd_frame_decoder
 		v.b[2 * i] = (uint8_t)(f[2 * i] | ((aux >> i) & 1));
 	}
 #endif
-	struct id_batch *b = batch_of(dec, id, byte_off(o, base, 0));
-	if (!idmask) {
-		/* Most frames: 15 bytes of the current ID. */
-		if (b) {
-			batch_put(b, &v, 0, 15, o, base);
-			dec->batch_full |= b->len > CSD_FRAME_BATCH;
-		}
-		return;
-	}
+	struct frame_sink sk = { NULL, NULL };
+	sink_open(dec, &sk, by_id, id, 0, o, base);
 	unsigned start = 0;     /* first frame byte of the current stretch */
 	while (idmask) {
 		const unsigned i = (unsigned)__builtin_ctz(idmask);
 		const unsigned k = 2 * i;
 		idmask &= idmask - 1;
-		if (b && k > start)
-			batch_put(b, &v, start, k - start, o, base);
+		if (k > start)
+			sink_put(dec, &sk, by_id, id, &v, start, k - start, o, base);
 		const uint8_t nid = f[k] >> 1;
 		/* An ID in byte 14 applies from the next frame. A delayed
 		 * change leaves the next byte to the old ID. */
 		const int delayed = k < 14 && nid != id && ((aux >> i) & 1);
-		if (delayed && b)
-			batch_put(b, &v, k + 1, 1, o, base);
-		if (b)
-			dec->batch_full |= b->len > CSD_FRAME_BATCH;
+		if (delayed)
+			sink_put(dec, &sk, by_id, id, &v, k + 1, 1, o, base);
 		id = switch_id(dec, nid, byte_off(o, base, k));
-		b = batch_of(dec, id, byte_off(o, base, k));
+		sink_open(dec, &sk, by_id, id, k, o, base);
 		start = delayed ? k + 2 : k + 1;
 	}
-	if (b) {
-		if (start < 15)
-			batch_put(b, &v, start, 15 - start, o, base);
-		dec->batch_full |= b->len > CSD_FRAME_BATCH;
-	}
+	/* Most frames hold no ID byte: this is all of their 15 bytes. */
+	if (start < 15)
+		sink_put(dec, &sk, by_id, id, &v, start, 15 - start, o, base);
+	if (by_id && sk.b)
+		dec->batch_full |= sk.b->len > CSD_FRAME_BATCH;
 	dec->cur_id = id;
+}
+
+static void unpack(csd_frame_decoder *dec, const uint8_t *f, const uint64_t *o, uint64_t base)
+{
+	unpack_frame_as(dec, f, o, base, 0);
+}
+
+static void unpack_by_id(csd_frame_decoder *dec, const uint8_t *f, const uint64_t *o, uint64_t base)
+{
+	unpack_frame_as(dec, f, o, base, 1);
 }
 
 static inline void unpack_frame(csd_frame_decoder *dec, const uint8_t *f, const uint64_t *o, uint64_t base)
@@ -534,7 +499,7 @@ static void produce_aligned_by_id(csd_frame_decoder *dec)
 			dec->cur_id = ID_NONE;
 			continue;
 		}
-		unpack_by_id(dec, f, NULL, base);
+		unpack_frame_as(dec, f, NULL, base, 1);
 	}
 	dec->in_pos = pos;
 }
