@@ -108,7 +108,7 @@ static uint64_t image_bytes(const csd_image *img)
 	return total;
 }
 
-static void decode_buffer(const csd_snapshot *snap, size_t b, enum mode mode, uint8_t *chunk)
+static void decode_buffer(const csd_snapshot *snap, size_t b, enum mode mode)
 {
 	const struct csd_snapshot_buffer *buf = csd_snapshot_buffer(snap, b);
 	struct slot slots[MAX_ID];
@@ -164,11 +164,13 @@ static void decode_buffer(const csd_snapshot *snap, size_t b, enum mode mode, ui
 		fprintf(stderr, "cannot create the frame decoder\n");
 		exit(2);
 	}
-	FILE *f = bench_open_buffer(buf);
+	struct bench_reader rd;
+	bench_open_buffer(buf, &rd);
+	const uint8_t *chunk;
 	double t0 = bench_now();
 	uint64_t off = 0;
 	size_t got;
-	while ((got = fread(chunk, 1, BENCH_READ_CHUNK, f)) > 0) {
+	while ((got = bench_read(&rd, &chunk)) > 0) {
 		csd_frame_feed(fd, chunk, got, off);
 		drain_frames(fd, by_id);
 		off += got;
@@ -181,7 +183,7 @@ static void decode_buffer(const csd_snapshot *snap, size_t b, enum mode mode, ui
 	}
 	res.seconds += bench_now() - t0;
 	res.bytes += off;
-	fclose(f);
+	bench_close_buffer(&rd);
 	csd_frame_free(fd);
 	for (size_t i = 0; i < nslots; i++) {
 		csd_flow_free(slots[i].flow);
@@ -209,10 +211,8 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	csd_snapshot *snap = bench_open_snapshot(argv[2]);
-	uint8_t *chunk = bench_chunk_buffer();
 	for (size_t b = 0; b < csd_snapshot_num_buffers(snap); b++)
-		decode_buffer(snap, b, mode, chunk);
-	free(chunk);
+		decode_buffer(snap, b, mode);
 	csd_snapshot_free(snap);
 	bench_print_result("csdec", argv[1], &res);
 	return 0;

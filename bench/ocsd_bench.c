@@ -12,15 +12,15 @@
  *
  *   ocsd_bench flow DIR      full decode
  *   ocsd_bench packets DIR   packet processors only (OCSD_CREATE_FLG_PACKET_PROC),
- *                            a packet sink that only counts
+ *                            a packet sink that counts packets and adds up atoms
  *
  * Prints one RESULT line (bench_common.h).
  */
+#include "bench_common.h" /* first: it sets _DEFAULT_SOURCE */
+
 #include <strings.h>
 
 #include <opencsd/c_api/opencsd_c_api.h>
-
-#include "bench_common.h"
 
 #define MAX_DUMPS 64
 
@@ -47,14 +47,19 @@ static ocsd_datapath_resp_t elem_cb(const void *ctx, const ocsd_trc_index_t inde
 	return OCSD_RESP_CONT;
 }
 
+/* The packet sink counts packets and adds up their atoms, as csdec_bench
+ * does, so that both read every packet (ctx: the source's protocol). */
+static const int proto_etm3 = CSD_PROTO_ETM3, proto_ptm = CSD_PROTO_PTM;
+
 static ocsd_datapath_resp_t packet_cb(const void *ctx, const ocsd_datapath_op_t op, const ocsd_trc_index_t index,
 				      const void *pkt)
 {
-	(void)ctx;
 	(void)index;
-	(void)pkt;
-	if (op == OCSD_OP_DATA)
+	if (op == OCSD_OP_DATA) {
 		res.items++;
+		res.atoms += *(const int *)ctx == CSD_PROTO_ETM3 ? ((const ocsd_etmv3_pkt *)pkt)->atom.num
+								 : ((const ocsd_ptm_pkt *)pkt)->atom.num;
+	}
 	return OCSD_RESP_CONT;
 }
 
@@ -139,12 +144,13 @@ static int add_source(dcd_tree_handle_t tree, const struct csd_trace_config *cfg
 	}
 	if (err != OCSD_OK)
 		return -1;
-	if (!full && ocsd_dt_attach_packet_callback(tree, csid, OCSD_C_API_CB_PKT_SINK, packet_cb, NULL) != OCSD_OK)
+	if (!full && ocsd_dt_attach_packet_callback(tree, csid, OCSD_C_API_CB_PKT_SINK, packet_cb,
+						  cfg->protocol == CSD_PROTO_ETM3 ? &proto_etm3 : &proto_ptm) != OCSD_OK)
 		return -1;
 	return 0;
 }
 
-static void decode_buffer(const csd_snapshot *snap, size_t b, int full, uint8_t *chunk)
+static void decode_buffer(const csd_snapshot *snap, size_t b, int full)
 {
 	const struct csd_snapshot_buffer *buf = csd_snapshot_buffer(snap, b);
 	ocsd_dcd_tree_src_t tree_src = buf->frame_format == CSD_FRAME_RAW ? OCSD_TRC_SRC_SINGLE
@@ -191,12 +197,14 @@ static void decode_buffer(const csd_snapshot *snap, size_t b, int full, uint8_t 
 		held += dumps[i].len;
 	if (held > res.image_bytes)
 		res.image_bytes = held; /* buffers are decoded one after another */
-	FILE *f = bench_open_buffer(buf);
+	struct bench_reader rd;
+	bench_open_buffer(buf, &rd);
+	const uint8_t *chunk;
 	double t0 = bench_now();
 	uint64_t index = 0;
 	size_t got;
 	int fatal = 0;
-	while (!fatal && (got = fread(chunk, 1, BENCH_READ_CHUNK, f)) > 0) {
+	while (!fatal && (got = bench_read(&rd, &chunk)) > 0) {
 		size_t done = 0;
 		int stalls = 0;
 		while (done < got) {
@@ -227,7 +235,7 @@ static void decode_buffer(const csd_snapshot *snap, size_t b, int full, uint8_t 
 	ocsd_dt_process_data(tree, OCSD_OP_EOT, 0, 0, NULL, NULL);
 	res.seconds += bench_now() - t0;
 	res.bytes += index;
-	fclose(f);
+	bench_close_buffer(&rd);
 	ocsd_destroy_dcd_tree(tree);
 	for (size_t i = 0; i < ndumps; i++)
 		free(dumps[i].data);
@@ -250,10 +258,8 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	csd_snapshot *snap = bench_open_snapshot(argv[2]);
-	uint8_t *chunk = bench_chunk_buffer();
 	for (size_t b = 0; b < csd_snapshot_num_buffers(snap); b++)
-		decode_buffer(snap, b, full, chunk);
-	free(chunk);
+		decode_buffer(snap, b, full);
 	csd_snapshot_free(snap);
 	bench_print_result("opencsd", argv[1], &res);
 	return 0;
