@@ -47,13 +47,14 @@ static void drain(struct slot *s)
 		 * read, as a consumer would. */
 		struct csd_pkt_brief br[BRIEF_CAP];
 		struct csd_packet p;
+		uint64_t base;
 		for (;;) {
-			int n = s->etm3 ? csd_etm3_pkt_next_brief(s->etm3, br, BRIEF_CAP)
-					: csd_ptm_pkt_next_brief(s->ptm, br, BRIEF_CAP);
+			int n = s->etm3 ? csd_etm3_pkt_next_brief(s->etm3, br, BRIEF_CAP, &base)
+					: csd_ptm_pkt_next_brief(s->ptm, br, BRIEF_CAP, &base);
 			if (n > 0) {
 				res.items += (uint64_t)n;
 				for (int i = 0; i < n; i++)
-					res.atoms += br[i].atoms.num;
+					res.atoms += br[i].num_atoms;
 				continue;
 			}
 			if ((s->etm3 ? csd_etm3_pkt_next(s->etm3, &p) : csd_ptm_pkt_next(s->ptm, &p)) != 0)

@@ -32,7 +32,7 @@ struct fuzz_pkt_ops {
 	int (*feed)(void *dec, const struct csd_bytes *in);
 	int (*next)(void *dec, struct csd_packet *pkt);
 	int (*finish)(void *dec);
-	int (*brief)(void *dec, struct csd_pkt_brief *out, size_t cap);
+	int (*brief)(void *dec, struct csd_pkt_brief *out, size_t cap, uint64_t *base);
 };
 
 static void *fuzz_etm3_make(const struct csd_trace_config *cfg) { return csd_etm3_pkt_new(cfg); }
@@ -40,13 +40,19 @@ static void fuzz_etm3_destroy(void *d) { csd_etm3_pkt_free(d); }
 static int fuzz_etm3_feed(void *d, const struct csd_bytes *in) { return csd_etm3_pkt_feed(d, in); }
 static int fuzz_etm3_next(void *d, struct csd_packet *p) { return csd_etm3_pkt_next(d, p); }
 static int fuzz_etm3_finish(void *d) { return csd_etm3_pkt_finish(d); }
-static int fuzz_etm3_brief(void *d, struct csd_pkt_brief *o, size_t cap) { return csd_etm3_pkt_next_brief(d, o, cap); }
+static int fuzz_etm3_brief(void *d, struct csd_pkt_brief *o, size_t cap, uint64_t *base)
+{
+	return csd_etm3_pkt_next_brief(d, o, cap, base);
+}
 static void *fuzz_ptm_make(const struct csd_trace_config *cfg) { return csd_ptm_pkt_new(cfg); }
 static void fuzz_ptm_destroy(void *d) { csd_ptm_pkt_free(d); }
 static int fuzz_ptm_feed(void *d, const struct csd_bytes *in) { return csd_ptm_pkt_feed(d, in); }
 static int fuzz_ptm_next(void *d, struct csd_packet *p) { return csd_ptm_pkt_next(d, p); }
 static int fuzz_ptm_finish(void *d) { return csd_ptm_pkt_finish(d); }
-static int fuzz_ptm_brief(void *d, struct csd_pkt_brief *o, size_t cap) { return csd_ptm_pkt_next_brief(d, o, cap); }
+static int fuzz_ptm_brief(void *d, struct csd_pkt_brief *o, size_t cap, uint64_t *base)
+{
+	return csd_ptm_pkt_next_brief(d, o, cap, base);
+}
 
 static const struct fuzz_pkt_ops fuzz_etm3_ops = {
 	fuzz_etm3_make, fuzz_etm3_destroy, fuzz_etm3_feed, fuzz_etm3_next, fuzz_etm3_finish, fuzz_etm3_brief,
@@ -81,13 +87,14 @@ static void fuzz_pkt_check(const struct fuzz_stream *st, const struct csd_packet
 #define FUZZ_BRIEF_MAX 64
 
 /* The next packet: in brief when brief_cap > 0 and the decoder has some
- * (kept in br[], *nbr of them, *ibr taken), else one by one. A brief
- * packet is expanded and its raw bytes taken from the stream. */
+ * (kept in br[], *nbr of them, *ibr taken, offsets from *base), else one
+ * by one. A brief packet is expanded and its raw bytes taken from the
+ * stream. */
 static int fuzz_pkt_take(const struct fuzz_pkt_ops *ops, void *dec, const struct fuzz_stream *st, size_t brief_cap,
-			 struct csd_pkt_brief *br, int *nbr, int *ibr, struct csd_packet *pkt)
+			 struct csd_pkt_brief *br, int *nbr, int *ibr, uint64_t *base, struct csd_packet *pkt)
 {
 	if (brief_cap && *ibr >= *nbr) {
-		*nbr = ops->brief(dec, br, brief_cap);
+		*nbr = ops->brief(dec, br, brief_cap, base);
 		*ibr = 0;
 		FUZZ_CHECK(*nbr >= 0 && (size_t)*nbr <= brief_cap);
 	}
@@ -95,7 +102,7 @@ static int fuzz_pkt_take(const struct fuzz_pkt_ops *ops, void *dec, const struct
 		const struct csd_pkt_brief *b = &br[(*ibr)++];
 		FUZZ_CHECK(b->type == CSD_PKT_PHEADER || b->type == CSD_PKT_ATOM || b->type == CSD_PKT_BRANCH ||
 			   b->type == CSD_PKT_CYCLE_COUNT);
-		FUZZ_CHECK(csd_pkt_brief_expand(b, pkt) == CSD_OK);
+		FUZZ_CHECK(csd_pkt_brief_expand(b, *base, pkt) == CSD_OK);
 		long i = fuzz_stream_index(st, pkt->offset);
 		FUZZ_CHECK(i >= 0 && pkt->size >= 1 && pkt->size <= st->size - (size_t)i);
 		memcpy(pkt->raw, st->data + i, pkt->size < CSD_PKT_RAW_MAX ? pkt->size : CSD_PKT_RAW_MAX);
@@ -112,6 +119,7 @@ static void fuzz_pkt_decode(const struct fuzz_pkt_ops *ops, const struct csd_tra
 {
 	struct csd_pkt_brief br[FUZZ_BRIEF_MAX];
 	int nbr = 0, ibr = 0;
+	uint64_t brbase = 0;
 	void *dec = ops->make(cfg);
 	if (!dec)
 		return;
@@ -127,7 +135,7 @@ static void fuzz_pkt_decode(const struct fuzz_pkt_ops *ops, const struct csd_tra
 		struct csd_bytes b = fuzz_stream_run(st, pos, n);
 		FUZZ_CHECK(ops->feed(dec, &b) == CSD_OK);
 		pos += n;
-		while ((rc = fuzz_pkt_take(ops, dec, st, brief_cap, br, &nbr, &ibr, &pkt)) == CSD_OK) {
+		while ((rc = fuzz_pkt_take(ops, dec, st, brief_cap, br, &nbr, &ibr, &brbase, &pkt)) == CSD_OK) {
 			fuzz_pkt_check(st, &pkt, &next_index);
 			/* Not past the bytes given so far. */
 			FUZZ_CHECK(next_index <= pos);
@@ -138,7 +146,7 @@ static void fuzz_pkt_decode(const struct fuzz_pkt_ops *ops, const struct csd_tra
 		FUZZ_CHECK(rc == CSD_EAGAIN);
 	}
 	FUZZ_CHECK(ops->finish(dec) == CSD_OK);
-	while ((rc = fuzz_pkt_take(ops, dec, st, brief_cap, br, &nbr, &ibr, &pkt)) == CSD_OK) {
+	while ((rc = fuzz_pkt_take(ops, dec, st, brief_cap, br, &nbr, &ibr, &brbase, &pkt)) == CSD_OK) {
 		fuzz_pkt_check(st, &pkt, &next_index);
 		out->p = fuzz_grow(out->p, &out->cap, out->n + 1, sizeof(*out->p));
 		out->p[out->n++] = pkt;

@@ -322,31 +322,55 @@ struct csd_packet {
 	const char *error;        /**< ERROR: static English reason */
 };
 
+/** The atoms of one packet in brief (their number is `num_atoms`). */
+struct csd_brief_atoms {
+	uint16_t en;              /**< as in struct csd_atoms: at most 16 atoms (ETMv3 format-1 P-header) */
+	uint8_t w;                /**< as in struct csd_atoms */
+	uint8_t format;           /**< as in struct csd_atoms */
+};
+
+/** struct csd_pkt_brief `flags` bits 0-1. */
+enum csd_brief_flag {
+	CSD_BRIEF_ISA = 1u << 0,          /**< BRANCH: the instruction set is stated by this packet (CSD_PKTF_ISA) */
+	CSD_BRIEF_CYCLE_COUNT = 1u << 1,  /**< `cycle_count` valid (CSD_PKTF_CYCLE_COUNT) */
+};
+
+/** BRANCH: the instruction set at the target (enum csd_isa). */
+#define CSD_BRIEF_ISA_OF(b) (((unsigned)(b)->flags >> 2) & 7u)
+/** BRANCH: the address bytes in the packet. */
+#define CSD_BRIEF_ADDR_BYTES(b) ((unsigned)(b)->flags >> 5)
+
 /**
- * A packet in brief (32 bytes): the kinds that make up most of a trace,
+ * A packet in brief, 16 bytes: the kinds that make up most of a trace,
  * decoded, many per call (csd_etm3_pkt_next_brief(),
- * csd_ptm_pkt_next_brief()). Every field means what it does in struct
- * csd_packet; the raw bytes are not kept (they are the `size` bytes of the
- * input at `offset`).
+ * csd_ptm_pkt_next_brief()). The fields mean what they do in struct
+ * csd_packet, packed: the capture offset is the call's base plus `offset`,
+ * a branch's instruction set and address bytes are in `flags`
+ * (CSD_BRIEF_ISA_OF, CSD_BRIEF_ADDR_BYTES), and `num_atoms` is zero but in
+ * atom packets, so that atoms can be added up without looking at `type`.
+ * The raw bytes are not kept (they are the `size` bytes of the input at
+ * that offset). csd_pkt_brief_expand() gives the full packet.
  */
 struct csd_pkt_brief {
-	uint64_t offset;          /**< capture offset of the first byte */
-	uint32_t addr;            /**< BRANCH: target address */
-	uint32_t cycle_count;     /**< with CSD_PKTF_CYCLE_COUNT */
-	struct csd_atoms atoms;   /**< PHEADER / ATOM */
-	uint16_t flags;           /**< enum csd_pkt_flag bits: CSD_PKTF_ISA, CSD_PKTF_CYCLE_COUNT */
+	uint32_t offset;          /**< capture offset of the first byte, less the call's base */
+	union {
+		uint32_t addr;                /**< BRANCH: target address */
+		struct csd_brief_atoms atoms; /**< PHEADER / ATOM */
+	};
+	uint32_t cycle_count;     /**< with CSD_BRIEF_CYCLE_COUNT */
 	uint8_t type;             /**< CSD_PKT_PHEADER, CSD_PKT_CYCLE_COUNT (ETMv3), CSD_PKT_ATOM (PTM) or CSD_PKT_BRANCH */
 	uint8_t size;             /**< bytes in the packet */
-	uint8_t isa;              /**< BRANCH: enum csd_isa */
-	uint8_t addr_bytes;       /**< BRANCH: address bytes in the packet */
+	uint8_t num_atoms;        /**< PHEADER / ATOM: number of atoms (struct csd_atoms `num`); else 0 */
+	uint8_t flags;            /**< bits 0-1: enum csd_brief_flag; BRANCH: bits 2-4 instruction set, 5-7 address bytes */
 };
 
 /**
  * The full packet a brief one stands for, as csd_etm3_pkt_next() /
- * csd_ptm_pkt_next() would have given it, except that `raw` is left zero.
+ * csd_ptm_pkt_next() would have given it, except that `raw` is left zero;
+ * `base` is the one the call that gave it returned.
  * Errors: CSD_EINVAL (NULL argument).
  */
-int csd_pkt_brief_expand(const struct csd_pkt_brief *brief, struct csd_packet *pkt);
+int csd_pkt_brief_expand(const struct csd_pkt_brief *brief, uint64_t base, struct csd_packet *pkt);
 
 /* ------------------------------------------------------------------------
  * ETMv3 packet decoder and encoder
@@ -383,16 +407,16 @@ int csd_etm3_pkt_next(csd_etm3_pkt_decoder *dec, struct csd_packet *pkt);
 /**
  * Decode up to `cap` packets into out[] in brief, for speed: P-headers,
  * cycle counts and branch address packets without exception information,
- * as long as they
- * follow one another whole in the bytes fed. Returns how many (the next
- * ones in the stream, in order), or 0 when the next packet is of another
- * kind, cut by the end of the fed bytes, or not yet synchronised: take it
- * with csd_etm3_pkt_next() (which also says CSD_EAGAIN / CSD_EEOS), then
- * call this again. Mixing both calls gives exactly the packets of
- * csd_etm3_pkt_next() alone.
- * Errors: CSD_EINVAL (dec NULL, or out NULL with cap > 0).
+ * as long as they follow one another whole in the bytes fed. Returns how
+ * many (the next ones in the stream, in order) and sets *base, the capture
+ * offset their `offset` fields count from; or 0 when the next packet is of
+ * another kind, cut by the end of the fed bytes, or not yet synchronised:
+ * take it with csd_etm3_pkt_next() (which also says CSD_EAGAIN /
+ * CSD_EEOS), then call this again. Mixing both calls gives exactly the
+ * packets of csd_etm3_pkt_next() alone.
+ * Errors: CSD_EINVAL (dec or base NULL, or out NULL with cap > 0).
  */
-int csd_etm3_pkt_next_brief(csd_etm3_pkt_decoder *dec, struct csd_pkt_brief *out, size_t cap);
+int csd_etm3_pkt_next_brief(csd_etm3_pkt_decoder *dec, struct csd_pkt_brief *out, size_t cap, uint64_t *base);
 
 /**
  * Declare the end of the stream: a partial packet held internally is
@@ -444,7 +468,7 @@ int csd_ptm_pkt_next(csd_ptm_pkt_decoder *dec, struct csd_packet *pkt);
  * As csd_etm3_pkt_next_brief(), for atom packets and branch address
  * packets without exception information. Errors: CSD_EINVAL.
  */
-int csd_ptm_pkt_next_brief(csd_ptm_pkt_decoder *dec, struct csd_pkt_brief *out, size_t cap);
+int csd_ptm_pkt_next_brief(csd_ptm_pkt_decoder *dec, struct csd_pkt_brief *out, size_t cap, uint64_t *base);
 
 /** As csd_etm3_pkt_finish(). Errors: CSD_EINVAL. */
 int csd_ptm_pkt_finish(csd_ptm_pkt_decoder *dec);

@@ -85,19 +85,28 @@ const char *csd_reason_name(int reason)
 	return "unknown";
 }
 
-int csd_pkt_brief_expand(const struct csd_pkt_brief *brief, struct csd_packet *pkt)
+int csd_pkt_brief_expand(const struct csd_pkt_brief *brief, uint64_t base, struct csd_packet *pkt)
 {
 	if (!brief || !pkt)
 		return CSD_EINVAL;
 	memset(pkt, 0, sizeof(*pkt));
 	pkt->type = brief->type;
-	pkt->flags = brief->flags;
-	pkt->offset = brief->offset;
+	pkt->offset = base + brief->offset;
 	pkt->size = brief->size;
-	pkt->addr = brief->addr;
-	pkt->addr_bytes = brief->addr_bytes;
-	pkt->isa = brief->isa;
 	pkt->cycle_count = brief->cycle_count;
-	pkt->atoms = brief->atoms;
+	if (brief->flags & CSD_BRIEF_CYCLE_COUNT)
+		pkt->flags |= CSD_PKTF_CYCLE_COUNT;
+	if (brief->type == CSD_PKT_BRANCH) {
+		pkt->addr = brief->addr;
+		pkt->isa = (uint8_t)CSD_BRIEF_ISA_OF(brief);
+		pkt->addr_bytes = (uint8_t)CSD_BRIEF_ADDR_BYTES(brief);
+		if (brief->flags & CSD_BRIEF_ISA)
+			pkt->flags |= CSD_PKTF_ISA;
+	} else if (brief->type == CSD_PKT_PHEADER || brief->type == CSD_PKT_ATOM) {
+		pkt->atoms.en = brief->atoms.en;
+		pkt->atoms.num = brief->num_atoms;
+		pkt->atoms.w = brief->atoms.w;
+		pkt->atoms.format = brief->atoms.format;
+	}
 	return CSD_OK;
 }

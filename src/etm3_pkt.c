@@ -276,7 +276,10 @@ static void build_tables(struct csd_etm3_pkt_decoder *d)
 		memset(&d->brief[h], 0, sizeof(d->brief[h]));
 		d->brief[h].type = CSD_PKT_PHEADER;
 		d->brief[h].size = 1;
-		d->brief[h].atoms = d->atoms[h];
+		d->brief[h].atoms.en = (uint16_t)d->atoms[h].en; /* at most 16 atoms */
+		d->brief[h].num_atoms = d->atoms[h].num;
+		d->brief[h].atoms.w = d->atoms[h].w;
+		d->brief[h].atoms.format = d->atoms[h].format;
 	}
 }
 
@@ -1060,32 +1063,41 @@ static NOINLINE size_t branch_packet_general(csd_etm3_pkt_decoder *dec, const ui
 					    struct csdi_etm3_branch *b);
 
 /* The loop of csd_etm3_pkt_next_brief() for offsets given per byte
- * (has_offs) or as base + index, made once for each. */
+ * (has_offs) or as base + index, made once for each. Offsets are given as
+ * 32-bit distances from the first packet's (b0): per-byte offsets end the
+ * call where one would not fit. */
 static inline __attribute__((always_inline)) int brief_loop(csd_etm3_pkt_decoder *dec, struct csd_pkt_brief *out,
-							     size_t cap, const int has_offs)
+							     size_t cap, uint64_t *b0, const int has_offs)
 {
 	struct csdi_input *in = &dec->in;
 	const uint8_t *const p = in->run.data;
-	const uint64_t *const offs = in->run.offsets;
-	const uint64_t base = in->run.base;
 	const size_t end = in->run.size;
 	const uint8_t *const kind = dec->kind;
 	const struct csd_pkt_brief *const tmpl = dec->brief;
 	const int alt = dec->cfg.alt_branch;
+	size_t pos = in->pos, n = 0;
+	/* offs[i] - base: the distance of byte i from the first packet. */
+	const uint64_t *const offs = in->run.offsets;
+	const uint64_t base = has_offs ? offs[pos] : in->run.base + pos;
+	const size_t first = pos;
+	*b0 = base;
+#define BRIEF_DIST(i) (has_offs ? offs[i] - base : (uint64_t)((i) - first))
 	/* The address state in locals; the forms taken here change only
 	 * the address. */
 	uint32_t addr = dec->ist.addr;
 	unsigned sh = csdi_etm3_shift(dec->ist.fam);
 	uint8_t isa = (uint8_t)csdi_etm3_isa_of(dec->ist.fam, dec->ist.altisa);
-	size_t pos = in->pos, n = 0;
 	while (n < cap && pos < end) {
 		/* A run of P-headers: a table copy each. */
 		const size_t lim = end - pos < cap - n ? end : pos + (cap - n);
 		struct csd_pkt_brief *o = out + n;
 		size_t i = pos;
 		for (; i < lim && kind[p[i]] == K_PHDR; i++, o++) {
+			const uint64_t d = BRIEF_DIST(i);
+			if (has_offs && d > UINT32_MAX)
+				break;
 			*o = tmpl[p[i]];
-			o->offset = has_offs ? offs[i] : base + i;
+			o->offset = (uint32_t)d;
 		}
 		n += i - pos;
 		pos = i;
@@ -1095,15 +1107,17 @@ static inline __attribute__((always_inline)) int brief_loop(csd_etm3_pkt_decoder
 		 * cycle counts, when whole and good; no state changes until
 		 * then (errors are the packet decoder's). Filled in place. */
 		const uint8_t h = p[pos];
+		const uint64_t d = BRIEF_DIST(pos);
 		size_t len;
+		if (has_offs && d > UINT32_MAX)
+			break;
 		memset(o, 0, sizeof(*o));
 		if (kind[h] == K_BRANCH) {
 			o->type = CSD_PKT_BRANCH;
 			len = csdi_etm3_branch_quick(p + pos, end - pos, alt, addr, sh, &addr);
 			if (len) {
 				o->addr = addr;
-				o->isa = isa;
-				o->addr_bytes = (uint8_t)len;
+				o->flags = (uint8_t)(len << 5 | isa << 2);
 			} else {
 				/* The other forms, as the flow decoder takes
 				 * them (the quick parse just failed). */
@@ -1117,9 +1131,7 @@ static inline __attribute__((always_inline)) int brief_loop(csd_etm3_pkt_decoder
 				sh = csdi_etm3_shift(dec->ist.fam);
 				isa = (uint8_t)csdi_etm3_isa_of(dec->ist.fam, dec->ist.altisa);
 				o->addr = b.addr;
-				o->isa = b.isa;
-				o->addr_bytes = b.addr_bytes;
-				o->flags = b.full ? CSD_PKTF_ISA : 0;
+				o->flags = (uint8_t)(b.addr_bytes << 5 | b.isa << 2 | (b.full ? CSD_BRIEF_ISA : 0));
 			}
 		} else if (kind[h] == K_CYCLE_COUNT) {
 			uint32_t cc = 0;
@@ -1130,33 +1142,34 @@ static inline __attribute__((always_inline)) int brief_loop(csd_etm3_pkt_decoder
 				break;
 			len = (size_t)r + 1;
 			o->type = CSD_PKT_CYCLE_COUNT;
-			o->flags = CSD_PKTF_CYCLE_COUNT;
+			o->flags = CSD_BRIEF_CYCLE_COUNT;
 			o->cycle_count = cc;
 		} else {
 			break;
 		}
-		o->offset = has_offs ? offs[pos] : base + pos;
+		o->offset = (uint32_t)d;
 		o->size = (uint8_t)len;
 		pos += len;
 		n++;
 	}
+#undef BRIEF_DIST
 	dec->ist.addr = addr;
 	in->pos = pos;
 	in->have_run = pos < end;
 	return (int)n;
 }
 
-int csd_etm3_pkt_next_brief(csd_etm3_pkt_decoder *dec, struct csd_pkt_brief *out, size_t cap)
+int csd_etm3_pkt_next_brief(csd_etm3_pkt_decoder *dec, struct csd_pkt_brief *out, size_t cap, uint64_t *base)
 {
-	if (!dec || (cap && !out))
+	if (!dec || !base || (cap && !out))
 		return CSD_EINVAL;
 	const struct csdi_input *in = &dec->in;
 	/* What csd_etm3_pkt_next() takes straight from the run. */
 	if (!in->have_run || in->stage_len || !dec->synced || dec->run_len)
 		return 0;
-	if (cap > INT_MAX)
-		cap = INT_MAX;
-	return in->run.offsets ? brief_loop(dec, out, cap, 1) : brief_loop(dec, out, cap, 0);
+	if (cap > CSDI_BRIEF_MAX)
+		cap = CSDI_BRIEF_MAX;
+	return in->run.offsets ? brief_loop(dec, out, cap, base, 1) : brief_loop(dec, out, cap, base, 0);
 }
 
 /* ------------------------------------------------------------------------

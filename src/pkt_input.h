@@ -9,6 +9,9 @@
 /* Longest packet either protocol can produce, plus room: ETMv3 LSiP I-sync
  * with cycle count and a 6-byte address is 21 bytes. */
 #define CSDI_STAGE_MAX 48
+/* Most packets one csd_*_pkt_next_brief() call gives: with at most 15
+ * bytes each, their offsets stay within 32 bits of the first one's. */
+#define CSDI_BRIEF_MAX (1u << 28)
 
 struct csdi_input {
 	struct csd_bytes run;   /* bytes of the current feed */

@@ -82,6 +82,9 @@ enum run_kind {
 	RUN_IGNORE,
 };
 
+/* What a header starts, for the packets in brief. */
+enum { BK_OTHER, BK_ATOM, BK_ATOM_MORE, BK_BRANCH };
+
 struct csd_ptm_pkt_decoder {
 	struct csdi_input in;
 	struct csdi_ptm_cfg cfg;
@@ -90,6 +93,11 @@ struct csd_ptm_pkt_decoder {
 	 * oldest first). */
 	uint8_t atom_num[256];
 	uint8_t atom_en[256];
+	/* Packets in brief: what each header starts (BK_*) and, for atoms,
+	 * the brief packet but its offset (and, with BK_ATOM_MORE, the high
+	 * bits of its cycle count and its size). */
+	uint8_t brief_kind[256];
+	struct csd_pkt_brief brief[256];
 	int synced;
 	/* Decompression state. */
 	uint32_t addr;          /* last address (branch, waypoint, I-sync) */
@@ -172,6 +180,27 @@ static void build_table(struct csd_ptm_pkt_decoder *dec)
 	dec->kind[PTM_HDR_CONTEXT_ID] = K_CONTEXT_ID;
 	dec->kind[PTM_HDR_WAYPOINT] = K_WAYPOINT;
 	dec->kind[PTM_HDR_ERET] = K_ERET;
+	for (unsigned h = 0; h < 256; h++) {
+		struct csd_pkt_brief *b = &dec->brief[h];
+		memset(b, 0, sizeof(*b));
+		dec->brief_kind[h] = dec->kind[h] == K_BRANCH ? BK_BRANCH : BK_OTHER;
+		if (dec->kind[h] != K_ATOM)
+			continue;
+		b->type = CSD_PKT_ATOM;
+		b->size = 1;
+		if (!dec->cfg.cycle_acc) {
+			b->num_atoms = dec->atom_num[h];
+			b->atoms.en = dec->atom_en[h];
+			dec->brief_kind[h] = BK_ATOM;
+		} else {
+			/* 1 C count[3:0] F 0; with C, count bytes follow. */
+			b->num_atoms = 1;
+			b->atoms.en = (h & 0x02) ? 0 : 1;
+			b->flags = CSD_BRIEF_CYCLE_COUNT;
+			b->cycle_count = (h >> 2) & 0xF;
+			dec->brief_kind[h] = (h & 0x40) ? BK_ATOM_MORE : BK_ATOM;
+		}
+	}
 }
 
 static void reset_state(struct csd_ptm_pkt_decoder *dec)
@@ -954,70 +983,77 @@ static size_t branch_packet_general(const struct csd_ptm_pkt_decoder *dec, const
 
 /* The loop of csd_ptm_pkt_next_brief(), made once for each combination of
  * the constants ca (cycle-accurate) and has_offs (offsets array or base),
- * so that neither is tested per packet. */
+ * so that neither is tested per packet. Offsets are 32-bit distances from
+ * the first packet's (b0); per-byte offsets end the call where one would
+ * not fit. */
 static inline __attribute__((always_inline)) int brief_loop(csd_ptm_pkt_decoder *dec, struct csd_pkt_brief *out,
-							     size_t cap, const int ca, const int has_offs)
+							     size_t cap, uint64_t *b0, const int ca, const int has_offs)
 {
 	struct csdi_input *in = &dec->in;
 	const uint8_t *const p = in->run.data;
-	const uint64_t *const offs = in->run.offsets;
-	const uint64_t base = in->run.base;
 	const size_t end = in->run.size;
-	const uint8_t *const kind = dec->kind;
+	const uint8_t *const bk = dec->brief_kind;
+	const struct csd_pkt_brief *const tmpl = dec->brief;
+	size_t pos = in->pos, n = 0;
+	const uint64_t *const offs = in->run.offsets;
+	const uint64_t base = has_offs ? offs[pos] : in->run.base + pos;
+	const size_t first = pos;
+	*b0 = base;
+#define BRIEF_DIST(i) (has_offs ? offs[i] - base : (uint64_t)((i) - first))
 	/* The address state, in locals; the instruction set changes only
 	 * with a five-byte address, which goes the general way. */
 	uint32_t addr = dec->addr;
 	uint8_t isa = dec->isa;
 	unsigned shift = ptm_addr_shift(isa);
-	size_t pos = in->pos, n = 0;
 	while (n < cap && pos < end) {
-		/* Filled in place (a local copied over would be read back
-		 * in vectors right after its byte stores: a stall). A packet
-		 * left to the general way leaves out[n] scribbled on. */
-		struct csd_pkt_brief *const o = &out[n];
+		/* A run of one-byte atom packets: a table copy each. */
+		const size_t lim = end - pos < cap - n ? end : pos + (cap - n);
+		struct csd_pkt_brief *o = out + n;
+		size_t i = pos;
+		for (; i < lim && bk[p[i]] == BK_ATOM; i++, o++) {
+			const uint64_t d = BRIEF_DIST(i);
+			if (has_offs && d > UINT32_MAX)
+				break;
+			*o = tmpl[p[i]];
+			o->offset = (uint32_t)d;
+		}
+		n += i - pos;
+		pos = i;
+		if (pos == lim)
+			continue;
+		/* Atoms with more cycle count bytes and branch address packets
+		 * (without exception information), when whole and good; none
+		 * or cut short: the packet decoder's. Filled in place (a local
+		 * copied over would be read back in vectors right after its
+		 * byte stores: a stall). */
 		const uint8_t h = p[pos];
+		const uint64_t d = BRIEF_DIST(pos);
 		size_t len;
-		memset(o, 0, sizeof(*o));
-		if ((h & 0x81) == 0x80) {
-			/* Atom packet: csdi_ptm_atom_packet()'s rules, written
-			 * out here because the call measured 8 % slower on
-			 * this loop (gen-ptm); none or cut short: the packet
-			 * decoder's. */
-			o->type = CSD_PKT_ATOM;
-			if (!ca) {
-				if (!dec->atom_num[h])
-					break;
-				o->atoms.num = dec->atom_num[h];
-				o->atoms.en = dec->atom_en[h];
-				len = 1;
-			} else {
-				/* 1 C count[3:0] F 0; with C, count bytes follow. */
-				uint32_t c = (h >> 2) & 0xF;
-				len = 1;
-				if (h & 0x40) {
-					uint8_t x;
-					do {
-						if (pos + len >= end || len == 5)
-							goto out;
-						x = p[pos + len];
-						c |= (uint32_t)(x & 0x7F) << (4 + 7 * (len - 1));
-						len++;
-					} while (x & 0x80);
-				}
-				o->atoms.num = 1;
-				o->atoms.en = (h & 0x02) ? 0 : 1;
-				o->flags = CSD_PKTF_CYCLE_COUNT;
-				o->cycle_count = c;
-			}
-		} else if (kind[h] == K_BRANCH) {
+		if (has_offs && d > UINT32_MAX)
+			break;
+		if (ca && bk[h] == BK_ATOM_MORE) {
+			/* csdi_ptm_atom_packet()'s rules, written out here
+			 * because the call measured 8 % slower on this loop. */
+			uint32_t c = 0;
+			uint8_t x;
+			len = 1;
+			do {
+				if (pos + len >= end || len == 5)
+					goto out;
+				x = p[pos + len];
+				c |= (uint32_t)(x & 0x7F) << (4 + 7 * (len - 1));
+				len++;
+			} while (x & 0x80);
+			*o = tmpl[h];
+			o->cycle_count |= c;
+		} else if (bk[h] == BK_BRANCH) {
+			memset(o, 0, sizeof(*o));
 			o->type = CSD_PKT_BRANCH;
 			unsigned ab;
 			len = brief_branch(p + pos, end - pos, ca, addr, shift, &addr, &ab, &o->cycle_count);
 			if (len) {
 				o->addr = addr;
-				o->isa = isa;
-				o->addr_bytes = (uint8_t)ab;
-				o->flags = ca ? CSD_PKTF_CYCLE_COUNT : 0;
+				o->flags = (uint8_t)(ab << 5 | isa << 2 | (ca ? CSD_BRIEF_CYCLE_COUNT : 0));
 			} else {
 				/* Five address bytes, or cut short: as the flow
 				 * decoder takes them (the quick parse just
@@ -1032,39 +1068,39 @@ static inline __attribute__((always_inline)) int brief_loop(csd_ptm_pkt_decoder 
 				isa = dec->isa;
 				shift = ptm_addr_shift(isa);
 				o->addr = b.addr;
-				o->isa = b.isa;
-				o->addr_bytes = b.addr_bytes;
-				o->flags = (uint16_t)((b.isa_stated ? CSD_PKTF_ISA : 0) | (b.has_cc ? CSD_PKTF_CYCLE_COUNT : 0));
+				o->flags = (uint8_t)(b.addr_bytes << 5 | b.isa << 2 | (b.isa_stated ? CSD_BRIEF_ISA : 0) |
+						     (b.has_cc ? CSD_BRIEF_CYCLE_COUNT : 0));
 				o->cycle_count = b.cycle_count;
 			}
 		} else {
 			break;
 		}
-		o->offset = has_offs ? offs[pos] : base + pos;
+		o->offset = (uint32_t)d;
 		o->size = (uint8_t)len;
 		n++;
 		pos += len;
 	}
 out:
+#undef BRIEF_DIST
 	dec->addr = addr;
 	in->pos = pos;
 	in->have_run = pos < end;
 	return (int)n;
 }
 
-int csd_ptm_pkt_next_brief(csd_ptm_pkt_decoder *dec, struct csd_pkt_brief *out, size_t cap)
+int csd_ptm_pkt_next_brief(csd_ptm_pkt_decoder *dec, struct csd_pkt_brief *out, size_t cap, uint64_t *base)
 {
-	if (!dec || (cap && !out))
+	if (!dec || !base || (cap && !out))
 		return CSD_EINVAL;
 	const struct csdi_input *in = &dec->in;
 	/* What csd_ptm_pkt_next() takes straight from the run. */
 	if (!in->have_run || in->stage_len || !dec->synced || dec->run != RUN_NONE)
 		return 0;
-	if (cap > INT_MAX)
-		cap = INT_MAX;
+	if (cap > CSDI_BRIEF_MAX)
+		cap = CSDI_BRIEF_MAX;
 	if (dec->cfg.cycle_acc)
-		return in->run.offsets ? brief_loop(dec, out, cap, 1, 1) : brief_loop(dec, out, cap, 1, 0);
-	return in->run.offsets ? brief_loop(dec, out, cap, 0, 1) : brief_loop(dec, out, cap, 0, 0);
+		return in->run.offsets ? brief_loop(dec, out, cap, base, 1, 1) : brief_loop(dec, out, cap, base, 1, 0);
+	return in->run.offsets ? brief_loop(dec, out, cap, base, 0, 1) : brief_loop(dec, out, cap, base, 0, 0);
 }
 
 /* ------------------------------------------------------------------------

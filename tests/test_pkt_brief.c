@@ -8,7 +8,8 @@
  * packets in brief (caps 1, 7, 256 by turns) wherever the decoder offers
  * them. Expanded (csd_pkt_brief_expand) and given their raw bytes, the
  * packets must be the same, field for field. The same holds for copies
- * with bits flipped, bytes dropped and garbage inserted. The brief path
+ * with bits flipped, bytes dropped and garbage inserted, and with offsets
+ * far apart. The brief path
  * must carry most packets of the real captures (else it is not used).
  */
 #include <dirent.h>
@@ -70,9 +71,9 @@ static int dec_next(struct dec *d, struct csd_packet *pkt)
 {
 	return d->e ? csd_etm3_pkt_next(d->e, pkt) : csd_ptm_pkt_next(d->p, pkt);
 }
-static int dec_brief(struct dec *d, struct csd_pkt_brief *o, size_t cap)
+static int dec_brief(struct dec *d, struct csd_pkt_brief *o, size_t cap, uint64_t *base)
 {
-	return d->e ? csd_etm3_pkt_next_brief(d->e, o, cap) : csd_ptm_pkt_next_brief(d->p, o, cap);
+	return d->e ? csd_etm3_pkt_next_brief(d->e, o, cap, base) : csd_ptm_pkt_next_brief(d->p, o, cap, base);
 }
 
 static const size_t caps[] = { 1, 7, 256 };
@@ -128,11 +129,12 @@ static void decode(const struct csd_trace_config *cfg, const struct stream *s, s
 		for (;;) {
 			if (pieces) {
 				size_t cap = caps[turn++ % 3];
-				int n = dec_brief(&d, br, cap);
+				uint64_t base = 0;
+				int n = dec_brief(&d, br, cap, &base);
 				CHECK(n >= 0 && (size_t)n <= cap);
 				if (n > 0) {
 					for (int i = 0; i < n; i++) {
-						CHECK_EQ(csd_pkt_brief_expand(&br[i], &pkt), CSD_OK);
+						CHECK_EQ(csd_pkt_brief_expand(&br[i], base, &pkt), CSD_OK);
 						/* raw: the stream bytes at the packet's offset */
 						size_t j = find_index(s, pkt.offset);
 						CHECK(j < s->n && s->off[j] == pkt.offset && j + pkt.size <= s->n);
@@ -185,11 +187,14 @@ static double compare(const char *what, const struct csd_trace_config *cfg, cons
 	return share;
 }
 
-/* Damaged copies: bit flips, a dropped stretch, inserted garbage. */
+/* Damaged copies: bit flips, a dropped stretch, inserted garbage; and an
+ * undamaged copy whose offsets leap by 2^31 every 50 bytes (brief offsets
+ * are 32-bit distances from the call's base: the calls must end before one
+ * would not fit). */
 static void compare_damaged(const char *what, const struct csd_trace_config *cfg, const struct stream *s)
 {
 	uint32_t rnd = 777;
-	for (int kind = 0; kind < 3 && s->n > 64; kind++) {
+	for (int kind = 0; kind < 4 && s->n > 64; kind++) {
 		struct stream d = { 0 };
 		for (size_t i = 0; i < s->n; i++) {
 			rnd = rnd * 1103515245u + 12345u;
@@ -205,7 +210,7 @@ static void compare_damaged(const char *what, const struct csd_trace_config *cfg
 		}
 		/* Offsets must stay unique for the raw-byte lookup: renumber. */
 		for (size_t i = 0; i < d.n; i++)
-			d.off[i] = 1000 + i;
+			d.off[i] = 1000 + i + (kind == 3 ? (uint64_t)(i / 50) << 31 : 0);
 		compare(what, cfg, &d);
 		free(d.data);
 		free(d.off);
