@@ -1007,20 +1007,36 @@ static inline __attribute__((always_inline)) int brief_loop(csd_ptm_pkt_decoder 
 	unsigned shift = ptm_addr_shift(isa);
 	while (n < cap && pos < end) {
 		/* A run of one-byte atom packets: a table copy each. */
-		const size_t lim = end - pos < cap - n ? end : pos + (cap - n);
+		/* A run of atom packets of one byte, and of two in
+		 * cycle-accurate mode: a table copy each. */
 		struct csd_pkt_brief *o = out + n;
+		struct csd_pkt_brief *const oend = out + cap;
 		size_t i = pos;
-		for (; i < lim && bk[p[i]] == BK_ATOM; i++, o++) {
+		while (o < oend && i < end) {
+			const uint8_t a = p[i];
 			const uint64_t d = BRIEF_DIST(i);
 			if (has_offs && d > UINT32_MAX)
 				break;
-			*o = tmpl[p[i]];
-			o->offset = (uint32_t)d;
+			if (bk[a] == BK_ATOM) {
+				*o = tmpl[a];
+				o->offset = (uint32_t)d;
+				o++;
+				i++;
+			} else if (ca && bk[a] == BK_ATOM_MORE && i + 1 < end && !(p[i + 1] & 0x80)) {
+				*o = tmpl[a];
+				o->offset = (uint32_t)d;
+				o->cycle_count |= (uint32_t)(p[i + 1] & 0x7F) << 4;
+				o->size = 2;
+				o++;
+				i += 2;
+			} else {
+				break;
+			}
 		}
-		n += i - pos;
+		n = (size_t)(o - out);
 		pos = i;
-		if (pos == lim)
-			continue;
+		if (n == cap || pos == end)
+			break;
 		/* Atoms with more cycle count bytes and branch address packets
 		 * (without exception information), when whole and good; none
 		 * or cut short: the packet decoder's. Filled in place (a local
