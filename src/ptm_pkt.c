@@ -1006,9 +1006,9 @@ static inline __attribute__((always_inline)) int brief_loop(csd_ptm_pkt_decoder 
 	uint8_t isa = dec->isa;
 	unsigned shift = ptm_addr_shift(isa);
 	while (n < cap && pos < end) {
-		/* A run of one-byte atom packets: a table copy each. */
 		/* A run of atom packets of one byte, and of two in
-		 * cycle-accurate mode: a table copy each. */
+		 * cycle-accurate mode (a table copy each), and of branch
+		 * address packets of the quick forms. */
 		struct csd_pkt_brief *o = out + n;
 		struct csd_pkt_brief *const oend = out + cap;
 		size_t i = pos;
@@ -1029,6 +1029,23 @@ static inline __attribute__((always_inline)) int brief_loop(csd_ptm_pkt_decoder 
 				o->size = 2;
 				o++;
 				i += 2;
+			} else if (bk[a] == BK_BRANCH) {
+				uint32_t to, cc;
+				unsigned ab;
+				const size_t len = brief_branch(p + i, end - i, ca, addr, shift, &to, &ab, &cc);
+				if (!len)
+					break;
+				addr = to;
+				/* Every byte of the item. */
+				o->offset = (uint32_t)d;
+				o->addr = to;
+				o->cycle_count = cc;
+				o->type = CSD_PKT_BRANCH;
+				o->size = (uint8_t)len;
+				o->num_atoms = 0;
+				o->flags = (uint8_t)(ab << 5 | isa << 2 | (ca ? CSD_BRIEF_CYCLE_COUNT : 0));
+				o++;
+				i += len;
 			} else {
 				break;
 			}
@@ -1063,31 +1080,23 @@ static inline __attribute__((always_inline)) int brief_loop(csd_ptm_pkt_decoder 
 			*o = tmpl[h];
 			o->cycle_count |= c;
 		} else if (bk[h] == BK_BRANCH) {
+			/* Five address bytes, or cut short: as the flow decoder
+			 * takes them (the quick parse just failed). */
+			struct csdi_ptm_branch b;
+			dec->addr = addr;
+			len = branch_packet_general(dec, p + pos, end - pos, &b);
+			if (!len)
+				break;
+			csdi_ptm_branch_commit(dec, &b);
+			addr = dec->addr;
+			isa = dec->isa;
+			shift = ptm_addr_shift(isa);
 			memset(o, 0, sizeof(*o));
 			o->type = CSD_PKT_BRANCH;
-			unsigned ab;
-			len = brief_branch(p + pos, end - pos, ca, addr, shift, &addr, &ab, &o->cycle_count);
-			if (len) {
-				o->addr = addr;
-				o->flags = (uint8_t)(ab << 5 | isa << 2 | (ca ? CSD_BRIEF_CYCLE_COUNT : 0));
-			} else {
-				/* Five address bytes, or cut short: as the flow
-				 * decoder takes them (the quick parse just
-				 * failed). */
-				struct csdi_ptm_branch b;
-				dec->addr = addr;
-				len = branch_packet_general(dec, p + pos, end - pos, &b);
-				if (!len)
-					break;
-				csdi_ptm_branch_commit(dec, &b);
-				addr = dec->addr;
-				isa = dec->isa;
-				shift = ptm_addr_shift(isa);
-				o->addr = b.addr;
-				o->flags = (uint8_t)(b.addr_bytes << 5 | b.isa << 2 | (b.isa_stated ? CSD_BRIEF_ISA : 0) |
-						     (b.has_cc ? CSD_BRIEF_CYCLE_COUNT : 0));
-				o->cycle_count = b.cycle_count;
-			}
+			o->addr = b.addr;
+			o->flags = (uint8_t)(b.addr_bytes << 5 | b.isa << 2 | (b.isa_stated ? CSD_BRIEF_ISA : 0) |
+					     (b.has_cc ? CSD_BRIEF_CYCLE_COUNT : 0));
+			o->cycle_count = b.cycle_count;
 		} else {
 			break;
 		}
