@@ -992,8 +992,8 @@ static inline __attribute__((always_inline)) int brief_loop(csd_ptm_pkt_decoder 
 	struct csdi_input *in = &dec->in;
 	const uint8_t *const p = in->run.data;
 	const size_t end = in->run.size;
-	const uint8_t *const bk = dec->brief_kind;
-	const struct csd_pkt_brief *const tmpl = dec->brief;
+	/* (The tables are read in place: as arrays inside *dec they need
+	 * no register, where pointers to them were spilled.) */
 	size_t pos = in->pos, n = 0;
 	const uint64_t *const offs = in->run.offsets;
 	const uint64_t base = has_offs ? offs[pos] : in->run.base + pos;
@@ -1017,19 +1017,19 @@ static inline __attribute__((always_inline)) int brief_loop(csd_ptm_pkt_decoder 
 			const uint64_t d = BRIEF_DIST(i);
 			if (has_offs && d > UINT32_MAX)
 				break;
-			if (bk[a] == BK_ATOM) {
-				*o = tmpl[a];
+			if (dec->brief_kind[a] == BK_ATOM) {
+				*o = dec->brief[a];
 				o->offset = (uint32_t)d;
 				o++;
 				i++;
-			} else if (ca && bk[a] == BK_ATOM_MORE && i + 1 < end && !(p[i + 1] & 0x80)) {
-				*o = tmpl[a];
+			} else if (ca && dec->brief_kind[a] == BK_ATOM_MORE && i + 1 < end && !(p[i + 1] & 0x80)) {
+				*o = dec->brief[a];
 				o->offset = (uint32_t)d;
 				o->cycle_count |= (uint32_t)(p[i + 1] & 0x7F) << 4;
 				o->size = 2;
 				o++;
 				i += 2;
-			} else if (bk[a] == BK_BRANCH) {
+			} else if (dec->brief_kind[a] == BK_BRANCH) {
 				uint32_t to, cc;
 				unsigned ab;
 				const size_t len = brief_branch(p + i, end - i, ca, addr, shift, &to, &ab, &cc);
@@ -1064,7 +1064,7 @@ static inline __attribute__((always_inline)) int brief_loop(csd_ptm_pkt_decoder 
 		size_t len;
 		if (has_offs && d > UINT32_MAX)
 			break;
-		if (ca && bk[h] == BK_ATOM_MORE) {
+		if (ca && dec->brief_kind[h] == BK_ATOM_MORE) {
 			/* csdi_ptm_atom_packet()'s rules, written out here
 			 * because the call measured 8 % slower on this loop. */
 			uint32_t c = 0;
@@ -1077,9 +1077,9 @@ static inline __attribute__((always_inline)) int brief_loop(csd_ptm_pkt_decoder 
 				c |= (uint32_t)(x & 0x7F) << (4 + 7 * (len - 1));
 				len++;
 			} while (x & 0x80);
-			*o = tmpl[h];
+			*o = dec->brief[h];
 			o->cycle_count |= c;
-		} else if (bk[h] == BK_BRANCH) {
+		} else if (dec->brief_kind[h] == BK_BRANCH) {
 			/* Five address bytes, or cut short: as the flow decoder
 			 * takes them (the quick parse just failed). */
 			struct csdi_ptm_branch b;
