@@ -6,6 +6,7 @@
  *   csdec_bench flow DIR        instruction-flow decode, range records
  *   csdec_bench flow-insn DIR   instruction-flow decode, one record per instruction
  *   csdec_bench packets DIR     frame demultiplexer and packet decoders only
+ *   csdec_bench frames DIR      frame demultiplexer only (items: data pieces)
  *
  * Prints one RESULT line (bench_common.h).
  */
@@ -14,7 +15,7 @@
 #define MAX_ID 0x70
 #define BRIEF_CAP 256
 
-enum mode { MODE_FLOW, MODE_FLOW_INSN, MODE_PACKETS };
+enum mode { MODE_FLOW, MODE_FLOW_INSN, MODE_PACKETS, MODE_FRAMES };
 
 struct slot {
 	csd_flow_decoder *flow;
@@ -24,6 +25,7 @@ struct slot {
 };
 
 static struct bench_result res;
+static int frames_only; /* MODE_FRAMES */
 
 static void drain(struct slot *s)
 {
@@ -103,6 +105,10 @@ static void drain_frames(csd_frame_decoder *fd, struct slot **by_id)
 			continue;
 		}
 		struct slot *s = fo.bytes.id < MAX_ID ? by_id[fo.bytes.id] : NULL;
+		if (s && frames_only) {
+			res.items++;
+			continue;
+		}
 		if (s && feed(s, &fo.bytes) == 0)
 			drain(s);
 	}
@@ -136,7 +142,7 @@ static void decode_buffer(const csd_snapshot *snap, size_t b, enum mode mode)
 			continue;
 		struct slot *s = &slots[nslots++];
 		memset(s, 0, sizeof(*s));
-		if (mode == MODE_PACKETS) {
+		if (mode == MODE_PACKETS || mode == MODE_FRAMES) {
 			if (src->config.protocol == CSD_PROTO_ETM3)
 				s->etm3 = csd_etm3_pkt_new(&src->config);
 			else
@@ -209,7 +215,7 @@ int main(int argc, char **argv)
 {
 	enum mode mode;
 	if (argc != 3) {
-		fprintf(stderr, "usage: csdec_bench flow|flow-insn|packets SNAPSHOT_DIR\n");
+		fprintf(stderr, "usage: csdec_bench flow|flow-insn|packets|frames SNAPSHOT_DIR\n");
 		return 2;
 	}
 	if (strcmp(argv[1], "flow") == 0)
@@ -218,10 +224,13 @@ int main(int argc, char **argv)
 		mode = MODE_FLOW_INSN;
 	else if (strcmp(argv[1], "packets") == 0)
 		mode = MODE_PACKETS;
+	else if (strcmp(argv[1], "frames") == 0)
+		mode = MODE_FRAMES;
 	else {
 		fprintf(stderr, "csdec_bench: unknown mode '%s'\n", argv[1]);
 		return 2;
 	}
+	frames_only = mode == MODE_FRAMES;
 	csd_snapshot *snap = bench_open_snapshot(argv[2]);
 	for (size_t b = 0; b < csd_snapshot_num_buffers(snap); b++)
 		decode_buffer(snap, b, mode);
