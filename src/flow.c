@@ -253,6 +253,14 @@ int csdi_flow_decode(csd_flow_decoder *dec, uint32_t addr, uint8_t isa, struct c
 	return rc;
 }
 
+const struct csdi_block *csdi_flow_block_miss(csd_flow_decoder *dec, struct csdi_block *b, uint32_t addr,
+					      uint8_t isa)
+{
+	b[1] = b[0];
+	csdi_flow_block_fill(dec, b, addr, isa);
+	return b;
+}
+
 void csdi_flow_block_fill(csd_flow_decoder *dec, struct csdi_block *b, uint32_t addr, uint8_t isa)
 {
 	uint32_t a = addr;

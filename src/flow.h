@@ -200,15 +200,23 @@ void csdi_flow_lose(csd_flow_decoder *dec, int addr_known, uint32_t addr, uint32
 void csdi_flow_flush(csd_flow_decoder *dec);
 /* Decode the block at addr into cache slot b. */
 void csdi_flow_block_fill(csd_flow_decoder *dec, struct csdi_block *b, uint32_t addr, uint8_t isa);
-/* The block starting at addr in isa (cached; a hit is a few operations,
- * which is why this is inline). */
+/* A miss in the two ways at b: the block made in the first, whose entry
+ * moves to the second. */
+const struct csdi_block *csdi_flow_block_miss(csd_flow_decoder *dec, struct csdi_block *b, uint32_t addr,
+					      uint8_t isa);
+/* The block starting at addr in isa (cached, two ways per set: direct
+ * mapping refilled TC2's kernel blocks over and over; a hit is a few
+ * operations, which is why this is inline). A block's slot may be given
+ * to another block by any later lookup. */
 static inline const struct csdi_block *csdi_flow_block(csd_flow_decoder *dec, uint32_t addr, uint8_t isa)
 {
 	uint32_t h = (addr >> 1) ^ (addr >> 15) ^ isa;
-	struct csdi_block *b = &dec->cache[h & (CSDI_BLOCK_CACHE - 1)];
-	if (b->gen != dec->img_gen || b->start != addr || b->isa != isa)
-		csdi_flow_block_fill(dec, b, addr, isa);
-	return b;
+	struct csdi_block *b = &dec->cache[h & (CSDI_BLOCK_CACHE - 2)];
+	if (b->gen == dec->img_gen && b->start == addr && b->isa == isa)
+		return b;
+	if (b[1].gen == dec->img_gen && b[1].start == addr && b[1].isa == isa)
+		return b + 1;
+	return csdi_flow_block_miss(dec, b, addr, isa);
 }
 /* Decode the instruction at addr; returns its size or a negative error. */
 int csdi_flow_decode(csd_flow_decoder *dec, uint32_t addr, uint8_t isa, struct csdi_insn *insn);
