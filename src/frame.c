@@ -499,6 +499,29 @@ static void produce_aligned_by_id(csd_frame_decoder *dec)
 			dec->cur_id = ID_NONE;
 			continue;
 		}
+#ifdef FRAME_WORDS
+		/* Half of TC2's frames hold no ID byte (bit 0 of every even
+		 * byte clear): all 15 bytes go to the current ID, without the
+		 * stretch bookkeeping. */
+		uint64_t lo, hi;
+		memcpy(&lo, f, 8);
+		memcpy(&hi, f + 8, 8);
+		if (!((lo | hi) & 0x0001000100010001ull)) {
+			struct id_batch *b = batch_of(dec, dec->cur_id, base);
+			dec->in_sync_run = 0;
+			if (b) {
+				const unsigned aux = f[15];
+				lo |= spread_aux(aux);
+				hi |= spread_aux(aux >> 4);
+				memcpy(b->data + b->len, &lo, 8);
+				memcpy(b->data + b->len + 8, &hi, 8);
+				store_offsets16(b->off + b->len, base);
+				b->len += 15;
+				dec->batch_full |= b->len > CSD_FRAME_BATCH;
+			}
+			continue;
+		}
+#endif
 		unpack_frame_as(dec, f, NULL, base, 1);
 	}
 	dec->in_pos = pos;
