@@ -68,7 +68,13 @@ static void drain(struct slot *s)
 				for (; i < n; i++)
 					a0 += br[i].num_atoms;
 				res.atoms += a0 + a1 + a2 + a3;
-				continue;
+				/* Fewer than asked for: the run was cut by a packet
+				 * of another kind (or the end of the bytes fed),
+				 * which the next call would only say; straight to
+				 * the one-by-one call (mixing gives the same
+				 * packets either way). */
+				if (n == BRIEF_CAP)
+					continue;
 			}
 			if ((s->etm3 ? csd_etm3_pkt_next(s->etm3, &p) : csd_ptm_pkt_next(s->ptm, &p)) != 0)
 				break;
