@@ -283,24 +283,16 @@ static inline __attribute__((always_inline)) void close_local(csd_flow_decoder *
 							       uint8_t cond, uint32_t flags)
 {
 	o->active = 0;
-	struct csd_record *r = csdi_flow_slot(dec);
-	r->type = CSD_REC_RANGE;
-	r->offset = o->offset;
-	r->addr = o->start;
-	r->last = o->last;
-	r->end = o->end;
-	r->count = o->count;
-	r->isa = o->isa;
-	r->cond = cond;
-	if (o->has_cycles) {
-		r->cycles = o->cycles;
+	struct csd_record *r = &dec->q[(dec->qhead + dec->qlen) % CSDI_FLOW_QCAP];
+	dec->qlen++;
+	if (o->has_cycles)
 		flags |= CSD_RECF_CYCLES;
-	}
 	if (dec->ns)
 		flags |= CSD_RECF_NS;
 	if (dec->hyp)
 		flags |= CSD_RECF_HYP;
-	r->flags = flags;
+	csdi_rec_range(r, flags, o->offset, o->start, o->last, o->end, o->has_cycles ? o->cycles : 0, o->count,
+		       o->isa, cond, dec->cfg.trace.trace_id);
 }
 
 /*
@@ -368,18 +360,7 @@ static inline unsigned seg_bytes(const uint8_t *h, size_t n, uint64_t *bytes)
 static inline __attribute__((always_inline)) void seg_record(struct csd_record *r, const struct csdi_seg_range *rs,
 							       uint64_t off, uint8_t tid)
 {
-	csdi_rec_clear(r);
-	r->type = CSD_REC_RANGE;
-	r->offset = off;
-	r->addr = rs->start;
-	r->last = rs->last;
-	r->end = rs->end;
-	r->count = rs->count;
-	r->cycles = rs->cycles;
-	r->flags = rs->flags;
-	r->cond = rs->cond;
-	r->isa = rs->isa;
-	r->id = tid;
+	csdi_rec_range(r, rs->flags, off, rs->start, rs->last, rs->end, rs->cycles, rs->count, rs->isa, rs->cond, tid);
 }
 
 static inline int seg_match(const struct csdi_etm3_seg *g, uint64_t key, const uint64_t *bytes, uint64_t gen)

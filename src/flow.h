@@ -166,6 +166,58 @@ static inline void csdi_pkt_clear(struct csd_packet *p)
 	memset((unsigned char *)p + 64, 0, sizeof(*p) - 64);
 }
 
+/*
+ * Write range record r whole. Where GCC's vector extensions are there (on
+ * little-endian machines), in six 16-byte stores made in registers: the
+ * clear and then the fields were about 17 stores a record, which bound
+ * the range loops by their stores (gen-etm3 flow 4 % faster with six,
+ * though the instructions are about as many). The layout this relies on
+ * is checked here.
+ */
+static inline __attribute__((always_inline)) void csdi_rec_range(struct csd_record *r, uint32_t flags,
+								   uint64_t offset, uint32_t start, uint32_t last,
+								   uint32_t end, uint64_t cycles, uint32_t count,
+								   uint8_t isa, uint8_t cond, uint8_t id)
+{
+#if defined(__GNUC__) && defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	_Static_assert(offsetof(struct csd_record, flags) == 4 && offsetof(struct csd_record, offset) == 8 &&
+			       offsetof(struct csd_record, addr) == 16 && offsetof(struct csd_record, end) == 24 &&
+			       offsetof(struct csd_record, last) == 32 && offsetof(struct csd_record, cycles) == 48 &&
+			       offsetof(struct csd_record, count) == 64 && offsetof(struct csd_record, exception) == 80 &&
+			       offsetof(struct csd_record, isa) == 82 && offsetof(struct csd_record, cond) == 83 &&
+			       offsetof(struct csd_record, id) == 86 && offsetof(struct csd_record, error) == 88 &&
+			       sizeof(struct csd_record) == 96,
+		       "struct csd_record as csdi_rec_range() writes it");
+	typedef uint64_t csdi_v2u64 __attribute__((vector_size(16)));
+	const csdi_v2u64 w0 = { CSD_REC_RANGE | (uint64_t)flags << 32, offset };
+	const csdi_v2u64 w1 = { start, end };
+	const csdi_v2u64 w2 = { last, 0 };
+	const csdi_v2u64 w3 = { cycles, 0 };
+	const csdi_v2u64 w4 = { count, 0 };
+	const csdi_v2u64 w5 = { (uint64_t)isa << 16 | (uint64_t)cond << 24 | (uint64_t)id << 48, 0 };
+	unsigned char *const b = (unsigned char *)r;
+	memcpy(b, &w0, 16);
+	memcpy(b + 16, &w1, 16);
+	memcpy(b + 32, &w2, 16);
+	memcpy(b + 48, &w3, 16);
+	memcpy(b + 64, &w4, 16);
+	memcpy(b + 80, &w5, 16);
+#else
+	csdi_rec_clear(r);
+	r->type = CSD_REC_RANGE;
+	r->flags = flags;
+	r->offset = offset;
+	r->addr = start;
+	r->end = end;
+	r->last = last;
+	r->cycles = cycles;
+	r->count = count;
+	r->isa = isa;
+	r->cond = cond;
+	r->id = id;
+#endif
+}
+
 /* ---- flow.c ---- */
 /* Append a record (after flushing the open range and lost stretch). */
 struct csd_record *csdi_flow_push(csd_flow_decoder *dec, uint32_t type, uint64_t offset);

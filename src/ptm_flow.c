@@ -461,18 +461,8 @@ static inline __attribute__((always_inline)) int fast_waypoint(csd_flow_decoder 
 	}
 	struct csd_record *r = &dec->q[(dec->qhead + dec->qlen) % CSDI_FLOW_QCAP];
 	dec->qlen++;
-	csdi_rec_clear(r);
-	r->type = CSD_REC_RANGE;
-	r->flags = flags;
-	r->offset = off;
-	r->addr = b->start;
-	r->end = b->next;
-	r->last = b->wp_addr;
-	r->cycles = cycles;
-	r->count = b->count;
-	r->isa = *isa;
-	r->cond = e ? CSD_COND_PASS : CSD_COND_FAIL;
-	r->id = dec->cfg.trace.trace_id;
+	csdi_rec_range(r, flags, off, b->start, b->wp_addr, b->next, cycles, b->count, *isa,
+		       e ? CSD_COND_PASS : CSD_COND_FAIL, dec->cfg.trace.trace_id);
 	*addr = next;
 	*isa = next_isa;
 	return ret;
