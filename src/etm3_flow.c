@@ -44,7 +44,8 @@ struct csdi_seg_range {
 	uint32_t start, last, end, count;
 	uint32_t cycles;
 	uint32_t flags;
-	uint8_t cond, isa, hdr; /* hdr: the header (0..SEG_LEN-1) whose offset it has */
+	uint8_t isa, cond;      /* in this order: bytes 82-83 of the record (seg_record) */
+	uint8_t hdr;            /* the header (0..SEG_LEN-1) whose offset it has */
 };
 
 struct csdi_etm3_seg {
@@ -292,7 +293,7 @@ static inline __attribute__((always_inline)) void close_local(csd_flow_decoder *
 	if (dec->hyp)
 		flags |= CSD_RECF_HYP;
 	csdi_rec_range(r, flags, o->offset, o->start, o->last, o->end, o->has_cycles ? o->cycles : 0, o->count,
-		       o->isa, cond, dec->cfg.trace.trace_id);
+		       csdi_rec_misc(o->isa, cond, dec->cfg.trace.trace_id));
 }
 
 /*
@@ -358,9 +359,19 @@ static inline unsigned seg_bytes(const uint8_t *h, size_t n, uint64_t *bytes)
 
 /* Record r from a memo entry's range rs at capture offset off. */
 static inline __attribute__((always_inline)) void seg_record(struct csd_record *r, const struct csdi_seg_range *rs,
-							       uint64_t off, uint8_t tid)
+							       uint64_t off, uint64_t tid48)
 {
-	csdi_rec_range(r, rs->flags, off, rs->start, rs->last, rs->end, rs->cycles, rs->count, rs->isa, rs->cond, tid);
+	/* isa and cond as one 16-bit load, in place (little-endian; the
+	 * byte order does not matter elsewhere). */
+	uint16_t isa_cond;
+	memcpy(&isa_cond, &rs->isa, 2);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	const uint64_t misc = (uint64_t)isa_cond << 16 | tid48;
+#else
+	(void)isa_cond;
+	const uint64_t misc = csdi_rec_misc(rs->isa, rs->cond, (uint8_t)(tid48 >> 48));
+#endif
+	csdi_rec_range(r, rs->flags, off, rs->start, rs->last, rs->end, rs->cycles, rs->count, misc);
 }
 
 static inline int seg_match(const struct csdi_etm3_seg *g, uint64_t key, const uint64_t *bytes, uint64_t gen)
@@ -470,7 +481,7 @@ static inline __attribute__((always_inline)) size_t run_range(csd_flow_decoder *
 					 * be reloaded after each record. */
 					const unsigned nrec = g->nrec;
 					const unsigned q0 = dec->qhead + dec->qlen;
-					const uint8_t tid = dec->cfg.trace.trace_id;
+					const uint64_t tid = (uint64_t)dec->cfg.trace.trace_id << 48;
 					struct csd_record *const q = dec->q;
 					const struct csdi_seg_range *rs = g->rec;
 					if (offs) {

@@ -172,12 +172,19 @@ static inline void csdi_pkt_clear(struct csd_packet *p)
  * clear and then the fields were about 17 stores a record, which bound
  * the range loops by their stores (gen-etm3 flow 4 % faster with six,
  * though the instructions are about as many). The layout this relies on
- * is checked here.
+ * is checked here. misc: csdi_rec_misc(isa, cond, id).
  */
+/* The record bytes 80-87 of csdi_rec_range(): exception 0, isa, cond,
+ * reason 0, vmid 0, id (little-endian). */
+static inline uint64_t csdi_rec_misc(uint8_t isa, uint8_t cond, uint8_t id)
+{
+	return (uint64_t)isa << 16 | (uint64_t)cond << 24 | (uint64_t)id << 48;
+}
+
 static inline __attribute__((always_inline)) void csdi_rec_range(struct csd_record *r, uint32_t flags,
 								   uint64_t offset, uint32_t start, uint32_t last,
 								   uint32_t end, uint64_t cycles, uint32_t count,
-								   uint8_t isa, uint8_t cond, uint8_t id)
+								   uint64_t misc)
 {
 #if defined(__GNUC__) && defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
 	_Static_assert(offsetof(struct csd_record, flags) == 4 && offsetof(struct csd_record, offset) == 8 &&
@@ -194,7 +201,7 @@ static inline __attribute__((always_inline)) void csdi_rec_range(struct csd_reco
 	const csdi_v2u64 w2 = { last, 0 };
 	const csdi_v2u64 w3 = { cycles, 0 };
 	const csdi_v2u64 w4 = { count, 0 };
-	const csdi_v2u64 w5 = { (uint64_t)isa << 16 | (uint64_t)cond << 24 | (uint64_t)id << 48, 0 };
+	const csdi_v2u64 w5 = { misc, 0 };
 	unsigned char *const b = (unsigned char *)r;
 	memcpy(b, &w0, 16);
 	memcpy(b + 16, &w1, 16);
@@ -212,9 +219,9 @@ static inline __attribute__((always_inline)) void csdi_rec_range(struct csd_reco
 	r->last = last;
 	r->cycles = cycles;
 	r->count = count;
-	r->isa = isa;
-	r->cond = cond;
-	r->id = id;
+	r->isa = (uint8_t)(misc >> 16);
+	r->cond = (uint8_t)(misc >> 24);
+	r->id = (uint8_t)(misc >> 48);
 #endif
 }
 

@@ -461,8 +461,8 @@ static inline __attribute__((always_inline)) int fast_waypoint(csd_flow_decoder 
 	}
 	struct csd_record *r = &dec->q[(dec->qhead + dec->qlen) % CSDI_FLOW_QCAP];
 	dec->qlen++;
-	csdi_rec_range(r, flags, off, b->start, b->wp_addr, b->next, cycles, b->count, *isa,
-		       e ? CSD_COND_PASS : CSD_COND_FAIL, dec->cfg.trace.trace_id);
+	csdi_rec_range(r, flags, off, b->start, b->wp_addr, b->next, cycles, b->count,
+		       csdi_rec_misc(*isa, e ? CSD_COND_PASS : CSD_COND_FAIL, dec->cfg.trace.trace_id));
 	*addr = next;
 	*isa = next_isa;
 	return ret;
