@@ -284,8 +284,7 @@ static inline __attribute__((always_inline)) void close_local(csd_flow_decoder *
 							       uint8_t cond, uint32_t flags)
 {
 	o->active = 0;
-	struct csd_record *r = &dec->q[(dec->qhead + dec->qlen) % CSDI_FLOW_QCAP];
-	dec->qlen++;
+	struct csd_record *r = csdi_flow_slot(dec);
 	if (o->has_cycles)
 		flags |= CSD_RECF_CYCLES;
 	if (dec->ns)

@@ -166,6 +166,13 @@ static inline void csdi_pkt_clear(struct csd_packet *p)
 	memset((unsigned char *)p + 64, 0, sizeof(*p) - 64);
 }
 
+/* The record bytes 80-87 of csdi_rec_range(): exception 0, isa, cond,
+ * reason 0, vmid 0, id (little-endian). */
+static inline uint64_t csdi_rec_misc(uint8_t isa, uint8_t cond, uint8_t id)
+{
+	return (uint64_t)isa << 16 | (uint64_t)cond << 24 | (uint64_t)id << 48;
+}
+
 /*
  * Write range record r whole. Where GCC's vector extensions are there (on
  * little-endian machines), in six 16-byte stores made in registers: the
@@ -174,13 +181,6 @@ static inline void csdi_pkt_clear(struct csd_packet *p)
  * though the instructions are about as many). The layout this relies on
  * is checked here. misc: csdi_rec_misc(isa, cond, id).
  */
-/* The record bytes 80-87 of csdi_rec_range(): exception 0, isa, cond,
- * reason 0, vmid 0, id (little-endian). */
-static inline uint64_t csdi_rec_misc(uint8_t isa, uint8_t cond, uint8_t id)
-{
-	return (uint64_t)isa << 16 | (uint64_t)cond << 24 | (uint64_t)id << 48;
-}
-
 static inline __attribute__((always_inline)) void csdi_rec_range(struct csd_record *r, uint32_t flags,
 								   uint64_t offset, uint32_t start, uint32_t last,
 								   uint32_t end, uint64_t cycles, uint32_t count,
@@ -233,14 +233,12 @@ static inline unsigned csdi_flow_room(const csd_flow_decoder *dec)
 {
 	return CSDI_FLOW_QCAP - dec->qlen;
 }
-/* The next queue slot, cleared, with the source's ID (the caller has
- * checked the room): for the fast paths, which fill records in place. */
+/* The next queue slot, not cleared (the caller has checked the room):
+ * for the fast paths, which write range records whole (csdi_rec_range). */
 static inline struct csd_record *csdi_flow_slot(csd_flow_decoder *dec)
 {
 	struct csd_record *r = &dec->q[(dec->qhead + dec->qlen) % CSDI_FLOW_QCAP];
 	dec->qlen++;
-	csdi_rec_clear(r);
-	r->id = dec->cfg.trace.trace_id;
 	return r;
 }
 /* Queue an instruction record without flushing anything. */

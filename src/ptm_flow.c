@@ -459,8 +459,7 @@ static inline __attribute__((always_inline)) int fast_waypoint(csd_flow_decoder 
 			rstack_push(s, b->next, *isa);
 		dec->itstate = 0;
 	}
-	struct csd_record *r = &dec->q[(dec->qhead + dec->qlen) % CSDI_FLOW_QCAP];
-	dec->qlen++;
+	struct csd_record *r = csdi_flow_slot(dec);
 	csdi_rec_range(r, flags, off, b->start, b->wp_addr, b->next, cycles, b->count,
 		       csdi_rec_misc(*isa, e ? CSD_COND_PASS : CSD_COND_FAIL, dec->cfg.trace.trace_id));
 	*addr = next;
