@@ -224,11 +224,18 @@ static inline uint64_t byte_off(const uint64_t *o, uint64_t base, unsigned k)
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
 #define FRAME_WORDS 1
 /* Bits 0-3 of x moved to bits 0, 16, 32, 48: the real bit 0 of the data
- * bytes at even positions 0, 2, 4, 6 of an 8-byte half of a frame. The
- * four partial products land on distinct bits, so nothing carries. */
+ * bytes at even positions 0, 2, 4, 6 of an 8-byte half of a frame. (A
+ * table: the compiler made the multiply nine shifts and adds.) */
+#define SPREAD(x) ((uint64_t)((x) & 1) | (uint64_t)((x) >> 1 & 1) << 16 | (uint64_t)((x) >> 2 & 1) << 32 | \
+		   (uint64_t)((x) >> 3 & 1) << 48)
+static const uint64_t spread_tab[16] = {
+	SPREAD(0),  SPREAD(1),  SPREAD(2),  SPREAD(3),  SPREAD(4),  SPREAD(5),  SPREAD(6),  SPREAD(7),
+	SPREAD(8),  SPREAD(9),  SPREAD(10), SPREAD(11), SPREAD(12), SPREAD(13), SPREAD(14), SPREAD(15),
+};
+#undef SPREAD
 static inline uint64_t spread_aux(unsigned x)
 {
-	return ((uint64_t)(x & 0xF) * 0x0000200040008001ull) & 0x0001000100010001ull;
+	return spread_tab[x & 0xF];
 }
 #endif
 
@@ -271,17 +278,27 @@ static inline void store_offsets16(uint64_t *dst, uint64_t x)
 {
 #if defined(__GNUC__)
 	typedef uint64_t v2u64 __attribute__((vector_size(16)));
-	const v2u64 v = { x, x + 1 };
-	const v2u64 s2 = v + 2, s4 = v + 4, s6 = v + 6;
-	const v2u64 s8 = v + 8, s10 = v + 10, s12 = v + 12, s14 = v + 14;
+	/* A chain of adds of {2, 2} held in a register: the compiler's
+	 * own form loaded a constant for each pair. */
+	v2u64 v = { x, x + 1 }, two = { 2, 2 };
+#if defined(__x86_64__) || defined(__i386__)
+	__asm__("" : "+x"(two));        /* (no constant folding back) */
+#endif
 	memcpy(dst, &v, 16);
-	memcpy(dst + 2, &s2, 16);
-	memcpy(dst + 4, &s4, 16);
-	memcpy(dst + 6, &s6, 16);
-	memcpy(dst + 8, &s8, 16);
-	memcpy(dst + 10, &s10, 16);
-	memcpy(dst + 12, &s12, 16);
-	memcpy(dst + 14, &s14, 16);
+	v += two;
+	memcpy(dst + 2, &v, 16);
+	v += two;
+	memcpy(dst + 4, &v, 16);
+	v += two;
+	memcpy(dst + 6, &v, 16);
+	v += two;
+	memcpy(dst + 8, &v, 16);
+	v += two;
+	memcpy(dst + 10, &v, 16);
+	v += two;
+	memcpy(dst + 12, &v, 16);
+	v += two;
+	memcpy(dst + 14, &v, 16);
 #else
 	for (unsigned j = 0; j < 16; j++)
 		dst[j] = x + j;
@@ -356,6 +373,32 @@ static inline __attribute__((always_inline)) void sink_put(csd_frame_decoder *de
 	sk->it->len += n;
 }
 
+/* One byte c at frame byte k (a delayed ID change's): stored alone, where
+ * sink_put's 16-byte copies would cost a frame's worth. */
+static inline __attribute__((always_inline)) void sink_put_byte(csd_frame_decoder *dec, struct frame_sink *sk,
+								  const int by_id, uint8_t id, uint8_t c, unsigned k,
+								  const uint64_t *o, uint64_t base)
+{
+	if (by_id) {
+		struct id_batch *b = sk->b;
+		if (!b)
+			return;
+		const uint32_t len = b->len;
+		b->data[len] = c;
+		b->off[len] = byte_off(o, base, k);
+		b->len = len + 1;
+		return;
+	}
+	if (!sk->it)
+		sk->it = data_item(dec, id, byte_off(o, base, k));
+	if (!sk->it)
+		return;
+	dec->out[dec->out_len] = c;
+	dec->out_off[dec->out_len] = byte_off(o, base, k);
+	dec->out_len++;
+	sk->it->len++;
+}
+
 /* The sink of ID `id`, taking bytes from frame byte k on. */
 static inline __attribute__((always_inline)) void sink_open(csd_frame_decoder *dec, struct frame_sink *sk,
 							      const int by_id, uint8_t id, unsigned k, const uint64_t *o,
@@ -421,8 +464,8 @@ static inline __attribute__((always_inline)) void unpack_frame_as(csd_frame_deco
 		/* An ID in byte 14 applies from the next frame. A delayed
 		 * change leaves the next byte to the old ID. */
 		const int delayed = k < 14 && nid != id && ((aux >> i) & 1);
-		if (delayed)
-			sink_put(dec, &sk, by_id, id, &v, k + 1, 1, o, base);
+		if (delayed)  /* (byte k + 1 is odd: data as it is) */
+			sink_put_byte(dec, &sk, by_id, id, f[k + 1], k + 1, o, base);
 		id = switch_id(dec, nid, byte_off(o, base, k));
 		sink_open(dec, &sk, by_id, id, k, o, base);
 		start = delayed ? k + 2 : k + 1;
@@ -488,7 +531,14 @@ static void produce_aligned_by_id(csd_frame_decoder *dec)
 	const uint8_t *const in = dec->in;
 	size_t pos = dec->in_pos;
 	const size_t end = dec->in_size;
-	while (end - pos >= FRAME_SIZE && !dec->batch_full && dec->n_items == 0) {
+	/* The batch of the current ID, looked up again only after a frame
+	 * that may change the ID (cb_known 0); and whether to go on, read
+	 * from dec only where it may have changed (the stores of bytes may
+	 * alias any field, so the compiler would reload them per frame). */
+	struct id_batch *cb = NULL;
+	int cb_known = 0;
+	int go = !dec->batch_full && dec->n_items == 0;
+	while (go && end - pos >= FRAME_SIZE) {
 		const uint8_t *f = in + pos;
 		const uint64_t base = dec->in_base + pos;
 		pos += FRAME_SIZE;
@@ -497,6 +547,8 @@ static void produce_aligned_by_id(csd_frame_decoder *dec)
 				push_event(dec, CSD_FRAME_SYNC, base, NULL);
 			dec->in_sync_run = 1;
 			dec->cur_id = ID_NONE;
+			cb_known = 0;
+			go = !dec->batch_full && dec->n_items == 0;
 			continue;
 		}
 #ifdef FRAME_WORDS
@@ -507,22 +559,35 @@ static void produce_aligned_by_id(csd_frame_decoder *dec)
 		memcpy(&lo, f, 8);
 		memcpy(&hi, f + 8, 8);
 		if (!((lo | hi) & 0x0001000100010001ull)) {
-			struct id_batch *b = batch_of(dec, dec->cur_id, base);
 			dec->in_sync_run = 0;
-			if (b) {
+			if (!cb_known) {
+				cb = batch_of(dec, dec->cur_id, base);
+				cb_known = 1;
+				if (dec->n_items) {
+					go = 0;  /* out of memory, reported */
+					continue;
+				}
+			}
+			if (cb) {
 				const unsigned aux = f[15];
+				const uint32_t len = cb->len;
 				lo |= spread_aux(aux);
 				hi |= spread_aux(aux >> 4);
-				memcpy(b->data + b->len, &lo, 8);
-				memcpy(b->data + b->len + 8, &hi, 8);
-				store_offsets16(b->off + b->len, base);
-				b->len += 15;
-				dec->batch_full |= b->len > CSD_FRAME_BATCH;
+				memcpy(cb->data + len, &lo, 8);
+				memcpy(cb->data + len + 8, &hi, 8);
+				store_offsets16(cb->off + len, base);
+				cb->len = len + 15;
+				if (len + 15 > CSD_FRAME_BATCH) {
+					dec->batch_full = 1;
+					go = 0;
+				}
 			}
 			continue;
 		}
 #endif
 		unpack_frame_as(dec, f, NULL, base, 1);
+		cb_known = 0;
+		go = !dec->batch_full && dec->n_items == 0;
 	}
 	dec->in_pos = pos;
 }
