@@ -559,8 +559,27 @@ static inline __attribute__((always_inline)) size_t run_range(csd_flow_decoder *
 		not_phdr:
 			if (build || !last || !synced || (!dec->addr_valid && !s->wait_branch))
 				break;
-			if (!(h[i] & 1))
-				break;  /* not a branch packet (bit 0 clear) */
+			if (!(h[i] & 1)) {
+				/* Not a branch packet (bit 0 clear). A cycle
+				 * count packet is W atoms (as the packet
+				 * decoder's step takes it), unless it is the
+				 * count of a trace gap. */
+				uint32_t cc;
+				const size_t clen = h[i] != 0x04 || s->await_gap ? 0
+						    : csdi_etm3_cycle_count_quick(h + i, n - i, &cc);
+				if (!clen)
+					break;
+				pw += cc;
+				dec->qmark_valid = 0;
+				i += clen;
+				last->cc_end = i;
+				last->cc = cc;
+				last->len = clen;
+				if (i == n || !ph[h[i]])
+					goto done;
+				i--;
+				continue;
+			}
 			struct csdi_etm3_istate *const ist = csdi_etm3_pkt_istate(dec->etm3);
 			blen = csdi_etm3_branch_quick(h + i, n - i, csdi_etm3_pkt_alt_branch(dec->etm3), ist->addr,
 						      csdi_etm3_shift(ist->fam), &ist->addr);
@@ -875,6 +894,7 @@ size_t csdi_etm3_flow_pheader_run(csd_flow_decoder *dec, const uint8_t *h, size_
 				  struct csdi_etm3_run_last *last)
 {
 	last->branch_end = 0;
+	last->cc_end = 0;
 	if (dec->insn_mode)
 		return pheader_run_general(dec, h, n, tab, ph, offs, base);
 	return pheader_run_range(dec, h, n, tab, ph, offs, base, last);
@@ -1048,7 +1068,7 @@ static void do_isync(csd_flow_decoder *dec, const struct csd_packet *p)
 
 void csdi_etm3_flow_step(csd_flow_decoder *dec)
 {
-	struct csd_packet *p = &dec->pkt;
+	struct csd_packet *p = dec->pkt;
 	struct csd_record *r;
 
 	switch (p->type) {

@@ -195,13 +195,39 @@ struct csdi_etm3_branch {
 };
 size_t csdi_etm3_branch_packet(csd_etm3_pkt_decoder *dec, const uint8_t *p, size_t n, struct csdi_etm3_branch *b);
 
-/* The last branch packet the flow decoder's P-header loop took: it ends
- * at byte branch_end of the run (0: none), `len` bytes long. */
+/* The last packet other than a P-header the flow decoder's P-header loop
+ * took, `len` bytes long: a branch packet (br) ending at byte branch_end
+ * of the run, or a cycle count packet (cc) ending at byte cc_end (0:
+ * none). */
 struct csdi_etm3_run_last {
 	size_t branch_end;
+	size_t cc_end;
 	size_t len;
 	struct csdi_etm3_branch br;
+	uint32_t cc;
 };
+
+/* A cycle count packet (header 0x04) whole and good at p (n bytes): its
+ * length, the count in *cc; 0 otherwise (then it is the packet decoder's).
+ * The rules of the packet decoder's parse: 1-5 bytes of 7 bits after the
+ * header, the fifth holding bits 31:28. */
+static inline size_t csdi_etm3_cycle_count_quick(const uint8_t *p, size_t n, uint32_t *cc)
+{
+	uint32_t v = 0;
+	for (unsigned k = 1; k <= 4; k++) {
+		if (k >= n)
+			return 0;
+		v |= (uint32_t)(p[k] & 0x7F) << (7 * (k - 1));
+		if (!(p[k] & 0x80)) {
+			*cc = v;
+			return k + 1;
+		}
+	}
+	if (n < 6 || (p[5] & 0xF0))
+		return 0;
+	*cc = v | (uint32_t)p[5] << 28;
+	return 6;
+}
 void csdi_etm3_branch_commit(csd_etm3_pkt_decoder *dec, const struct csdi_etm3_branch *b);
 void csdi_etm3_branch_fill(const struct csdi_etm3_branch *b, struct csd_packet *pkt);
 

@@ -309,6 +309,7 @@ csd_flow_decoder *csd_flow_new(const struct csd_flow_config *cfg)
 		return NULL;
 	dec->cfg = c;
 	dec->cfg.trace.size = sizeof(dec->cfg.trace);
+	dec->pkt = &dec->pkts[0];
 	dec->insn_mode = (c.flags & CSD_FLOW_INSN) != 0;
 	dec->cache = calloc(CSDI_BLOCK_CACHE, sizeof(*dec->cache));
 	if (c.trace.protocol == CSD_PROTO_ETM3)
@@ -359,7 +360,7 @@ int csd_flow_last_packet(const csd_flow_decoder *dec, struct csd_packet *pkt)
 		return CSD_EINVAL;
 	if (!dec->have_pkt)
 		return CSD_ENOENT;
-	*pkt = dec->pkt;
+	*pkt = *dec->pkt;
 	return CSD_OK;
 }
 
@@ -385,7 +386,8 @@ static int etm3_pheader_run(csd_flow_decoder *dec)
 	csdi_etm3_pkt_offsets(dec->etm3, &offs, &base);
 	size_t used = 0, last = 0, last_len = 0;
 	struct csdi_etm3_branch br;
-	int last_branch = 0;
+	int last_branch = 0;    /* 1: a branch packet, 2: a cycle count packet */
+	uint32_t last_cc = 0;
 	for (;;) {
 		struct csdi_etm3_run_last rl;
 		size_t i = csdi_etm3_flow_pheader_run(dec, h + used, n - used, tab, is_phdr,
@@ -399,6 +401,12 @@ static int etm3_pheader_run(csd_flow_decoder *dec)
 				last_len = rl.len;
 				last_branch = 1;
 				br = rl.br;
+			} else if (rl.cc_end == i) {
+				/* Or with a cycle count packet. */
+				last = used + i - rl.len;
+				last_len = rl.len;
+				last_branch = 2;
+				last_cc = rl.cc;
 			} else {
 				last = used + i - 1;
 				last_len = 1;
@@ -428,16 +436,21 @@ static int etm3_pheader_run(csd_flow_decoder *dec)
 	if (!used)
 		return 0;
 	/* csd_flow_last_packet() reports the last header or branch packet. */
-	if (last_branch) {
-		csdi_etm3_branch_fill(&br, &dec->pkt);
+	if (last_branch == 1) {
+		csdi_etm3_branch_fill(&br, dec->pkt);
+	} else if (last_branch == 2) {
+		csdi_pkt_clear(dec->pkt);
+		dec->pkt->type = CSD_PKT_CYCLE_COUNT;
+		dec->pkt->flags = CSD_PKTF_CYCLE_COUNT;
+		dec->pkt->cycle_count = last_cc;
 	} else {
-		csdi_pkt_clear(&dec->pkt);
-		dec->pkt.type = CSD_PKT_PHEADER;
-		dec->pkt.atoms = tab[h[last]];
+		csdi_pkt_clear(dec->pkt);
+		dec->pkt->type = CSD_PKT_PHEADER;
+		dec->pkt->atoms = tab[h[last]];
 	}
-	dec->pkt.offset = csdi_etm3_pkt_offset(dec->etm3, last);
-	dec->pkt.size = (uint32_t)last_len;
-	memcpy(dec->pkt.raw, h + last, last_len);
+	dec->pkt->offset = csdi_etm3_pkt_offset(dec->etm3, last);
+	dec->pkt->size = (uint32_t)last_len;
+	memcpy(dec->pkt->raw, h + last, last_len);
 	dec->have_pkt = 1;
 	csdi_etm3_pkt_skip(dec->etm3, used);
 	return 1;
@@ -497,15 +510,19 @@ static int produce(csd_flow_decoder *dec)
 		}
 		if (dec->etm3 ? etm3_pheader_run(dec) : ptm_atom_run(dec))
 			continue;
-		int rc = dec->etm3 ? csd_etm3_pkt_next(dec->etm3, &dec->pkt) : csd_ptm_pkt_next(dec->ptm, &dec->pkt);
+		/* Into the spare buffer: dec->pkt stays the last packet taken
+		 * (csd_flow_last_packet) if this finds none. */
+		struct csd_packet *spare = dec->pkt == &dec->pkts[0] ? &dec->pkts[1] : &dec->pkts[0];
+		int rc = dec->etm3 ? csd_etm3_pkt_next(dec->etm3, spare) : csd_ptm_pkt_next(dec->ptm, spare);
 		if (rc == CSD_OK) {
+			dec->pkt = spare;
 			dec->have_pkt = 1;
 			dec->pkt_active = 1;
 			/* Branch packets do not end the hold: several may follow
 			 * one instruction, the last one with the cancel bit. */
-			dec->qmark_valid = (dec->pkt.type == CSD_PKT_PHEADER && dec->pkt.atoms.num) ||
-					   dec->pkt.type == CSD_PKT_ISYNC || dec->pkt.type == CSD_PKT_NOSYNC ||
-					   dec->pkt.type == CSD_PKT_ERROR;
+			dec->qmark_valid = (dec->pkt->type == CSD_PKT_PHEADER && dec->pkt->atoms.num) ||
+					   dec->pkt->type == CSD_PKT_ISYNC || dec->pkt->type == CSD_PKT_NOSYNC ||
+					   dec->pkt->type == CSD_PKT_ERROR;
 			if (dec->qmark_valid)
 				dec->qmark = dec->qlen;
 			continue;

@@ -113,7 +113,11 @@ struct csd_flow_decoder {
 	int finished;
 	csd_etm3_pkt_decoder *etm3;
 	csd_ptm_pkt_decoder *ptm;
-	struct csd_packet pkt;    /* the packet being processed / last processed */
+	/* The packet being processed / last processed: one of pkts[], the
+	 * other taking the next attempt (a packet decoder that runs out of
+	 * input may leave its output half written). */
+	struct csd_packet *pkt;
+	struct csd_packet pkts[2];
 	int pkt_active;           /* pkt still has work (atoms) */
 	int have_pkt;
 

@@ -402,7 +402,7 @@ static __attribute__((noinline)) void atom_handover(csd_flow_decoder *dec, const
 						    uint64_t off, unsigned num, unsigned en, uint32_t count, int ca,
 						    int active, unsigned from)
 {
-	struct csd_packet *pk = &dec->pkt;
+	struct csd_packet *pk = dec->pkt;
 	csdi_pkt_clear(pk);
 	pk->type = CSD_PKT_ATOM;
 	pk->offset = off;
@@ -485,7 +485,7 @@ static int fast_branch(csd_flow_decoder *dec, const struct csd_packet *p)
 
 void csdi_ptm_flow_step(csd_flow_decoder *dec)
 {
-	struct csd_packet *p = &dec->pkt;
+	struct csd_packet *p = dec->pkt;
 	struct csdi_ptm_state *s = &dec->u.ptm;
 	struct csd_record *r;
 	int has_cc = (p->flags & CSD_PKTF_CYCLE_COUNT) != 0;
@@ -628,7 +628,7 @@ static inline __attribute__((always_inline)) size_t fast_branch_packet(csd_flow_
 static __attribute__((noinline)) void branch_handover(csd_flow_decoder *dec, const uint8_t *p, size_t len,
 						      uint64_t off, const struct csdi_ptm_branch *br)
 {
-	struct csd_packet *pk = &dec->pkt;
+	struct csd_packet *pk = dec->pkt;
 	csdi_ptm_branch_fill(br, pk);
 	pk->offset = off;
 	pk->size = (uint32_t)len;
@@ -660,16 +660,21 @@ size_t csdi_ptm_flow_atom_run(csd_flow_decoder *dec, const uint8_t *p, size_t n,
 	if (ca) {
 		/* One atom per packet, with its cycle count. */
 		while (i < n && csdi_flow_room(dec) >= 2) {
-			len = csdi_ptm_atom_packet(p + i, n - i, 1, num_tab, en_tab, &num, &en, &count);
+			/* (len, num, en and count stay the last taken packet's,
+			 * for the report at the end: a failed parse leaves them
+			 * alone.) */
+			const size_t alen = csdi_ptm_atom_packet(p + i, n - i, 1, num_tab, en_tab, &num, &en, &count);
 			uint64_t off = offs ? offs[i] : base + i;
-			if (!len) {
-				len = fast_branch_packet(dec, p + i, n - i, &addr, &isa, secflags, off, &br);
-				if (!len)
+			if (!alen) {
+				const size_t blen = fast_branch_packet(dec, p + i, n - i, &addr, &isa, secflags, off, &br);
+				if (!blen)
 					break;
+				len = blen;
 				last_branch = 1;
 				i += len;
 				continue;
 			}
+			len = alen;
 			last_branch = 0;
 			int rc = fast_waypoint(dec, &addr, &isa, en, count, secflags, off, 0);
 			if (rc <= 0) {
@@ -685,15 +690,16 @@ size_t csdi_ptm_flow_atom_run(csd_flow_decoder *dec, const uint8_t *p, size_t n,
 		while (i < n && csdi_flow_room(dec) >= 8) {
 			const uint8_t h = p[i];
 			uint64_t off = offs ? offs[i] : base + i;
-			num = num_tab[h];
-			if (!num) {
-				len = fast_branch_packet(dec, p + i, n - i, &addr, &isa, secflags, off, &br);
-				if (!len)
+			if (!num_tab[h]) {
+				const size_t blen = fast_branch_packet(dec, p + i, n - i, &addr, &isa, secflags, off, &br);
+				if (!blen)
 					break;
+				len = blen;
 				last_branch = 1;
 				i += len;
 				continue;
 			}
+			num = num_tab[h];
 			last_branch = 0;
 			en = en_tab[h];
 			len = 1;

@@ -30,6 +30,9 @@ static int sink(void *ctx, const uint8_t *b, size_t n)
 	return 0;
 }
 
+/* csd_flow_last_packet() comparisons made, over all variants. */
+static size_t total_last_checks;
+
 struct variant {
 	const char *name;
 	uint32_t protocol, etmcr, etmccer, etmidr;
@@ -73,6 +76,15 @@ static void roundtrip(const struct ds5_dump *d, csd_image *img, const struct var
 	fc.flags = v->flow_flags;
 	csd_flow_decoder *fd = csd_flow_new(&fc);
 	CHECK(fd != NULL);
+	/* A packet decoder fed the same pieces: after each piece, the flow
+	 * decoder's last packet (csd_flow_last_packet) must be the last one
+	 * this gives, whichever of the flow decoder's ways took it. */
+	csd_etm3_pkt_decoder *ref3 = v->protocol == CSD_PROTO_ETM3 ? csd_etm3_pkt_new(&gc.trace) : NULL;
+	csd_ptm_pkt_decoder *refp = v->protocol == CSD_PROTO_PTM ? csd_ptm_pkt_new(&gc.trace) : NULL;
+	CHECK(ref3 != NULL || refp != NULL);
+	struct csd_packet ref_last, flow_last;
+	int have_ref = 0;
+	size_t last_checks = 0, last_mismatches = 0;
 	/* Feed in uneven pieces. */
 	size_t off = 0, piece = 3, k = 0, mismatches = 0, errors = 0;
 	uint64_t decoded = 0, cycles = 0;
@@ -82,10 +94,15 @@ static void roundtrip(const struct ds5_dump *d, csd_image *img, const struct var
 			size_t n = bb.n - off < piece ? bb.n - off : piece;
 			struct csd_bytes in = { .data = bb.data + off, .size = n, .base = off };
 			CHECK_EQ(csd_flow_feed(fd, &in), 0);
+			CHECK_EQ(ref3 ? csd_etm3_pkt_feed(ref3, &in) : csd_ptm_pkt_feed(refp, &in), 0);
 			off += n;
 			piece = piece * 5 % 251 + 1;
 		} else {
 			csd_flow_finish(fd);
+			if (ref3)
+				csd_etm3_pkt_finish(ref3);
+			else
+				csd_ptm_pkt_finish(refp);
 		}
 		int rc;
 		while ((rc = csd_flow_next(fd, &r)) == 0) {
@@ -116,9 +133,28 @@ static void roundtrip(const struct ds5_dump *d, csd_image *img, const struct var
 				decoded++;
 			}
 		}
+		/* The flow decoder has taken every whole packet fed. */
+		struct csd_packet pk;
+		while ((ref3 ? csd_etm3_pkt_next(ref3, &pk) : csd_ptm_pkt_next(refp, &pk)) == 0) {
+			ref_last = pk;
+			have_ref = 1;
+		}
+		if (have_ref) {
+			last_checks++;
+			CHECK_EQ(csd_flow_last_packet(fd, &flow_last), 0);
+			if (memcmp(&flow_last, &ref_last, sizeof(ref_last)) != 0 && last_mismatches++ < 3)
+				fprintf(stderr, "%s: last packet at %llu: flow has type %u at %llu (%u bytes)\n", v->name,
+					(unsigned long long)ref_last.offset, flow_last.type,
+					(unsigned long long)flow_last.offset, flow_last.size);
+		}
 		if (rc == CSD_EEOS)
 			break;
 	}
+	CHECK(last_checks > 0);
+	total_last_checks += last_checks;
+	CHECK_EQ(last_mismatches, 0);
+	csd_etm3_pkt_free(ref3);
+	csd_ptm_pkt_free(refp);
 	printf("%s: %zu instructions -> %zu trace bytes (%llu packets), decoded %llu, %zu mismatches\n", v->name,
 	       expected, bb.n, (unsigned long long)st->packets, (unsigned long long)decoded, mismatches);
 	CHECK_EQ(decoded, expected);
@@ -158,5 +194,7 @@ int main(void)
 		ds5_free(&d);
 	}
 	csd_image_free(img);
+	printf("csd_flow_last_packet checked %zu times\n", total_last_checks);
+	CHECK(total_last_checks > 200);
 	return check_done("test_gen_roundtrip");
 }
