@@ -567,14 +567,34 @@ static inline __attribute__((always_inline)) size_t run_range(csd_flow_decoder *
 				uint32_t cc;
 				const size_t clen = h[i] != 0x04 || s->await_gap ? 0
 						    : csdi_etm3_cycle_count_quick(h + i, n - i, &cc);
-				if (!clen)
-					break;
-				pw += cc;
+				if (clen) {
+					pw += cc;
+					last->cc_end = i + clen;
+					last->cc = cc;
+					last->len = clen;
+				} else {
+					/* A timestamp packet: a record, after the
+					 * open range is closed (as the step's push
+					 * does), held like the step's. */
+					uint64_t ts;
+					uint8_t tb;
+					if (dec->lost.active || csdi_flow_room(dec) <= CSDI_FLOW_QPRODUCE)
+						break;
+					const uint64_t toff = offs ? offs[i] : base + i;
+					const size_t tlen = csdi_etm3_timestamp_packet(dec->etm3, h + i, n - i, &ts, &tb);
+					if (!tlen)
+						break;
+					if (o.active)
+						close_local(dec, &o, dec->open_cond, 0);
+					struct csd_record *r = csdi_flow_push_raw(dec, CSD_REC_TIMESTAMP, toff);
+					r->timestamp = ts;
+					last->ts_end = i + tlen;
+					last->ts = ts;
+					last->ts_bits = tb;
+					last->len = tlen;
+				}
 				dec->qmark_valid = 0;
-				i += clen;
-				last->cc_end = i;
-				last->cc = cc;
-				last->len = clen;
+				i += last->len;
 				if (i == n || !ph[h[i]])
 					goto done;
 				i--;
@@ -895,6 +915,7 @@ size_t csdi_etm3_flow_pheader_run(csd_flow_decoder *dec, const uint8_t *h, size_
 {
 	last->branch_end = 0;
 	last->cc_end = 0;
+	last->ts_end = 0;
 	if (dec->insn_mode)
 		return pheader_run_general(dec, h, n, tab, ph, offs, base);
 	return pheader_run_range(dec, h, n, tab, ph, offs, base, last);

@@ -197,15 +197,25 @@ size_t csdi_etm3_branch_packet(csd_etm3_pkt_decoder *dec, const uint8_t *p, size
 
 /* The last packet other than a P-header the flow decoder's P-header loop
  * took, `len` bytes long: a branch packet (br) ending at byte branch_end
- * of the run, or a cycle count packet (cc) ending at byte cc_end (0:
- * none). */
+ * of the run, a cycle count packet (cc) ending at byte cc_end, or a
+ * timestamp packet (ts, ts_bits) ending at ts_end (0: none). */
 struct csdi_etm3_run_last {
 	size_t branch_end;
 	size_t cc_end;
+	size_t ts_end;
 	size_t len;
 	struct csdi_etm3_branch br;
 	uint32_t cc;
+	uint8_t ts_bits;
+	uint64_t ts;
 };
+
+/* A timestamp packet whole and good at p (n bytes): its length, its value
+ * and the bits it gave in *ts / *bits, and the packet decoder's timestamp
+ * state updated as csd_etm3_pkt_next() would; 0 for anything else
+ * (nothing changes; the packet decoder then deals with it). */
+size_t csdi_etm3_timestamp_packet(csd_etm3_pkt_decoder *dec, const uint8_t *p, size_t n, uint64_t *ts,
+				  uint8_t *bits);
 
 /* A cycle count packet (header 0x04) whole and good at p (n bytes): its
  * length, the count in *cc; 0 otherwise (then it is the packet decoder's).

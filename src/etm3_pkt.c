@@ -666,7 +666,8 @@ static long parse_isync(struct csd_etm3_pkt_decoder *d, const uint8_t *p, size_t
 
 /* Timestamp: up to 7 (48-bit) or 9 (64-bit) bytes of 7 bits with a
  * continuation bit; the last possible byte carries the remaining 6 or 8. */
-static long parse_timestamp(struct csd_etm3_pkt_decoder *d, const uint8_t *p, size_t n, struct csd_packet *pkt)
+static long timestamp_fields(struct csd_etm3_pkt_decoder *d, const uint8_t *p, size_t n, uint64_t *ts_out,
+			     uint8_t *bits_out)
 {
 	const struct csdi_etm3_cfg *c = &d->cfg;
 	const unsigned maxb = csdi_etm3_ts_max_bytes(c), width = csdi_etm3_ts_width(c);
@@ -699,11 +700,34 @@ static long parse_timestamp(struct csd_etm3_pkt_decoder *d, const uint8_t *p, si
 		for (unsigned s = 1; s < 64; s <<= 1)
 			ts ^= ts >> s;
 	}
-	pkt->type = CSD_PKT_TIMESTAMP;
-	pkt->ts_bits = (uint8_t)bits;
-	pkt->timestamp = ts;
+	*ts_out = ts;
+	*bits_out = (uint8_t)bits;
 	d->ts_raw = raw;
 	return (long)i;
+}
+
+static long parse_timestamp(struct csd_etm3_pkt_decoder *d, const uint8_t *p, size_t n, struct csd_packet *pkt)
+{
+	uint64_t ts;
+	uint8_t bits;
+	const long r = timestamp_fields(d, p, n, &ts, &bits);
+	if (r > 0) {
+		pkt->type = CSD_PKT_TIMESTAMP;
+		pkt->ts_bits = bits;
+		pkt->timestamp = ts;
+	}
+	return r;
+}
+
+size_t csdi_etm3_timestamp_packet(csd_etm3_pkt_decoder *dec, const uint8_t *p, size_t n, uint64_t *ts,
+				  uint8_t *bits)
+{
+	if (!n || dec->kind[p[0]] != K_TIMESTAMP)
+		return 0;
+	const char *err = dec->err;
+	const long r = timestamp_fields(dec, p, n, ts, bits);
+	dec->err = err;
+	return r > 0 ? (size_t)r : 0;
 }
 
 /* Normal data b00A0SS10, out-of-order data b0TT0SS00, out-of-order

@@ -386,8 +386,10 @@ static int etm3_pheader_run(csd_flow_decoder *dec)
 	csdi_etm3_pkt_offsets(dec->etm3, &offs, &base);
 	size_t used = 0, last = 0, last_len = 0;
 	struct csdi_etm3_branch br;
-	int last_branch = 0;    /* 1: a branch packet, 2: a cycle count packet */
+	int last_branch = 0;    /* 1: a branch, 2: a cycle count, 3: a timestamp packet */
 	uint32_t last_cc = 0;
+	uint64_t last_ts = 0;
+	uint8_t last_ts_bits = 0;
 	for (;;) {
 		struct csdi_etm3_run_last rl;
 		size_t i = csdi_etm3_flow_pheader_run(dec, h + used, n - used, tab, is_phdr,
@@ -401,12 +403,14 @@ static int etm3_pheader_run(csd_flow_decoder *dec)
 				last_len = rl.len;
 				last_branch = 1;
 				br = rl.br;
-			} else if (rl.cc_end == i) {
-				/* Or with a cycle count packet. */
+			} else if (rl.cc_end == i || rl.ts_end == i) {
+				/* Or with a cycle count or timestamp packet. */
 				last = used + i - rl.len;
 				last_len = rl.len;
-				last_branch = 2;
+				last_branch = rl.cc_end == i ? 2 : 3;
 				last_cc = rl.cc;
+				last_ts = rl.ts;
+				last_ts_bits = rl.ts_bits;
 			} else {
 				last = used + i - 1;
 				last_len = 1;
@@ -443,6 +447,11 @@ static int etm3_pheader_run(csd_flow_decoder *dec)
 		dec->pkt->type = CSD_PKT_CYCLE_COUNT;
 		dec->pkt->flags = CSD_PKTF_CYCLE_COUNT;
 		dec->pkt->cycle_count = last_cc;
+	} else if (last_branch == 3) {
+		csdi_pkt_clear(dec->pkt);
+		dec->pkt->type = CSD_PKT_TIMESTAMP;
+		dec->pkt->ts_bits = last_ts_bits;
+		dec->pkt->timestamp = last_ts;
 	} else {
 		csdi_pkt_clear(dec->pkt);
 		dec->pkt->type = CSD_PKT_PHEADER;
