@@ -32,6 +32,8 @@ static int sink(void *ctx, const uint8_t *b, size_t n)
 
 /* csd_flow_last_packet() comparisons made, over all variants. */
 static size_t total_last_checks;
+/* Packet types (bit per enum csd_pkt_type) that ended a piece. */
+static unsigned last_kinds;
 
 struct variant {
 	const char *name;
@@ -39,6 +41,70 @@ struct variant {
 	uint32_t sync_period;
 	uint32_t flow_flags;
 };
+
+static int pkt_next(csd_etm3_pkt_decoder *e, csd_ptm_pkt_decoder *p, struct csd_packet *pk)
+{
+	return e ? csd_etm3_pkt_next(e, pk) : csd_ptm_pkt_next(p, pk);
+}
+
+/*
+ * csd_flow_last_packet() where every packet other than an atom packet or
+ * P-header ends a piece fed: branch, cycle count, timestamp, I-sync ...
+ * each is then the last packet taken, by whichever way the flow decoder
+ * took it, and must be what the packet decoder gives.
+ */
+static void last_packet_at_ends(const struct bytes_buf *bb, const struct csd_trace_config *cfg, csd_image *img,
+				const struct variant *v)
+{
+	csd_etm3_pkt_decoder *e = cfg->protocol == CSD_PROTO_ETM3 ? csd_etm3_pkt_new(cfg) : NULL;
+	csd_ptm_pkt_decoder *pd = cfg->protocol == CSD_PROTO_PTM ? csd_ptm_pkt_new(cfg) : NULL;
+	struct csd_flow_config fc;
+	memset(&fc, 0, sizeof(fc));
+	fc.size = sizeof(fc);
+	fc.trace = *cfg;
+	fc.image = img;
+	fc.flags = v->flow_flags;
+	csd_flow_decoder *fd = csd_flow_new(&fc);
+	CHECK(fd != NULL && (e != NULL || pd != NULL));
+	if (!fd || (!e && !pd))
+		return;
+	struct csd_bytes all = { .data = bb->data, .size = bb->n, .base = 0 };
+	CHECK_EQ(e ? csd_etm3_pkt_feed(e, &all) : csd_ptm_pkt_feed(pd, &all), 0);
+	if (e)
+		csd_etm3_pkt_finish(e);
+	else
+		csd_ptm_pkt_finish(pd);
+	size_t fed = 0, checks = 0, bad = 0;
+	unsigned kinds = 0;
+	struct csd_packet pk, got;
+	struct csd_record r;
+	while (pkt_next(e, pd, &pk) == 0) {
+		if (pk.type == CSD_PKT_PHEADER || pk.type == CSD_PKT_ATOM)
+			continue;
+		const size_t end = (size_t)(pk.offset + pk.size);
+		if (end <= fed || end > bb->n)
+			continue;
+		struct csd_bytes in = { .data = bb->data + fed, .size = end - fed, .base = fed };
+		CHECK_EQ(csd_flow_feed(fd, &in), 0);
+		fed = end;
+		while (csd_flow_next(fd, &r) == 0)
+			;
+		checks++;
+		kinds |= 1u << (pk.type & 31);
+		CHECK_EQ(csd_flow_last_packet(fd, &got), 0);
+		if (memcmp(&got, &pk, sizeof(pk)) != 0 && bad++ < 3)
+			fprintf(stderr, "%s: packet type %u at %llu (%u bytes) ending a piece: flow's last is type %u at %llu\n",
+				v->name, pk.type, (unsigned long long)pk.offset, pk.size, got.type,
+				(unsigned long long)got.offset);
+	}
+	CHECK(checks > 0);
+	CHECK_EQ(bad, 0);
+	total_last_checks += checks;
+	last_kinds |= kinds;
+	csd_flow_free(fd);
+	csd_etm3_pkt_free(e);
+	csd_ptm_pkt_free(pd);
+}
 
 static void roundtrip(const struct ds5_dump *d, csd_image *img, const struct variant *v)
 {
@@ -163,6 +229,7 @@ static void roundtrip(const struct ds5_dump *d, csd_image *img, const struct var
 	/* Every cycle the trace reports is accounted for by some record. */
 	CHECK_EQ(cycles, st->cycles);
 	csd_flow_free(fd);
+	last_packet_at_ends(&bb, &gc.trace, img, v);
 	csdi_gen_free(g);
 	free(bb.data);
 }
@@ -176,6 +243,7 @@ int main(void)
 		{ "ptm-ca-rstack-cid1-dmb", CSD_PROTO_PTM, 0x30005000, 0x35C01AC2, 0x411CF312, 2000, CSD_FLOW_INSN },
 		{ "etm3", CSD_PROTO_ETM3, 0x00000000, 0x344008F2, 0x410CF250, 512, 0 },
 		{ "etm3-ca-ts", CSD_PROTO_ETM3, 0x10001000, 0x344008F2, 0x410CF250, 1000, CSD_FLOW_INSN },
+		{ "etm3-ca-ts-ranges", CSD_PROTO_ETM3, 0x10001000, 0x344008F2, 0x410CF250, 1500, 0 },
 		{ "etm3-ca-cid2", CSD_PROTO_ETM3, 0x00009000, 0x344008F2, 0x410CF250, 256, 0 },
 		{ "etm3.2-ca", CSD_PROTO_ETM3, 0x00001000, 0x00000000, 0x410CF220, 700, CSD_FLOW_INSN },
 	};
@@ -196,5 +264,9 @@ int main(void)
 	csd_image_free(img);
 	printf("csd_flow_last_packet checked %zu times\n", total_last_checks);
 	CHECK(total_last_checks > 200);
+	/* Those the flow decoder's fast paths take themselves among them. */
+	CHECK(last_kinds & 1u << CSD_PKT_BRANCH);
+	CHECK(last_kinds & 1u << CSD_PKT_CYCLE_COUNT);
+	CHECK(last_kinds & 1u << CSD_PKT_TIMESTAMP);
 	return check_done("test_gen_roundtrip");
 }
