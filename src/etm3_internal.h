@@ -210,6 +210,13 @@ struct csdi_etm3_run_last {
 	uint64_t ts;
 };
 
+/* An I-sync packet whole and good at p (n bytes), byte k of the packet
+ * decoder's unread input: its length, *pkt as csd_etm3_pkt_next() gives
+ * it, and the packet decoder's state updated the same way; 0 for
+ * anything else (nothing changes; the packet decoder then deals with it).
+ * The caller then csdi_etm3_pkt_skip()s it. */
+size_t csdi_etm3_isync_packet(csd_etm3_pkt_decoder *dec, const uint8_t *p, size_t n, size_t k, struct csd_packet *pkt);
+
 /* A timestamp packet whole and good at p (n bytes): its length, its value
  * and the bits it gave in *ts / *bits, and the packet decoder's timestamp
  * state updated as csd_etm3_pkt_next() would; 0 for anything else

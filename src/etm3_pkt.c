@@ -1229,6 +1229,22 @@ uint64_t csdi_etm3_pkt_offset(const csd_etm3_pkt_decoder *dec, size_t k)
 	return in->run.offsets ? in->run.offsets[in->pos + k] : in->run.base + in->pos + k;
 }
 
+size_t csdi_etm3_isync_packet(csd_etm3_pkt_decoder *dec, const uint8_t *p, size_t n, size_t k, struct csd_packet *pkt)
+{
+	if (!n || (dec->kind[p[0]] != K_ISYNC && dec->kind[p[0]] != K_ISYNC_CC))
+		return 0;
+	clear_packet(pkt);
+	const char *err = dec->err;
+	const long r = parse_isync(dec, p, n, pkt);
+	dec->err = err;
+	if (r <= 0)
+		return 0;
+	pkt->offset = csdi_etm3_pkt_offset(dec, k);
+	pkt->size = (uint32_t)r;
+	memcpy(pkt->raw, p, (size_t)r < CSD_PKT_RAW_MAX ? (size_t)r : CSD_PKT_RAW_MAX);
+	return (size_t)r;
+}
+
 void csdi_etm3_pkt_skip(csd_etm3_pkt_decoder *dec, size_t n)
 {
 	struct csdi_input *in = &dec->in;

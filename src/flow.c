@@ -421,6 +421,31 @@ static int etm3_pheader_run(csd_flow_decoder *dec)
 		if (used == n || dec->insn_mode || !dec->synced || csdi_flow_room(dec) <= CSDI_FLOW_QPRODUCE ||
 		    (!dec->addr_valid && !dec->u.etm3.wait_branch))
 			break;
+		if (h[used] == 0x08 || h[used] == 0x70) {
+			/* An I-sync (trace turned on again after a filtered
+			 * stretch, say): taken here as produce() would take it,
+			 * into the spare buffer, so that P-headers after it stay
+			 * in this call. */
+			struct csd_packet *pk = dec->pkt == &dec->pkts[0] ? &dec->pkts[1] : &dec->pkts[0];
+			const size_t slen = csdi_etm3_isync_packet(dec->etm3, h + used, n - used, used, pk);
+			if (!slen)
+				break;
+			dec->pkt = pk;
+			dec->have_pkt = 1;
+			dec->pkt_active = 1;
+			dec->qmark_valid = 1;
+			dec->qmark = dec->qlen;
+			csdi_etm3_flow_step(dec);
+			if (dec->qmark_valid)
+				dec->qready = dec->qmark;
+			if (csdi_flow_room(dec) < CSDI_FLOW_QLOW)
+				dec->qready = dec->qlen;
+			last_len = 0;   /* dec->pkt holds it */
+			used += slen;
+			if (used == n || !is_phdr[h[used]])
+				break;
+			continue;
+		}
 		size_t blen = csdi_etm3_branch_packet(dec->etm3, h + used, n - used, &br);
 		if (!blen)
 			break;
@@ -439,6 +464,11 @@ static int etm3_pheader_run(csd_flow_decoder *dec)
 	}
 	if (!used)
 		return 0;
+	if (!last_len) {
+		/* The last was an I-sync, in dec->pkt already. */
+		csdi_etm3_pkt_skip(dec->etm3, used);
+		return 1;
+	}
 	/* csd_flow_last_packet() reports the last header or branch packet. */
 	if (last_branch == 1) {
 		csdi_etm3_branch_fill(&br, dec->pkt);
