@@ -9,7 +9,11 @@ CSTD    := -std=c11
 WARN    := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes
 OPT     ?= -O2 -g
 CPPFLAGS += -Iinclude -D_POSIX_C_SOURCE=200809L
-CFLAGS  += $(CSTD) $(WARN) $(OPT)
+# Functions start on cache lines: the hot loops' speed then depends on
+# their own code only, not on how much code the linker put before them
+# (one unrelated change moved the PTM flow loop and cost it 9 %).
+ALIGN   := -falign-functions=64
+CFLAGS  += $(CSTD) $(WARN) $(OPT) $(ALIGN)
 SAN     := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 # The sanitizer build uses clang when it is there, so `make test` also proves
 # the sources compile warning-free with clang.

@@ -497,24 +497,50 @@ static int etm3_pheader_run(csd_flow_decoder *dec)
 
 /*
  * PTM fast path: atom packets (most of a PTM trace) taken from the packet
- * decoder's input and applied by csdi_ptm_flow_atom_run. Returns 0 if
- * there were none.
+ * decoder's input and applied by csdi_ptm_flow_atom_run; between runs of
+ * them, I-syncs and timestamps (trace turned on again, and the time of
+ * it) are taken here as produce() would take them, so that the atoms
+ * after one stay in this call. Returns 0 if nothing was taken.
  */
 static int ptm_atom_run(csd_flow_decoder *dec)
 {
-	const uint8_t *p, *num, *en;
-	size_t n = csdi_ptm_pkt_front(dec->ptm, &p, &num, &en);
-	if (!n)
-		return 0;
-	const uint64_t *offs;
-	uint64_t base;
-	csdi_ptm_pkt_offsets(dec->ptm, &offs, &base);
-	size_t used = csdi_ptm_flow_atom_run(dec, p, n, num, en, offs, base);
-	if (!used)
-		return 0;
-	csdi_ptm_pkt_skip(dec->ptm, used);
-	dec->qready = dec->qlen;
-	return 1;
+	int took = 0;
+	for (;;) {
+		const uint8_t *p, *num, *en;
+		size_t n = csdi_ptm_pkt_front(dec->ptm, &p, &num, &en);
+		if (!n)
+			return took;
+		const uint64_t *offs;
+		uint64_t base;
+		csdi_ptm_pkt_offsets(dec->ptm, &offs, &base);
+		size_t used = csdi_ptm_flow_atom_run(dec, p, n, num, en, offs, base);
+		if (used) {
+			csdi_ptm_pkt_skip(dec->ptm, used);
+			dec->qready = dec->qlen;
+			took = 1;
+			/* (An atom packet handed over unfinished is the
+			 * step's, in produce(), first.) */
+			if (used == n || dec->pkt_active)
+				return took;
+		}
+		const uint8_t h = p[used];
+		if (dec->insn_mode || !dec->synced || csdi_flow_room(dec) <= CSDI_FLOW_QPRODUCE ||
+		    (h != 0x08 && h != 0x42 && h != 0x46))
+			return took;
+		/* Into the spare buffer (dec->pkt stays the last packet taken
+		 * if the packet is cut short). */
+		struct csd_packet *pk = dec->pkt == &dec->pkts[0] ? &dec->pkts[1] : &dec->pkts[0];
+		if (csd_ptm_pkt_next(dec->ptm, pk) != CSD_OK)
+			return took;
+		dec->pkt = pk;
+		dec->have_pkt = 1;
+		dec->pkt_active = 1;
+		csdi_ptm_flow_step(dec);
+		dec->qready = dec->qlen;
+		took = 1;
+		if (dec->pkt_active)
+			return took;    /* produce() goes on with it */
+	}
 }
 
 /* Work until records are ready to deliver and the queue is well filled
