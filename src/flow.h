@@ -105,6 +105,8 @@ struct csdi_etm3_state {
 	/* Range mode: outcomes of short runs of P-headers from a code
 	 * position (etm3_flow.c, "Segment memo"); NULL without one. */
 	struct csdi_etm3_seg *segs;
+	unsigned seg_log2;        /* the table has 2^seg_log2 entries */
+	uint64_t seg_lookups, seg_misses; /* since it was made (seg_grow) */
 };
 
 struct csd_flow_decoder {
