@@ -469,7 +469,8 @@ static int etm3_pheader_run(csd_flow_decoder *dec)
 		csdi_etm3_pkt_skip(dec->etm3, used);
 		return 1;
 	}
-	/* csd_flow_last_packet() reports the last header or branch packet. */
+	/* csd_flow_last_packet() reports the last header, branch, cycle count or
+	 * timestamp packet taken. */
 	if (last_branch == 1) {
 		csdi_etm3_branch_fill(&br, dec->pkt);
 	} else if (last_branch == 2) {
