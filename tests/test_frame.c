@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "byte_sink.h"
 #include "check.h"
 #include "csdec.h"
 #include "frame_enc.h"
@@ -640,32 +641,11 @@ static void test_api(void)
 
 /* ---- encoder ---------------------------------------------------------- */
 
-struct sinkbuf {
-	uint8_t *p;
-	size_t n, cap;
-};
-
-static int sink_append(void *ctx, const uint8_t *bytes, size_t n)
-{
-	struct sinkbuf *s = ctx;
-	if (s->n + n > s->cap) {
-		size_t cap = (s->n + n) * 2 + 64;
-		uint8_t *p = realloc(s->p, cap);
-		if (!p)
-			return CSD_ENOMEM;
-		s->p = p;
-		s->cap = cap;
-	}
-	memcpy(s->p + s->n, bytes, n);
-	s->n += n;
-	return 0;
-}
-
 static void test_encoder_by_hand(void)
 {
-	struct sinkbuf s = { 0 };
+	struct byte_sink s = { 0 };
 	struct csdi_frame_enc enc;
-	struct csdi_frame_enc_config cfg = { CSD_FRAME_ALIGNED, 0, 0, sink_append, &s };
+	struct csdi_frame_enc_config cfg = { CSD_FRAME_ALIGNED, 0, 0, byte_sink_append, &s };
 	static const uint8_t d123[3] = { 1, 2, 3 }, d4[1] = { 4 }, d5[1] = { 5 };
 
 	/* Immediate change at an even byte, null padding on flush. */
@@ -676,7 +656,7 @@ static void test_encoder_by_hand(void)
 	CHECK_EQ(csdi_frame_enc_flush(&enc), 0);
 	static const uint8_t exp1[16] = { 0x21, 0x01, 0x02, 0x03, 0x41, 0x04, 0x01, 0, 0, 0, 0, 0, 0, 0, 0, 0x00 };
 	CHECK_EQ(s.n, 16);
-	CHECK(s.n == 16 && memcmp(s.p, exp1, 16) == 0);
+	CHECK(s.n == 16 && memcmp(s.data, exp1, 16) == 0);
 
 	/* Change when the next free byte is odd: the even byte before it
 	 * becomes the ID with its aux bit set and the old byte moves up. */
@@ -687,7 +667,7 @@ static void test_encoder_by_hand(void)
 	CHECK_EQ(csdi_frame_enc_flush(&enc), 0);
 	static const uint8_t exp2[16] = { 0x21, 0x01, 0x41, 0x02, 0x01, 0x05, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x06 };
 	CHECK_EQ(s.n, 16);
-	CHECK(s.n == 16 && memcmp(s.p, exp2, 16) == 0);
+	CHECK(s.n == 16 && memcmp(s.data, exp2, 16) == 0);
 
 	/* Port format: FSYNC first; HSYNC lands on a half-word boundary. */
 	s.n = 0;
@@ -700,7 +680,7 @@ static void test_encoder_by_hand(void)
 	static const uint8_t exp3[4 + 18] = { 0xFF, 0xFF, 0xFF, 0x7F,
 		0x21, 0x01, 0x01, 0x02, 0xFF, 0x7F, 0x00, 0x00, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x02 };
 	CHECK_EQ(s.n, sizeof(exp3));
-	CHECK(s.n == sizeof(exp3) && memcmp(s.p, exp3, sizeof(exp3)) == 0);
+	CHECK(s.n == sizeof(exp3) && memcmp(s.data, exp3, sizeof(exp3)) == 0);
 
 	/* Argument checks. */
 	CHECK_EQ(csdi_frame_enc_data(&enc, 0, d123, 1), CSD_EINVAL);
@@ -711,7 +691,7 @@ static void test_encoder_by_hand(void)
 	CHECK_EQ(csdi_frame_enc_fsync(&enc, 3), CSD_EINVAL);
 	cfg.format = CSD_FRAME_RAW;
 	CHECK_EQ(csdi_frame_enc_init(&enc, &cfg), CSD_EINVAL);
-	free(s.p);
+	free(s.data);
 }
 
 /* xorshift: reproducible pseudo-random streams. */
@@ -732,10 +712,10 @@ static void round_trip(uint32_t format, int seed)
 	static const uint8_t ids[RT_IDS] = { 0x01, 0x10, 0x35, 0x6F };
 	uint8_t *want[RT_IDS];
 	size_t want_len[RT_IDS] = { 0 };
-	struct sinkbuf s = { 0 };
+	struct byte_sink s = { 0 };
 	struct csdi_frame_enc enc;
 	struct csdi_frame_enc_config cfg = { format, (unsigned)(seed % 3) * 5, (unsigned)(seed % 2) * 8,
-					     sink_append, &s };
+					     byte_sink_append, &s };
 	int ok = 1;
 
 	rng_state = 2463534242u + (uint32_t)seed * 7919u;
@@ -779,7 +759,7 @@ static void round_trip(uint32_t format, int seed)
 		splits[i] = pos < s.n ? pos : s.n;
 	}
 	struct result r;
-	decode_split(format, s.p, s.n, splits, 64, 0, &r);
+	decode_split(format, s.data, s.n, splits, 64, 0, &r);
 	CHECK_EQ(r.bad, 0);
 	for (size_t e = 0; e < r.n_ev; e++)
 		CHECK_EQ(r.ev[e].event, CSD_FRAME_SYNC);
@@ -793,7 +773,7 @@ static void round_trip(uint32_t format, int seed)
 		for (size_t k = 0; k < r.len[id]; k++) {
 			uint64_t o = r.offs[id][k];
 			if (o >= s.n || (k && o <= r.offs[id][k - 1]) ||
-			    (s.p[o] != r.bytes[id][k] && s.p[o] != (r.bytes[id][k] & 0xFE)))
+			    (s.data[o] != r.bytes[id][k] && s.data[o] != (r.bytes[id][k] & 0xFE)))
 				offs_ok = 0;
 		}
 		CHECK(offs_ok);
@@ -802,7 +782,7 @@ static void round_trip(uint32_t format, int seed)
 	result_free(&r);
 	for (int i = 0; i < RT_IDS; i++)
 		free(want[i]);
-	free(s.p);
+	free(s.data);
 }
 
 static void test_round_trips(void)

@@ -7,28 +7,8 @@
  */
 #include "check.h"
 #include "ds5_dump.h"
+#include "byte_sink.h"
 #include "gen.h"
-
-struct bytes_buf {
-	uint8_t *data;
-	size_t n, cap;
-};
-
-static int sink(void *ctx, const uint8_t *b, size_t n)
-{
-	struct bytes_buf *bb = ctx;
-	if (bb->n + n > bb->cap) {
-		size_t ncap = (bb->cap + n) * 2;
-		uint8_t *nd = realloc(bb->data, ncap);
-		if (!nd)
-			return CSD_ENOMEM;
-		bb->data = nd;
-		bb->cap = ncap;
-	}
-	memcpy(bb->data + bb->n, b, n);
-	bb->n += n;
-	return 0;
-}
 
 /* csd_flow_last_packet() comparisons made, over all variants. */
 static size_t total_last_checks;
@@ -53,7 +33,7 @@ static int pkt_next(csd_etm3_pkt_decoder *e, csd_ptm_pkt_decoder *p, struct csd_
  * each is then the last packet taken, by whichever way the flow decoder
  * took it, and must be what the packet decoder gives.
  */
-static void last_packet_at_ends(const struct bytes_buf *bb, const struct csd_trace_config *cfg, csd_image *img,
+static void last_packet_at_ends(const struct byte_sink *bb, const struct csd_trace_config *cfg, csd_image *img,
 				const struct variant *v)
 {
 	csd_etm3_pkt_decoder *e = cfg->protocol == CSD_PROTO_ETM3 ? csd_etm3_pkt_new(cfg) : NULL;
@@ -108,7 +88,7 @@ static void last_packet_at_ends(const struct bytes_buf *bb, const struct csd_tra
 
 static void roundtrip(const struct ds5_dump *d, csd_image *img, const struct variant *v)
 {
-	struct bytes_buf bb = { 0 };
+	struct byte_sink bb = { 0 };
 	struct csdi_gen_config gc;
 	memset(&gc, 0, sizeof(gc));
 	gc.trace.size = sizeof(gc.trace);
@@ -119,7 +99,7 @@ static void roundtrip(const struct ds5_dump *d, csd_image *img, const struct var
 	gc.trace.trace_id = 0x21;
 	gc.sync_period = v->sync_period;
 	gc.context_id = 0x4a5b6c7d;
-	struct csdi_gen *g = csdi_gen_new(&gc, img, sink, &bb);
+	struct csdi_gen *g = csdi_gen_new(&gc, img, byte_sink_append, &bb);
 	CHECK(g != NULL);
 	if (!g)
 		return;

@@ -6,35 +6,17 @@
  * table grow, and the records must stay exactly those of a decode without
  * the memo, before, across and after the growth.
  */
+#include "byte_sink.h"
 #include "check.h"
 #include "ds5_dump.h"
 #include "flow.h"
+#include "flow_run.h"
 #include "gen.h"
 
-struct bytes_buf {
-	uint8_t *data;
-	size_t n, cap;
-};
-
-static int sink(void *ctx, const uint8_t *b, size_t n)
-{
-	struct bytes_buf *bb = ctx;
-	if (bb->n + n > bb->cap) {
-		size_t ncap = (bb->cap + n) * 2;
-		uint8_t *nd = realloc(bb->data, ncap);
-		if (!nd)
-			return CSD_ENOMEM;
-		bb->data = nd;
-		bb->cap = ncap;
-	}
-	memcpy(bb->data + bb->n, b, n);
-	bb->n += n;
-	return 0;
-}
-
-/* Decode all of bb in pieces of 64 KiB; records into *out (grown). */
-static csd_flow_decoder *decode(const struct bytes_buf *bb, const struct csd_trace_config *tc, csd_image *img,
-				uint32_t flags, struct csd_record **out, size_t *nout)
+/* Decode all of bb in pieces of 64 KiB, the records into *fr; returns
+ * the decoder (for its memo's state). */
+static csd_flow_decoder *decode(const struct byte_sink *bb, const struct csd_trace_config *tc, csd_image *img,
+				uint32_t flags, struct flow_run *fr)
 {
 	struct csd_flow_config fc;
 	memset(&fc, 0, sizeof(fc));
@@ -46,36 +28,15 @@ static csd_flow_decoder *decode(const struct bytes_buf *bb, const struct csd_tra
 	CHECK(fd != NULL);
 	if (!fd)
 		return NULL;
-	size_t cap = 1 << 16, n = 0, off = 0;
-	struct csd_record *recs = malloc(cap * sizeof(*recs));
-	CHECK(recs != NULL);
-	for (;;) {
-		if (off < bb->n) {
-			size_t piece = bb->n - off < 65536 ? bb->n - off : 65536;
-			struct csd_bytes in = { .data = bb->data + off, .size = piece, .base = off };
-			CHECK_EQ(csd_flow_feed(fd, &in), 0);
-			off += piece;
-		} else {
-			csd_flow_finish(fd);
-		}
-		struct csd_record r;
-		int rc;
-		while ((rc = csd_flow_next(fd, &r)) == 0) {
-			if (n == cap) {
-				cap *= 2;
-				struct csd_record *nr = realloc(recs, cap * sizeof(*recs));
-				CHECK(nr != NULL);
-				if (!nr)
-					break;
-				recs = nr;
-			}
-			recs[n++] = r;
-		}
-		if (rc == CSD_EEOS)
-			break;
+	for (size_t off = 0; off < bb->n;) {
+		const size_t piece = bb->n - off < 65536 ? bb->n - off : 65536;
+		struct csd_bytes in = { .data = bb->data + off, .size = piece, .base = off };
+		CHECK_EQ(csd_flow_feed(fd, &in), 0);
+		off += piece;
+		flow_run_drain(fd, fr, FLOW_RUN_NEXT);
 	}
-	*out = recs;
-	*nout = n;
+	csd_flow_finish(fd);
+	flow_run_drain(fd, fr, FLOW_RUN_NEXT);
 	return fd;
 }
 
@@ -105,8 +66,8 @@ int main(void)
 	gc.trace.trace_id = 0x10;
 	gc.sync_period = 1000;
 	gc.context_id = 0x4a5b6c7d;
-	struct bytes_buf bb = { 0 };
-	struct csdi_gen *g = csdi_gen_new(&gc, img, sink, &bb);
+	struct byte_sink bb = { 0 };
+	struct csdi_gen *g = csdi_gen_new(&gc, img, byte_sink_append, &bb);
 	CHECK(g != NULL);
 	while (g && bb.n < (size_t)3 << 20) {
 		for (size_t i = 0; i < d.n; i++)
@@ -116,25 +77,24 @@ int main(void)
 	if (g)
 		CHECK_EQ(csdi_gen_finish(g), 0);
 
-	struct csd_record *a = NULL, *b = NULL;
-	size_t na = 0, nb = 0;
-	csd_flow_decoder *with = decode(&bb, &gc.trace, img, 0, &a, &na);
-	csd_flow_decoder *without = decode(&bb, &gc.trace, img, CSD_FLOW_NO_MEMO, &b, &nb);
-	printf("%zu trace bytes, %zu / %zu records, memo of 2^%u entries at the end\n", bb.n, na, nb,
+	struct flow_run a = { 0 }, b = { 0 };
+	csd_flow_decoder *with = decode(&bb, &gc.trace, img, 0, &a);
+	csd_flow_decoder *without = decode(&bb, &gc.trace, img, CSD_FLOW_NO_MEMO, &b);
+	printf("%zu trace bytes, %zu / %zu records, memo of 2^%u entries at the end\n", bb.n, a.n, b.n,
 	       with ? with->u.etm3.seg_log2 : 0);
 	CHECK(with && with->u.etm3.segs != NULL && with->u.etm3.seg_log2 == 14);
-	CHECK_EQ(na, nb);
+	CHECK_EQ(a.n, b.n);
 	size_t diff = 0;
-	for (size_t i = 0; i < na && i < nb; i++) {
-		if (memcmp(&a[i], &b[i], sizeof(a[i])) != 0 && diff++ < 3)
-			fprintf(stderr, "record %zu differs: type %u at %llu / type %u at %llu\n", i, a[i].type,
-				(unsigned long long)a[i].offset, b[i].type, (unsigned long long)b[i].offset);
+	for (size_t i = 0; i < a.n && i < b.n; i++) {
+		if (memcmp(&a.rec[i], &b.rec[i], sizeof(a.rec[i])) != 0 && diff++ < 3)
+			fprintf(stderr, "record %zu differs: type %u at %llu / type %u at %llu\n", i, a.rec[i].type,
+				(unsigned long long)a.rec[i].offset, b.rec[i].type, (unsigned long long)b.rec[i].offset);
 	}
 	CHECK_EQ(diff, 0);
 	csd_flow_free(with);
 	csd_flow_free(without);
-	free(a);
-	free(b);
+	flow_run_free(&a);
+	flow_run_free(&b);
 	csdi_gen_free(g);
 	free(bb.data);
 	ds5_free(&d);
