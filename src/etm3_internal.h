@@ -224,26 +224,36 @@ size_t csdi_etm3_isync_packet(csd_etm3_pkt_decoder *dec, const uint8_t *p, size_
 size_t csdi_etm3_timestamp_packet(csd_etm3_pkt_decoder *dec, const uint8_t *p, size_t n, uint64_t *ts,
 				  uint8_t *bits);
 
-/* A cycle count packet (header 0x04) whole and good at p (n bytes): its
- * length, the count in *cc; 0 otherwise (then it is the packet decoder's).
- * The rules of the packet decoder's parse: 1-5 bytes of 7 bits after the
- * header, the fifth holding bits 31:28. */
-static inline size_t csdi_etm3_cycle_count_quick(const uint8_t *p, size_t n, uint32_t *cc)
+/* The cycle count field at p (n bytes): 1-5 bytes of 7 bits with a
+ * continuation bit, the fifth holding bits 31:28. Its length with *cc
+ * set; 0 if cut short, -5 if the fifth byte has bits above bit 31 (*cc
+ * then unchanged). The packet decoder's parse and the quick one below. */
+static inline long csdi_etm3_cycle_count_field(const uint8_t *p, size_t n, uint32_t *cc)
 {
 	uint32_t v = 0;
-	for (unsigned k = 1; k <= 4; k++) {
+	for (unsigned k = 0; k < 4; k++) {
 		if (k >= n)
 			return 0;
-		v |= (uint32_t)(p[k] & 0x7F) << (7 * (k - 1));
+		v |= (uint32_t)(p[k] & 0x7F) << (7 * k);
 		if (!(p[k] & 0x80)) {
 			*cc = v;
-			return k + 1;
+			return (long)k + 1;
 		}
 	}
-	if (n < 6 || (p[5] & 0xF0))
+	if (n < 5)
 		return 0;
-	*cc = v | (uint32_t)p[5] << 28;
-	return 6;
+	if (p[4] & 0xF0)
+		return -5;
+	*cc = v | (uint32_t)p[4] << 28;
+	return 5;
+}
+
+/* A cycle count packet (header 0x04) whole and good at p (n bytes): its
+ * length, the count in *cc; 0 otherwise (then it is the packet decoder's). */
+static inline size_t csdi_etm3_cycle_count_quick(const uint8_t *p, size_t n, uint32_t *cc)
+{
+	const long r = n ? csdi_etm3_cycle_count_field(p + 1, n - 1, cc) : 0;
+	return r > 0 ? (size_t)r + 1 : 0;
 }
 void csdi_etm3_branch_commit(csd_etm3_pkt_decoder *dec, const struct csdi_etm3_branch *b);
 void csdi_etm3_branch_fill(const struct csdi_etm3_branch *b, struct csd_packet *pkt);

@@ -354,26 +354,12 @@ static long fail(struct csd_etm3_pkt_decoder *d, size_t len, const char *why)
 	return -(long)len;
 }
 
-/* Cycle count: 1-5 bytes, 7 bits each with a continuation bit, the fifth
- * byte holds bits [31:28]. */
+/* Cycle count: csdi_etm3_cycle_count_field (shared with the flow
+ * decoder's quick parse), with the reason for a bad fifth byte. */
 static long parse_cycle_count(struct csd_etm3_pkt_decoder *d, const uint8_t *p, size_t n, uint32_t *out)
 {
-	uint32_t v = 0;
-	for (unsigned k = 0; k < 4; k++) {
-		if (k >= n)
-			return 0;
-		v |= (uint32_t)(p[k] & 0x7F) << (7 * k);
-		if (!(p[k] & 0x80)) {
-			*out = v;
-			return k + 1;
-		}
-	}
-	if (n < 5)
-		return 0;
-	if (p[4] & 0xF0)
-		return fail(d, 5, "cycle count byte 5 has bits above bit 31");
-	*out = v | (uint32_t)p[4] << 28;
-	return 5;
+	const long r = csdi_etm3_cycle_count_field(p, n, out);
+	return r < 0 ? fail(d, 5, "cycle count byte 5 has bits above bit 31") : r;
 }
 
 /* Compressed data address: 1-5 bytes of 7 bits, byte 5 holds A[31:28] and
@@ -1159,12 +1145,9 @@ static inline __attribute__((always_inline)) int brief_loop(csd_etm3_pkt_decoder
 			}
 		} else if (kind[h] == K_CYCLE_COUNT) {
 			uint32_t cc = 0;
-			const char *err = dec->err;
-			const long r = parse_cycle_count(dec, p + pos + 1, end - pos - 1, &cc);
-			dec->err = err;
-			if (r <= 0)
+			len = csdi_etm3_cycle_count_quick(p + pos, end - pos, &cc);
+			if (!len)
 				break;
-			len = (size_t)r + 1;
 			o->type = CSD_PKT_CYCLE_COUNT;
 			o->flags = CSD_BRIEF_CYCLE_COUNT;
 			o->cycle_count = cc;
