@@ -279,7 +279,8 @@ static inline void store_offsets16(uint64_t *dst, uint64_t x)
 #if defined(__GNUC__)
 	typedef uint64_t v2u64 __attribute__((vector_size(16)));
 	/* A chain of adds of {2, 2} held in a register: the compiler's
-	 * own form loaded a constant for each pair. */
+	 * own form loaded a constant for each pair. Written out: as a
+	 * loop GCC kept it a loop (demultiplexer 21.9 -> 27.8 M Ir). */
 	v2u64 v = { x, x + 1 }, two = { 2, 2 };
 #if defined(__x86_64__) || defined(__i386__)
 	__asm__("" : "+x"(two));        /* (no constant folding back) */
