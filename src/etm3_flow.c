@@ -103,16 +103,30 @@ static struct csdi_etm3_seg *seg_table_new(unsigned log2)
 	return t;
 }
 
+static inline unsigned seg_slot(uint64_t key, const uint64_t *bytes, unsigned log2);
+
 /* Twice the entries once at least 1024 lookups dropped an entry to make
  * room, and more than one in 128 did: the working set does not fit (the
  * 59 MB gen-etm3 input meets 11,978 distinct segments, TC2's sources a
- * few thousand, which fit). The old entries are dropped: they come back
- * as they are met. */
+ * few thousand, which fit). The old entries move to their slots in the
+ * new table (making them again cost 1.5 % of gen-etm3's decode); where
+ * both ways are taken, the one that comes later is dropped. */
 static void seg_grow(struct csdi_etm3_state *s)
 {
 	if (s->seg_misses >= 1024 && s->seg_log2 < SEG_SLOTS_LOG2_MAX && s->seg_misses > s->seg_lookups / 128) {
 		struct csdi_etm3_seg *t = seg_table_new(s->seg_log2 + 1);
 		if (t) {
+			const size_t old_n = (size_t)1 << s->seg_log2;
+			for (size_t k = 0; k < old_n; k++) {
+				const struct csdi_etm3_seg *e = &s->segs[k];
+				if (!e->gen)
+					continue;
+				struct csdi_etm3_seg *g = &t[seg_slot(e->key, e->bytes, s->seg_log2 + 1)];
+				if (g->gen)
+					g++;
+				if (!g->gen)
+					*g = *e;
+			}
 			free(s->segs);
 			s->segs = t;
 			s->seg_log2++;
