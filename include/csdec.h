@@ -331,14 +331,18 @@ struct csd_brief_atoms {
 
 /** struct csd_pkt_brief `flags` bits 0-1. */
 enum csd_brief_flag {
-	CSD_BRIEF_ISA = 1u << 0,          /**< BRANCH: the instruction set is stated by this packet (CSD_PKTF_ISA) */
+	CSD_BRIEF_ISA = 1u << 0,          /**< BRANCH: the instruction set is stated by this packet (CSD_PKTF_ISA); set in every ISYNC */
 	CSD_BRIEF_CYCLE_COUNT = 1u << 1,  /**< `cycle_count` valid (CSD_PKTF_CYCLE_COUNT) */
 };
 
-/** BRANCH: the instruction set at the target (enum csd_isa). */
+/** BRANCH: the instruction set at the target; ISYNC: at its address (enum csd_isa). */
 #define CSD_BRIEF_ISA_OF(b) (((unsigned)(b)->flags >> 2) & 7u)
 /** BRANCH: the address bytes in the packet. */
 #define CSD_BRIEF_ADDR_BYTES(b) ((unsigned)(b)->flags >> 5)
+/** ISYNC: the reason (enum csd_sync_reason). */
+#define CSD_BRIEF_REASON_OF(b) (((unsigned)(b)->flags >> 5) & 3u)
+/** ISYNC: non-secure state (CSD_PKTF_NS). */
+#define CSD_BRIEF_NS_OF(b) ((unsigned)(b)->flags >> 7)
 
 /**
  * A packet in brief, 16 bytes: the kinds that make up most of a trace,
@@ -346,7 +350,10 @@ enum csd_brief_flag {
  * csd_ptm_pkt_next_brief()). The fields mean what they do in struct
  * csd_packet, packed: the capture offset is the call's base plus `offset`,
  * a branch's instruction set and address bytes are in `flags`
- * (CSD_BRIEF_ISA_OF, CSD_BRIEF_ADDR_BYTES), and `num_atoms` is zero but in
+ * (CSD_BRIEF_ISA_OF, CSD_BRIEF_ADDR_BYTES), an I-sync's instruction set,
+ * reason and security state too (CSD_BRIEF_ISA_OF, CSD_BRIEF_REASON_OF,
+ * CSD_BRIEF_NS_OF; only I-syncs without context ID, Hyp, AltISA, LSiP or
+ * data-only forms come in brief), and `num_atoms` is zero but in
  * atom packets, so that atoms can be added up without looking at `type`.
  * The raw bytes are not kept (they are the `size` bytes of the input at
  * that offset). csd_pkt_brief_expand() gives the full packet.
@@ -354,14 +361,15 @@ enum csd_brief_flag {
 struct csd_pkt_brief {
 	uint32_t offset;          /**< capture offset of the first byte, less the call's base */
 	union {
-		uint32_t addr;                /**< BRANCH: target address */
+		uint32_t addr;                /**< BRANCH: target address; ISYNC: the address */
 		struct csd_brief_atoms atoms; /**< PHEADER / ATOM */
 	};
 	uint32_t cycle_count;     /**< with CSD_BRIEF_CYCLE_COUNT */
-	uint8_t type;             /**< CSD_PKT_PHEADER, CSD_PKT_CYCLE_COUNT (ETMv3), CSD_PKT_ATOM (PTM) or CSD_PKT_BRANCH */
+	uint8_t type;             /**< CSD_PKT_PHEADER, CSD_PKT_CYCLE_COUNT (ETMv3), CSD_PKT_ATOM (PTM), CSD_PKT_BRANCH or CSD_PKT_ISYNC */
 	uint8_t size;             /**< bytes in the packet */
 	uint8_t num_atoms;        /**< PHEADER / ATOM: number of atoms (struct csd_atoms `num`); else 0 */
-	uint8_t flags;            /**< bits 0-1: enum csd_brief_flag; BRANCH: bits 2-4 instruction set, 5-7 address bytes */
+	uint8_t flags;            /**< bits 0-1: enum csd_brief_flag; BRANCH: bits 2-4 instruction set, 5-7 address bytes;
+				       ISYNC: bits 2-4 instruction set, 5-6 reason, 7 non-secure */
 };
 
 /**
@@ -406,8 +414,9 @@ int csd_etm3_pkt_next(csd_etm3_pkt_decoder *dec, struct csd_packet *pkt);
 
 /**
  * Decode up to `cap` packets into out[] in brief, for speed: P-headers,
- * cycle counts and branch address packets without exception information,
- * as long as they follow one another whole in the bytes fed. Returns how
+ * cycle counts, branch address packets without exception information and
+ * I-syncs of the plain form (see struct csd_pkt_brief), as long as they
+ * follow one another whole in the bytes fed. Returns how
  * many (the next ones in the stream, in order) and sets *base, the capture
  * offset their `offset` fields count from; or 0 when the next packet is of
  * another kind, cut by the end of the fed bytes, or not yet synchronised:
@@ -465,8 +474,9 @@ int csd_ptm_pkt_feed(csd_ptm_pkt_decoder *dec, const struct csd_bytes *in);
 int csd_ptm_pkt_next(csd_ptm_pkt_decoder *dec, struct csd_packet *pkt);
 
 /**
- * As csd_etm3_pkt_next_brief(), for atom packets and branch address
- * packets without exception information. Errors: CSD_EINVAL.
+ * As csd_etm3_pkt_next_brief(), for atom packets, branch address
+ * packets without exception information and I-syncs of the plain form.
+ * Errors: CSD_EINVAL.
  */
 int csd_ptm_pkt_next_brief(csd_ptm_pkt_decoder *dec, struct csd_pkt_brief *out, size_t cap, uint64_t *base);
 

@@ -102,6 +102,13 @@ int csd_pkt_brief_expand(const struct csd_pkt_brief *brief, uint64_t base, struc
 		pkt->addr_bytes = (uint8_t)CSD_BRIEF_ADDR_BYTES(brief);
 		if (brief->flags & CSD_BRIEF_ISA)
 			pkt->flags |= CSD_PKTF_ISA;
+	} else if (brief->type == CSD_PKT_ISYNC) {
+		pkt->addr = brief->addr;
+		pkt->isa = (uint8_t)CSD_BRIEF_ISA_OF(brief);
+		pkt->reason = (uint8_t)CSD_BRIEF_REASON_OF(brief);
+		pkt->flags |= CSD_PKTF_ISA | CSD_PKTF_SECURITY;
+		if (CSD_BRIEF_NS_OF(brief))
+			pkt->flags |= CSD_PKTF_NS;
 	} else if (brief->type == CSD_PKT_PHEADER || brief->type == CSD_PKT_ATOM) {
 		pkt->atoms.en = brief->atoms.en;
 		pkt->atoms.num = brief->num_atoms;

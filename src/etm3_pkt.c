@@ -1072,6 +1072,25 @@ static NOINLINE int next_general(struct csd_etm3_pkt_decoder *d, struct csd_pack
 static NOINLINE size_t branch_packet_general(csd_etm3_pkt_decoder *dec, const uint8_t *p, size_t n,
 					    struct csdi_etm3_branch *b);
 
+/* The I-sync at p (n bytes there) in brief into *o: its length, or 0 when
+ * it is cut short, bad or of a form a brief one cannot hold; then nothing
+ * has changed and csd_etm3_pkt_next() takes it. (Out of line: one packet
+ * in a few hundred, where the loop's registers matter per packet.) */
+static NOINLINE size_t isync_brief(csd_etm3_pkt_decoder *dec, const uint8_t *p, size_t n, struct csd_pkt_brief *o)
+{
+	struct csd_packet pkt;
+	const struct csdi_etm3_istate ist = dec->ist;
+	const char *err = dec->err;
+	clear_packet(&pkt);
+	const long r = parse_isync(dec, p, n, &pkt);
+	dec->err = err;
+	if (r <= 0 || !csdi_isync_brief(&pkt, o)) {
+		dec->ist = ist;
+		return 0;
+	}
+	return (size_t)r;
+}
+
 /* The loop of csd_etm3_pkt_next_brief() for offsets given per byte
  * (has_offs) or as base + index, made once for each. Offsets are given as
  * 32-bit distances from the first packet's (b0): per-byte offsets end the
@@ -1186,6 +1205,16 @@ phdr_end:
 			o->type = CSD_PKT_CYCLE_COUNT;
 			o->flags = CSD_BRIEF_CYCLE_COUNT;
 			o->cycle_count = cc;
+		} else if (kind[h] == K_ISYNC || kind[h] == K_ISYNC_CC) {
+			/* (An LSiP I-sync's address is compressed against
+			 * the state's.) */
+			dec->ist.addr = addr;
+			len = isync_brief(dec, p + pos, end - pos, o);
+			if (!len)
+				break;
+			addr = dec->ist.addr;
+			sh = csdi_etm3_shift(dec->ist.fam);
+			isa = (uint8_t)csdi_etm3_isa_of(dec->ist.fam, dec->ist.altisa);
 		} else {
 			break;
 		}

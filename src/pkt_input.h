@@ -33,6 +33,25 @@ struct csdi_input {
 	size_t async_len;
 };
 
+/* I-sync packet pkt (decoded; offset and size aside) in brief into *o
+ * (zeroed before): 1, or 0 if it has parts a brief one cannot hold
+ * (context ID, Hyp, AltISA, LSiP, data-only). Shared by both protocols,
+ * so that csd_pkt_brief_expand() undoes it for either. */
+static inline int csdi_isync_brief(const struct csd_packet *pkt, struct csd_pkt_brief *o)
+{
+	const uint32_t plain = CSD_PKTF_ISA | CSD_PKTF_SECURITY | CSD_PKTF_NS | CSD_PKTF_CYCLE_COUNT;
+	if ((pkt->flags & ~plain) || !(pkt->flags & CSD_PKTF_ISA) || !(pkt->flags & CSD_PKTF_SECURITY) ||
+	    pkt->isa > 7 || pkt->reason > 3)
+		return 0;
+	o->type = CSD_PKT_ISYNC;
+	o->addr = pkt->addr;
+	o->cycle_count = pkt->cycle_count;
+	o->flags = (uint8_t)(CSD_BRIEF_ISA | ((pkt->flags & CSD_PKTF_CYCLE_COUNT) ? CSD_BRIEF_CYCLE_COUNT : 0) |
+			     (unsigned)pkt->isa << 2 | (unsigned)pkt->reason << 5 |
+			     ((pkt->flags & CSD_PKTF_NS) ? 0x80u : 0));
+	return 1;
+}
+
 void csdi_in_reset(struct csdi_input *in);
 /* Accept a new run; CSD_EINVAL if the previous one is not used up. */
 int csdi_in_feed(struct csdi_input *in, const struct csd_bytes *b);

@@ -981,6 +981,26 @@ static inline size_t brief_branch(const uint8_t *p, size_t n, int ca, uint32_t p
 static size_t branch_packet_general(const struct csd_ptm_pkt_decoder *dec, const uint8_t *p, size_t n,
 				    struct csdi_ptm_branch *b);
 
+/* The I-sync at p (n bytes there) in brief into *o: its length, or 0 when
+ * it is cut short, bad or of a form a brief one cannot hold; then nothing
+ * has changed and csd_ptm_pkt_next() takes it. (Out of line, as it is
+ * rare against the loop's atoms.) */
+static NOINLINE size_t isync_brief(csd_ptm_pkt_decoder *dec, const uint8_t *p, size_t n, struct csd_pkt_brief *o)
+{
+	struct csd_packet pkt;
+	const uint32_t addr = dec->addr;
+	const uint8_t isa = dec->isa;
+	const char *err = NULL;
+	memset(&pkt, 0, sizeof(pkt));
+	const int r = parse_isync(dec, p, n, &pkt, &err);
+	if (r <= 0 || !csdi_isync_brief(&pkt, o)) {
+		dec->addr = addr;
+		dec->isa = isa;
+		return 0;
+	}
+	return (size_t)r;
+}
+
 /* The loop of csd_ptm_pkt_next_brief(), made once for each combination of
  * the constants ca (cycle-accurate) and has_offs (offsets array or base),
  * so that neither is tested per packet. Offsets are 32-bit distances from
@@ -1097,6 +1117,16 @@ static inline __attribute__((always_inline)) int brief_loop(csd_ptm_pkt_decoder 
 			o->flags = (uint8_t)(b.addr_bytes << 5 | b.isa << 2 | (b.isa_stated ? CSD_BRIEF_ISA : 0) |
 					     (b.has_cc ? CSD_BRIEF_CYCLE_COUNT : 0));
 			o->cycle_count = b.cycle_count;
+		} else if (dec->kind[h] == K_ISYNC) {
+			memset(o, 0, sizeof(*o));
+			dec->addr = addr;
+			dec->isa = isa;
+			len = isync_brief(dec, p + pos, end - pos, o);
+			if (!len)
+				break;
+			addr = dec->addr;
+			isa = dec->isa;
+			shift = ptm_addr_shift(isa);
 		} else {
 			break;
 		}
