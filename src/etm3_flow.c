@@ -109,7 +109,7 @@ static inline unsigned seg_slot(uint64_t key, const uint64_t *bytes, unsigned lo
  * room, and more than one in 128 did: the working set does not fit (the
  * 59 MB gen-etm3 input meets 11,978 distinct segments, TC2's sources a
  * few thousand, which fit). The old entries move to their slots in the
- * new table (making them again cost 1.5 % of gen-etm3's decode); where
+ * new table (making them again was 4 % of gen-etm3's instructions); where
  * both ways are taken, the one that comes later is dropped. */
 static void seg_grow(struct csdi_etm3_state *s)
 {
