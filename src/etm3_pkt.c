@@ -1072,6 +1072,18 @@ static NOINLINE int next_general(struct csd_etm3_pkt_decoder *d, struct csd_pack
 static NOINLINE size_t branch_packet_general(csd_etm3_pkt_decoder *dec, const uint8_t *p, size_t n,
 					    struct csdi_etm3_branch *b);
 
+/* The I-sync at p (n bytes) parsed into *pkt (cleared first) for a fast
+ * path: its length, or <= 0 as parse_isync() says; a failed parse's
+ * reason is not kept (the packet decoder finds and reports it itself). */
+static long isync_parse_quiet(csd_etm3_pkt_decoder *dec, const uint8_t *p, size_t n, struct csd_packet *pkt)
+{
+	const char *err = dec->err;
+	clear_packet(pkt);
+	const long r = parse_isync(dec, p, n, pkt);
+	dec->err = err;
+	return r;
+}
+
 /* The I-sync at p (n bytes there) in brief into *o: its length, or 0 when
  * it is cut short, bad or of a form a brief one cannot hold; then nothing
  * has changed and csd_etm3_pkt_next() takes it. (Out of line: one packet
@@ -1080,10 +1092,7 @@ static NOINLINE size_t isync_brief(csd_etm3_pkt_decoder *dec, const uint8_t *p, 
 {
 	struct csd_packet pkt;
 	const struct csdi_etm3_istate ist = dec->ist;
-	const char *err = dec->err;
-	clear_packet(&pkt);
-	const long r = parse_isync(dec, p, n, &pkt);
-	dec->err = err;
+	const long r = isync_parse_quiet(dec, p, n, &pkt);
 	if (r <= 0 || !csdi_isync_brief(&pkt, o)) {
 		dec->ist = ist;
 		return 0;
@@ -1280,10 +1289,7 @@ size_t csdi_etm3_isync_packet(csd_etm3_pkt_decoder *dec, const uint8_t *p, size_
 {
 	if (!n || (dec->kind[p[0]] != K_ISYNC && dec->kind[p[0]] != K_ISYNC_CC))
 		return 0;
-	clear_packet(pkt);
-	const char *err = dec->err;
-	const long r = parse_isync(dec, p, n, pkt);
-	dec->err = err;
+	const long r = isync_parse_quiet(dec, p, n, pkt);
 	if (r <= 0)
 		return 0;
 	pkt->offset = csdi_etm3_pkt_offset(dec, k);

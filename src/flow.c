@@ -373,6 +373,48 @@ int csd_flow_last_packet(const csd_flow_decoder *dec, struct csd_packet *pkt)
 	return CSD_OK;
 }
 
+/* The buffer the next packet is decoded into: not dec->pkt, which stays
+ * the last packet taken (csd_flow_last_packet) until there is a new one
+ * (a packet decoder that finds none may leave its output half written). */
+static inline struct csd_packet *spare_pkt(csd_flow_decoder *dec)
+{
+	return dec->pkt == &dec->pkts[0] ? &dec->pkts[1] : &dec->pkts[0];
+}
+
+/* Packet pk, just decoded into the spare buffer, is the one to process
+ * now. Records before a packet that traces instructions or
+ * resynchronises are final once it is processed (ETMv3: a later cancel
+ * bit can only refer to its instructions); branch packets do not end
+ * the hold, as several may follow one instruction, the last one with the
+ * cancel bit. */
+static inline void take_pkt(csd_flow_decoder *dec, struct csd_packet *pk)
+{
+	dec->pkt = pk;
+	dec->have_pkt = 1;
+	dec->pkt_active = 1;
+	dec->qmark_valid = (pk->type == CSD_PKT_PHEADER && pk->atoms.num) || pk->type == CSD_PKT_ISYNC ||
+			   pk->type == CSD_PKT_NOSYNC || pk->type == CSD_PKT_ERROR;
+	if (dec->qmark_valid)
+		dec->qmark = dec->qlen;
+}
+
+/* One step of the active packet, and the records that makes ready: all
+ * (PTM), or (ETMv3) those before the hold mark, the rest staying held
+ * with the instruction before them unless the queue runs short. */
+static inline void step_pkt(csd_flow_decoder *dec)
+{
+	if (dec->ptm) {
+		csdi_ptm_flow_step(dec);
+		dec->qready = dec->qlen;
+		return;
+	}
+	csdi_etm3_flow_step(dec);
+	if (dec->qmark_valid)
+		dec->qready = dec->qmark;
+	if (csdi_flow_room(dec) < CSDI_FLOW_QLOW)
+		dec->qready = dec->qlen;
+}
+
 /*
  * ETMv3 fast path: most of the trace is P-headers, one byte each, which
  * change no packet-decoder state. Take the run of them at the front of the
@@ -435,20 +477,12 @@ static int etm3_pheader_run(csd_flow_decoder *dec)
 			 * stretch, say): taken here as produce() would take it,
 			 * into the spare buffer, so that P-headers after it stay
 			 * in this call. */
-			struct csd_packet *pk = dec->pkt == &dec->pkts[0] ? &dec->pkts[1] : &dec->pkts[0];
+			struct csd_packet *pk = spare_pkt(dec);
 			const size_t slen = csdi_etm3_isync_packet(dec->etm3, h + used, n - used, used, pk);
 			if (!slen)
 				break;
-			dec->pkt = pk;
-			dec->have_pkt = 1;
-			dec->pkt_active = 1;
-			dec->qmark_valid = 1;
-			dec->qmark = dec->qlen;
-			csdi_etm3_flow_step(dec);
-			if (dec->qmark_valid)
-				dec->qready = dec->qmark;
-			if (csdi_flow_room(dec) < CSDI_FLOW_QLOW)
-				dec->qready = dec->qlen;
+			take_pkt(dec, pk);
+			step_pkt(dec);
 			last_len = 0;   /* dec->pkt holds it */
 			used += slen;
 			if (used == n || !is_phdr[h[used]])
@@ -537,16 +571,11 @@ static int ptm_atom_run(csd_flow_decoder *dec)
 		if (dec->insn_mode || !dec->synced || csdi_flow_room(dec) <= CSDI_FLOW_QPRODUCE ||
 		    (h != 0x08 && h != 0x42 && h != 0x46))
 			return took;
-		/* Into the spare buffer (dec->pkt stays the last packet taken
-		 * if the packet is cut short). */
-		struct csd_packet *pk = dec->pkt == &dec->pkts[0] ? &dec->pkts[1] : &dec->pkts[0];
+		struct csd_packet *pk = spare_pkt(dec);
 		if (csd_ptm_pkt_next(dec->ptm, pk) != CSD_OK)
 			return took;
-		dec->pkt = pk;
-		dec->have_pkt = 1;
-		dec->pkt_active = 1;
-		csdi_ptm_flow_step(dec);
-		dec->qready = dec->qlen;
+		take_pkt(dec, pk);
+		step_pkt(dec);
 		took = 1;
 		if (dec->pkt_active)
 			return took;    /* produce() goes on with it */
@@ -565,41 +594,15 @@ static int produce(csd_flow_decoder *dec)
 		if (dec->qready && csdi_flow_room(dec) <= CSDI_FLOW_QPRODUCE)
 			return CSD_OK;
 		if (dec->pkt_active) {
-			if (dec->ptm) {
-				csdi_ptm_flow_step(dec);
-				dec->qready = dec->qlen;
-			} else {
-				csdi_etm3_flow_step(dec);
-				/* Records before a packet that traces instructions or
-				 * resynchronises are final once it is processed: a
-				 * later cancel bit can only refer to its instructions.
-				 * Records of other packets stay held with the
-				 * instruction before them (unless the queue runs
-				 * short). */
-				if (dec->qmark_valid)
-					dec->qready = dec->qmark;
-				if (csdi_flow_room(dec) < CSDI_FLOW_QLOW)
-					dec->qready = dec->qlen;
-			}
+			step_pkt(dec);
 			continue;
 		}
 		if (dec->etm3 ? etm3_pheader_run(dec) : ptm_atom_run(dec))
 			continue;
-		/* Into the spare buffer: dec->pkt stays the last packet taken
-		 * (csd_flow_last_packet) if this finds none. */
-		struct csd_packet *spare = dec->pkt == &dec->pkts[0] ? &dec->pkts[1] : &dec->pkts[0];
+		struct csd_packet *spare = spare_pkt(dec);
 		int rc = dec->etm3 ? csd_etm3_pkt_next(dec->etm3, spare) : csd_ptm_pkt_next(dec->ptm, spare);
 		if (rc == CSD_OK) {
-			dec->pkt = spare;
-			dec->have_pkt = 1;
-			dec->pkt_active = 1;
-			/* Branch packets do not end the hold: several may follow
-			 * one instruction, the last one with the cancel bit. */
-			dec->qmark_valid = (dec->pkt->type == CSD_PKT_PHEADER && dec->pkt->atoms.num) ||
-					   dec->pkt->type == CSD_PKT_ISYNC || dec->pkt->type == CSD_PKT_NOSYNC ||
-					   dec->pkt->type == CSD_PKT_ERROR;
-			if (dec->qmark_valid)
-				dec->qmark = dec->qlen;
+			take_pkt(dec, spare);
 			continue;
 		}
 		if (rc == CSD_EEOS) {
