@@ -199,6 +199,9 @@ static void build_table(struct csd_ptm_pkt_decoder *dec)
 			b->flags = CSD_BRIEF_CYCLE_COUNT;
 			b->cycle_count = (h >> 2) & 0xF;
 			dec->brief_kind[h] = (h & 0x40) ? BK_ATOM_MORE : BK_ATOM;
+			/* (The brief loop's two-byte form; longer ones set
+			 * their own.) */
+			b->size = (h & 0x40) ? 2 : 1;
 		}
 	}
 }
@@ -942,13 +945,67 @@ static NOINLINE int next_general(struct csd_ptm_pkt_decoder *dec, struct csd_pac
  * Packets in brief
  * ---------------------------------------------------------------------- */
 
-/* A branch address packet of 1-4 address bytes without exception
- * information (the instruction set unchanged) at p, whole in n bytes,
- * with its cycle count when cycle-accurate: its length and fields, or 0
- * (then branch_packet_general() or the packet decoder deal with it). The
- * same rules as parse_address(). */
-static inline size_t brief_branch(const uint8_t *p, size_t n, int ca, uint32_t prev, unsigned shift,
-				  uint32_t *addr, unsigned *addr_bytes, uint32_t *count)
+static const uint8_t brief_payload[5] = { 0, 6, 12, 19, 26 };
+
+#if defined(__GNUC__) && defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#define BRIEF_BRANCH_WORD 1
+/* brief_branch() for the first eight bytes of the packet in w, without a
+ * loop (the byte-at-a-time one, with its spills and its exit on the
+ * address length, was a fifth of gen-ptm's packet decoding
+ * instructions): its length and fields, or 0 for the forms it leaves to
+ * brief_branch_bytes(): five address bytes, exception information and a
+ * cycle count of more than one byte. */
+/* Address bits a branch address packet of 1-4 address bytes replaces:
+ * [instruction set & 7][address bytes]; brief_payload[] bits shifted by
+ * ptm_addr_shift() (A32 2, Jazelle 0, else 1). */
+#define BRIEF_MASK(shift)                                                                             \
+	{ 0, (1u << (6 + (shift))) - 1u, (1u << (12 + (shift))) - 1u, (1u << (19 + (shift))) - 1u, \
+	  (1u << (26 + (shift))) - 1u }
+static const uint32_t brief_mask[8][5] = { BRIEF_MASK(1), BRIEF_MASK(2), BRIEF_MASK(1), BRIEF_MASK(1),
+					   BRIEF_MASK(0), BRIEF_MASK(1), BRIEF_MASK(1), BRIEF_MASK(1) };
+static const uint8_t brief_shift[8] = { 1, 2, 1, 1, 0, 1, 1, 1 };
+#undef BRIEF_MASK
+
+static inline __attribute__((always_inline)) size_t brief_branch_word(uint64_t w, int ca, uint32_t prev,
+								      unsigned isa, uint32_t *addr,
+								      unsigned *addr_bytes, uint32_t *count)
+{
+	const uint32_t lo = (uint32_t)w;
+	/* The last address byte is the first without bit 7; top is that
+	 * bit's number. */
+	const uint32_t stops = ~lo & 0x80808080u;
+	if (!stops)
+		return 0;
+	const unsigned top = (unsigned)__builtin_ctz(stops);
+	/* Exception information follows: bit 6 of a last byte after the
+	 * first (the first byte's bit 6 is an address bit, cleared here). */
+	if ((lo & ~0x40u) >> (top - 1) & 1)
+		return 0;
+	const unsigned k = top / 8 + 1;
+	size_t len = k;
+	uint32_t cc = 0;
+	if (ca) {
+		const uint32_t c0 = (uint32_t)(w >> (top + 1));
+		if (c0 & 0x40)
+			return 0;
+		cc = c0 >> 2 & 0xF;
+		len++;
+	}
+	/* Every byte's payload in place; those past the last are cut off by
+	 * the mask, and a last byte's bit 6 is clear. */
+	const uint32_t v =
+		(lo >> 1 & 0x3Fu) | (lo >> 2 & 0x1FC0u) | (lo >> 3 & 0xFE000u) | (lo >> 4 & 0x7F00000u);
+	const uint32_t mask = brief_mask[isa & 7][k];
+	*addr = (prev & ~mask) | ((v << brief_shift[isa & 7]) & mask);
+	*addr_bytes = k;
+	*count = cc;
+	return len;
+}
+#endif
+
+/* brief_branch() a byte at a time. */
+static inline size_t brief_branch_bytes(const uint8_t *p, size_t n, int ca, uint32_t prev, unsigned shift,
+					uint32_t *addr, unsigned *addr_bytes, uint32_t *count)
 {
 	unsigned k = 1;
 	while (p[k - 1] & 0x80) {
@@ -962,8 +1019,7 @@ static inline size_t brief_branch(const uint8_t *p, size_t n, int ca, uint32_t p
 	uint32_t v = (p[0] >> 1) & 0x3F;
 	for (unsigned i = 1; i < k; i++)
 		v |= (uint32_t)(p[i] & (i == k - 1 ? 0x3Fu : 0x7Fu)) << (6 + 7 * (i - 1));
-	static const uint8_t payload[5] = { 0, 6, 12, 19, 26 };
-	const uint32_t mask = (1u << (payload[k] + shift)) - 1u;
+	const uint32_t mask = (1u << (brief_payload[k] + shift)) - 1u;
 	size_t len = k;
 	uint32_t cc = 0;
 	if (ca) {
@@ -976,6 +1032,27 @@ static inline size_t brief_branch(const uint8_t *p, size_t n, int ca, uint32_t p
 	*addr_bytes = k;
 	*count = cc;
 	return len;
+}
+
+
+/* A branch address packet of 1-4 address bytes without exception
+ * information (the instruction set unchanged) at p, whole in n bytes,
+ * with its cycle count when cycle-accurate: its length and fields, or 0
+ * (then branch_packet_general() or the packet decoder deal with it). The
+ * same rules as parse_address(). */
+static inline size_t brief_branch(const uint8_t *p, size_t n, int ca, uint32_t prev, unsigned isa,
+				  uint32_t *addr, unsigned *addr_bytes, uint32_t *count)
+{
+#ifdef BRIEF_BRANCH_WORD
+	if (n >= 8) {
+		uint64_t w;
+		memcpy(&w, p, 8);
+		const size_t len = brief_branch_word(w, ca, prev, isa, addr, addr_bytes, count);
+		if (len)
+			return len;
+	}
+#endif
+	return brief_branch_bytes(p, n, ca, prev, ptm_addr_shift(isa), addr, addr_bytes, count);
 }
 
 static size_t branch_packet_general(const struct csd_ptm_pkt_decoder *dec, const uint8_t *p, size_t n,
@@ -1001,6 +1078,83 @@ static NOINLINE size_t isync_brief(csd_ptm_pkt_decoder *dec, const uint8_t *p, s
 	return (size_t)r;
 }
 
+/* The brief item of a branch address packet from brief_branch()'s
+ * results. */
+static inline void brief_branch_fill(struct csd_pkt_brief *o, uint32_t to, size_t len, unsigned ab, uint8_t isa,
+				     int ca, uint32_t cc)
+{
+	/* Every byte of the item but its offset. */
+	o->addr = to;
+	o->cycle_count = cc;
+	o->type = CSD_PKT_BRANCH;
+	o->size = (uint8_t)len;
+	o->num_atoms = 0;
+	o->flags = (uint8_t)(ab << 5 | isa << 2 | (ca ? CSD_BRIEF_CYCLE_COUNT : 0));
+}
+
+/* brief_branch_item() a byte at a time (near the end of the bytes, or
+ * for the forms brief_branch_word() leaves). */
+static NOINLINE size_t brief_branch_item_bytes(csd_ptm_pkt_decoder *dec, const uint8_t *p, size_t n,
+					       struct csd_pkt_brief *o, const int ca)
+{
+	uint32_t to, cc;
+	unsigned ab;
+	const uint8_t isa = dec->isa;
+	const size_t len = brief_branch_bytes(p, n, ca, dec->addr, ptm_addr_shift(isa), &to, &ab, &cc);
+	if (!len)
+		return 0;
+	dec->addr = to;
+	brief_branch_fill(o, to, len, ab, isa, ca, cc);
+	return len;
+}
+
+/* The branch address packet at p (n bytes there) of a quick form in brief
+ * into *o but its offset: its length, or 0 (then nothing has changed).
+ * Out of line, as inside the loop its temporaries pushed the atom path's
+ * values onto the stack; in two forms, as ca is a constant in the loop. */
+static inline __attribute__((always_inline)) size_t brief_branch_item(csd_ptm_pkt_decoder *dec, const uint8_t *p,
+								      size_t n, struct csd_pkt_brief *o,
+								      const int ca)
+{
+#ifdef BRIEF_BRANCH_WORD
+	if (n >= 8) {
+		uint32_t to, cc;
+		unsigned ab;
+		uint64_t w;
+		memcpy(&w, p, 8);
+		const uint8_t isa = dec->isa;
+		const size_t len = brief_branch_word(w, ca, dec->addr, isa, &to, &ab, &cc);
+		if (len) {
+			dec->addr = to;
+			/* The item but its offset in two stores. */
+			const uint64_t addr_cc = (uint64_t)cc << 32 | to;
+			const uint32_t tail = (uint32_t)CSD_PKT_BRANCH | (uint32_t)len << 8 |
+					      (uint32_t)(ab << 5 | isa << 2 | (ca ? CSD_BRIEF_CYCLE_COUNT : 0)) << 24;
+			_Static_assert(offsetof(struct csd_pkt_brief, cycle_count) == 8 &&
+					       offsetof(struct csd_pkt_brief, type) == 12 &&
+					       offsetof(struct csd_pkt_brief, flags) == 15,
+				       "struct csd_pkt_brief as brief_branch_item() writes it");
+			memcpy((unsigned char *)o + 4, &addr_cc, 8);
+			memcpy((unsigned char *)o + 12, &tail, 4);
+			return len;
+		}
+	}
+#endif
+	return brief_branch_item_bytes(dec, p, n, o, ca);
+}
+
+static NOINLINE size_t brief_branch_item_ca(csd_ptm_pkt_decoder *dec, const uint8_t *p, size_t n,
+					    struct csd_pkt_brief *o)
+{
+	return brief_branch_item(dec, p, n, o, 1);
+}
+
+static NOINLINE size_t brief_branch_item_nca(csd_ptm_pkt_decoder *dec, const uint8_t *p, size_t n,
+					     struct csd_pkt_brief *o)
+{
+	return brief_branch_item(dec, p, n, o, 0);
+}
+
 /* The loop of csd_ptm_pkt_next_brief(), made once for each combination of
  * the constants ca (cycle-accurate) and has_offs (offsets array or base),
  * so that neither is tested per packet. Offsets are 32-bit distances from
@@ -1010,21 +1164,25 @@ static inline __attribute__((always_inline)) int brief_loop(csd_ptm_pkt_decoder 
 							     size_t cap, uint64_t *b0, const int ca, const int has_offs)
 {
 	struct csdi_input *in = &dec->in;
-	const uint8_t *const p = in->run.data;
-	const size_t end = in->run.size;
-	/* (The tables are read in place: as arrays inside *dec they need
-	 * no register, where pointers to them were spilled.) */
-	size_t pos = in->pos, n = 0;
-	const uint64_t *const offs = in->run.offsets;
-	const uint64_t base = has_offs ? offs[pos] : in->run.base + pos;
-	const size_t first = pos;
+	/* Bytes and offsets from the call's first packet on, indexed by its
+	 * distance from it (so that the distance is the index, for
+	 * BRIEF_DIST, and needs no instruction of its own). (The tables are
+	 * read in place: as arrays inside *dec they need no register, where
+	 * pointers to them were spilled.) */
+	const uint8_t *p = in->run.data + in->pos;
+#ifdef __GNUC__
+	/* (One register: GCC otherwise adds the two up at each byte.) */
+	__asm__("" : "+r"(p));
+#endif
+	const size_t end = in->run.size - in->pos;
+	const uint64_t *const offs = has_offs ? in->run.offsets + in->pos : NULL;
+	const uint64_t base = has_offs ? offs[0] : in->run.base + in->pos;
 	*b0 = base;
-#define BRIEF_DIST(i) (has_offs ? offs[i] - base : (uint64_t)((i) - first))
-	/* The address state, in locals; the instruction set changes only
-	 * with a five-byte address, which goes the general way. */
-	uint32_t addr = dec->addr;
-	uint8_t isa = dec->isa;
-	unsigned shift = ptm_addr_shift(isa);
+#define BRIEF_DIST(i) (has_offs ? offs[i] - base : (uint64_t)(i))
+	size_t pos = 0, n = 0;
+	/* The address state stays in *dec, read and written by the branch
+	 * packets only: as locals, its values took registers from the atom
+	 * path, which then kept its output pointer on the stack. */
 	while (n < cap && pos < end) {
 		/* A run of atom packets of one byte, and of two in
 		 * cycle-accurate mode (a table copy each), and of branch
@@ -1037,41 +1195,37 @@ static inline __attribute__((always_inline)) int brief_loop(csd_ptm_pkt_decoder 
 			const uint64_t d = BRIEF_DIST(i);
 			if (has_offs && d > UINT32_MAX)
 				break;
+			const uint8_t k = dec->brief_kind[a];
 			/* (Said to be the likely case, one-byte atoms are laid
 			 * out straight through instead of behind a taken jump
 			 * and a jump back: gen-ptm packets 6 % less time.) */
-			if (__builtin_expect(dec->brief_kind[a] == BK_ATOM, 1)) {
+			if (__builtin_expect(k == BK_ATOM, 1)) {
 				*o = dec->brief[a];
 				o->offset = (uint32_t)d;
 				o++;
 				i++;
-			} else if (ca && dec->brief_kind[a] == BK_ATOM_MORE && i + 1 < end && !(p[i + 1] & 0x80)) {
+				continue;
+			}
+			if (ca && k == BK_ATOM_MORE) {
+				/* One count byte more (its size in the table). */
+				if (i + 1 >= end || (p[i + 1] & 0x80))
+					break;
 				*o = dec->brief[a];
 				o->offset = (uint32_t)d;
 				o->cycle_count |= (uint32_t)(p[i + 1] & 0x7F) << 4;
-				o->size = 2;
 				o++;
 				i += 2;
-			} else if (dec->brief_kind[a] == BK_BRANCH) {
-				uint32_t to, cc;
-				unsigned ab;
-				const size_t len = brief_branch(p + i, end - i, ca, addr, shift, &to, &ab, &cc);
-				if (!len)
-					break;
-				addr = to;
-				/* Every byte of the item. */
-				o->offset = (uint32_t)d;
-				o->addr = to;
-				o->cycle_count = cc;
-				o->type = CSD_PKT_BRANCH;
-				o->size = (uint8_t)len;
-				o->num_atoms = 0;
-				o->flags = (uint8_t)(ab << 5 | isa << 2 | (ca ? CSD_BRIEF_CYCLE_COUNT : 0));
-				o++;
-				i += len;
-			} else {
-				break;
+				continue;
 			}
+			if (k != BK_BRANCH)
+				break;
+			const size_t len = ca ? brief_branch_item_ca(dec, p + i, end - i, o)
+					      : brief_branch_item_nca(dec, p + i, end - i, o);
+			if (!len)
+				break;
+			o->offset = (uint32_t)BRIEF_DIST(i);
+			o++;
+			i += len;
 		}
 		n = (size_t)(o - out);
 		pos = i;
@@ -1106,14 +1260,10 @@ static inline __attribute__((always_inline)) int brief_loop(csd_ptm_pkt_decoder 
 			/* Five address bytes, or cut short: as the flow decoder
 			 * takes them (the quick parse just failed). */
 			struct csdi_ptm_branch b;
-			dec->addr = addr;
 			len = branch_packet_general(dec, p + pos, end - pos, &b);
 			if (!len)
 				break;
 			csdi_ptm_branch_commit(dec, &b);
-			addr = dec->addr;
-			isa = dec->isa;
-			shift = ptm_addr_shift(isa);
 			memset(o, 0, sizeof(*o));
 			o->type = CSD_PKT_BRANCH;
 			o->addr = b.addr;
@@ -1130,9 +1280,8 @@ static inline __attribute__((always_inline)) int brief_loop(csd_ptm_pkt_decoder 
 	}
 out:
 #undef BRIEF_DIST
-	dec->addr = addr;
-	in->pos = pos;
-	in->have_run = pos < end;
+	in->pos += pos;
+	in->have_run = in->pos < in->run.size;
 	return (int)n;
 }
 
@@ -1218,7 +1367,7 @@ size_t csdi_ptm_branch_packet(const struct csd_ptm_pkt_decoder *dec, const uint8
 	/* The common forms (1-4 address bytes, no exception information)
 	 * the quick way. */
 	unsigned ab;
-	size_t k = brief_branch(p, n, dec->cfg.cycle_acc, dec->addr, ptm_addr_shift(dec->isa), &b->addr, &ab,
+	size_t k = brief_branch(p, n, dec->cfg.cycle_acc, dec->addr, dec->isa, &b->addr, &ab,
 				&b->cycle_count);
 	if (!k)
 		return branch_packet_general(dec, p, n, b);
