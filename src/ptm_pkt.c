@@ -1143,16 +1143,18 @@ static inline __attribute__((always_inline)) size_t brief_branch_item(csd_ptm_pk
 	return brief_branch_item_bytes(dec, p, n, o, ca);
 }
 
-static NOINLINE size_t brief_branch_item_ca(csd_ptm_pkt_decoder *dec, const uint8_t *p, size_t n,
+/* (The packet at p[i] of p[0..end), as the loop has them: p + i there
+ * would be an instruction on each atom.) */
+static NOINLINE size_t brief_branch_item_ca(csd_ptm_pkt_decoder *dec, const uint8_t *p, size_t i, size_t end,
 					    struct csd_pkt_brief *o)
 {
-	return brief_branch_item(dec, p, n, o, 1);
+	return brief_branch_item(dec, p + i, end - i, o, 1);
 }
 
-static NOINLINE size_t brief_branch_item_nca(csd_ptm_pkt_decoder *dec, const uint8_t *p, size_t n,
+static NOINLINE size_t brief_branch_item_nca(csd_ptm_pkt_decoder *dec, const uint8_t *p, size_t i, size_t end,
 					     struct csd_pkt_brief *o)
 {
-	return brief_branch_item(dec, p, n, o, 0);
+	return brief_branch_item(dec, p + i, end - i, o, 0);
 }
 
 /* The loop of csd_ptm_pkt_next_brief(), made once for each combination of
@@ -1219,8 +1221,8 @@ static inline __attribute__((always_inline)) int brief_loop(csd_ptm_pkt_decoder 
 			}
 			if (k != BK_BRANCH)
 				break;
-			const size_t len = ca ? brief_branch_item_ca(dec, p + i, end - i, o)
-					      : brief_branch_item_nca(dec, p + i, end - i, o);
+			const size_t len = ca ? brief_branch_item_ca(dec, p, i, end, o)
+					      : brief_branch_item_nca(dec, p, i, end, o);
 			if (!len)
 				break;
 			o->offset = (uint32_t)BRIEF_DIST(i);
