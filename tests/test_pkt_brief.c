@@ -238,6 +238,27 @@ static void compare_random(void)
 					stream_put(&s, 0x00, s.n);
 				stream_put(&s, 0x80, s.n);
 				rnd = rnd * 1103515245u + 12345u;
+				if (proto && (rnd >> 12) % 2) {
+					/* A PTM I-sync into a random instruction
+					 * set (ThumbEE too, which random bytes
+					 * hardly reach: J x T x AltIS). */
+					const unsigned isa = (rnd >> 20) % 4;
+					const uint32_t addr = (rnd & ~1u) | (isa >= 2);
+					stream_put(&s, 0x08, s.n);
+					for (int k = 0; k < 4; k++)
+						stream_put(&s, (uint8_t)(addr >> (8 * k)), s.n);
+					stream_put(&s, (uint8_t)(CSD_REASON_PERIODIC << 5 | (isa == 0) << 4 | (isa == 3) << 2),
+						   s.n);
+					for (unsigned k = 0; k < (etmcrs[c] >> 14 & 3 ? 4u : 0u); k++)
+						stream_put(&s, 0x5A, s.n);
+					/* A whole Thumb-form address, which keeps
+					 * ThumbEE, with a one-byte cycle count. */
+					static const uint8_t full[] = { 0x81, 0x80, 0x80, 0x80, 0x10 };
+					for (size_t k = 0; k < sizeof(full); k++)
+						stream_put(&s, full[k], s.n);
+					if (etmcrs[c] & 1u << 12)
+						stream_put(&s, 0x04, s.n);
+				}
 				size_t run = 50 + (rnd >> 16) % 700;
 				for (size_t k = 0; k < run; k++) {
 					rnd = rnd * 1103515245u + 12345u;
