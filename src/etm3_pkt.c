@@ -1090,6 +1090,37 @@ static long isync_parse_quiet(csd_etm3_pkt_decoder *dec, const uint8_t *p, size_
  * in a few hundred, where the loop's registers matter per packet.) */
 static NOINLINE size_t isync_brief(csd_etm3_pkt_decoder *dec, const uint8_t *p, size_t n, struct csd_pkt_brief *o)
 {
+	const struct csdi_etm3_cfg *c = &dec->cfg;
+	/* The plain ARM and Thumb forms without a context ID, straight into
+	 * the item by parse_isync()'s rules (clearing and filling a whole
+	 * struct csd_packet was about 190 instructions per I-sync, and TC2's
+	 * sources send one every 30 packets or so). */
+	if (!c->cid_bytes && !c->data_only) {
+		size_t i = 1;
+		uint32_t cc = 0;
+		if (p[0] == 0x70) {
+			const long r = csdi_etm3_cycle_count_field(p + 1, n - 1, &cc);
+			i += r > 0 ? (size_t)r : n;
+		}
+		const uint8_t info = i + 5 <= n ? p[i] : 0x80;
+		/* Not LSiP (bit 7) nor Jazelle (4), AltISA (2, from
+		 * ETMv3.3), Hyp (1, where present). */
+		const uint8_t other = (uint8_t)(0x90 | (c->minor >= 3 ? 0x04 : 0) | (c->virt && !c->core_m ? 0x02 : 0));
+		if (!(info & other)) {
+			const uint32_t a = (uint32_t)p[i + 1] | (uint32_t)p[i + 2] << 8 | (uint32_t)p[i + 3] << 16 |
+					   (uint32_t)p[i + 4] << 24;
+			const uint8_t fam = (a & 1) ? CSDI_ETM3_FAM_THUMB : CSDI_ETM3_FAM_ARM;
+			const uint8_t ns = (info >> 3) & 1;
+			dec->ist = (struct csdi_etm3_istate){ .addr = a & ~1u, .fam = fam, .ns = ns };
+			o->type = CSD_PKT_ISYNC;
+			o->addr = a & ~1u;
+			o->cycle_count = cc;
+			o->flags = (uint8_t)(CSD_BRIEF_ISA | (p[0] == 0x70 ? CSD_BRIEF_CYCLE_COUNT : 0) |
+					     (unsigned)csdi_etm3_isa_of(fam, 0) << 2 | (unsigned)(info >> 5 & 3) << 5 |
+					     (unsigned)ns << 7);
+			return i + 5;
+		}
+	}
 	struct csd_packet pkt;
 	const struct csdi_etm3_istate ist = dec->ist;
 	const long r = isync_parse_quiet(dec, p, n, &pkt);

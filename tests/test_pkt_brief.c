@@ -224,14 +224,25 @@ static void compare_damaged(const char *what, const struct csd_trace_config *cfg
  * have few of, at every distance from the end of the bytes fed. */
 static void compare_random(void)
 {
-	static const uint32_t etmcrs[] = { 0, 1u << 12 /* cycle-accurate */, 1u << 12 | 3u << 14 /* and 4-byte
-												     context ID */ };
+	/* ETMCR: plain, cycle-accurate, and with a 4-byte context ID; the
+	 * last two ETMv3 only: an ETMv3.5 with the Hyp bit (ETMCCER[26]) and
+	 * an ETMv3.2 (ETMIDR minor 2: no AltISA bit), cycle-accurate, for
+	 * the I-sync info bits each reads. */
+	static const struct {
+		uint32_t etmcr, etmccer, etmidr;
+	} cfgs[] = { { 0, 0, 0 },
+		     { 1u << 12, 0, 0 },
+		     { 1u << 12 | 3u << 14, 0, 0 },
+		     { 1u << 12, 1u << 26, 0x4100F250 },
+		     { 1u << 12, 0, 0x4100F220 } };
 	uint32_t rnd = 4242;
 	for (int proto = 0; proto < 2; proto++) {
-		for (size_t c = 0; c < sizeof(etmcrs) / sizeof(etmcrs[0]); c++) {
+		for (size_t c = 0; c < sizeof(cfgs) / sizeof(cfgs[0]) - (proto ? 2 : 0); c++) {
+			const uint32_t etmcr = cfgs[c].etmcr;
 			struct csd_trace_config cfg = { .size = sizeof(cfg), .trace_id = 0x10,
 							.protocol = proto ? CSD_PROTO_PTM : CSD_PROTO_ETM3,
-							.etmcr = etmcrs[c] };
+							.etmcr = etmcr, .etmccer = cfgs[c].etmccer,
+							.etmidr = cfgs[c].etmidr };
 			struct stream s = { 0 };
 			while (s.n < 200000) {
 				for (int k = 0; k < 5; k++)
@@ -249,15 +260,34 @@ static void compare_random(void)
 						stream_put(&s, (uint8_t)(addr >> (8 * k)), s.n);
 					stream_put(&s, (uint8_t)(CSD_REASON_PERIODIC << 5 | (isa == 0) << 4 | (isa == 3) << 2),
 						   s.n);
-					for (unsigned k = 0; k < (etmcrs[c] >> 14 & 3 ? 4u : 0u); k++)
+					for (unsigned k = 0; k < (etmcr >> 14 & 3 ? 4u : 0u); k++)
 						stream_put(&s, 0x5A, s.n);
 					/* A whole Thumb-form address, which keeps
 					 * ThumbEE, with a one-byte cycle count. */
 					static const uint8_t full[] = { 0x81, 0x80, 0x80, 0x80, 0x10 };
 					for (size_t k = 0; k < sizeof(full); k++)
 						stream_put(&s, full[k], s.n);
-					if (etmcrs[c] & 1u << 12)
+					if (etmcr & 1u << 12)
 						stream_put(&s, 0x04, s.n);
+				}
+				if (!proto && (rnd >> 12) % 4) {
+					/* An ETMv3 I-sync with random info bits
+					 * (LSiP, J, AltISA, Hyp, NS, reason) and
+					 * address, with a cycle count (header 0x70)
+					 * or not: random bytes reach few, as most
+					 * of them end in an error and a wait for
+					 * the next A-sync. */
+					const int cc = (etmcr & 1u << 12) && (rnd >> 14) % 2;
+					stream_put(&s, cc ? 0x70 : 0x08, s.n);
+					if (cc)
+						stream_put(&s, (uint8_t)(rnd >> 3 & 0x7F), s.n);
+					for (unsigned k = 0; k < (etmcr >> 14 & 3 ? 4u : 0u); k++)
+						stream_put(&s, 0x5A, s.n);
+					rnd = rnd * 1103515245u + 12345u;
+					stream_put(&s, (uint8_t)(rnd >> 24), s.n);
+					rnd = rnd * 1103515245u + 12345u;
+					for (int k = 0; k < 4; k++)
+						stream_put(&s, (uint8_t)(rnd >> (8 * k)), s.n);
 				}
 				size_t run = 50 + (rnd >> 16) % 700;
 				for (size_t k = 0; k < run; k++) {
@@ -266,7 +296,7 @@ static void compare_random(void)
 				}
 			}
 			char what[64];
-			snprintf(what, sizeof(what), "random %s etmcr 0x%x", proto ? "PTM" : "ETMv3", etmcrs[c]);
+			snprintf(what, sizeof(what), "random %s config %zu", proto ? "PTM" : "ETMv3", c);
 			compare(what, &cfg, &s);
 			free(s.data);
 			free(s.off);
