@@ -258,8 +258,17 @@ static void compare_random(void)
 					stream_put(&s, 0x08, s.n);
 					for (int k = 0; k < 4; k++)
 						stream_put(&s, (uint8_t)(addr >> (8 * k)), s.n);
-					stream_put(&s, (uint8_t)(CSD_REASON_PERIODIC << 5 | (isa == 0) << 4 | (isa == 3) << 2),
+					/* Reason, NS and Hyp at random; a reason
+					 * other than periodic brings a cycle count
+					 * in cycle-accurate mode. */
+					const unsigned reason = (rnd >> 8) % 4, ns = (rnd >> 10) & 1,
+						       hyp = (rnd >> 11) % 4 == 0;
+					stream_put(&s,
+						   (uint8_t)(reason << 5 | (isa == 0) << 4 | ns << 3 | (isa == 3) << 2 |
+							     hyp << 1),
 						   s.n);
+					if ((etmcr & 1u << 12) && reason != CSD_REASON_PERIODIC)
+						stream_put(&s, (uint8_t)(rnd >> 1 & 0x3F), s.n);
 					for (unsigned k = 0; k < (etmcr >> 14 & 3 ? 4u : 0u); k++)
 						stream_put(&s, 0x5A, s.n);
 					/* A whole Thumb-form address, which keeps
