@@ -669,7 +669,7 @@ enum csd_flow_flag {
 	CSD_FLOW_INSN = 1u << 0,
 	/**
 	 * ETMv3 range mode: no memo of what runs of P-headers do at each
-	 * code position. Saves about 3.4 MiB per decoder, costs speed (about
+	 * code position. Saves about 2 MiB per decoder, costs speed (about
 	 * 1.3x - 1.7x on ETMv3 flow decoding); the records are the same.
 	 */
 	CSD_FLOW_NO_MEMO = 1u << 1,

@@ -40,17 +40,22 @@
 #define SEG_WORDS (SEG_LEN / 8)
 #define SEG_RECS 8
 _Static_assert(SEG_RECS + 1 < CSDI_FLOW_QPRODUCE - CSDI_FLOW_QLOW, "a segment's records fit in the slack");
-/* Entries: 2^13 to begin with (3.4 MiB), 2^14 once the working set
+/* Entries: 2^13 to begin with (2 MiB), 2^14 once the working set
  * shows it does not fit (seg_grow). */
 #define SEG_SLOTS_LOG2 13
 #define SEG_SLOTS_LOG2_MAX 14
 #define SEG_SLOTS (1u << SEG_SLOTS_LOG2)
 
+/* (20 bytes, so that an entry is four cache lines: the table's lines are
+ * what a lookup waits for. Ranges whose fields do not fit these widths are
+ * not kept: seg_build.) */
 struct csdi_seg_range {
-	uint32_t start, last, end, count;
+	uint32_t start, last;
 	uint32_t cycles;
-	uint32_t flags;
+	uint16_t count;
+	uint16_t flags;
 	uint8_t isa, cond;      /* in this order: bytes 82-83 of the record (seg_record) */
+	uint8_t end_delta;      /* end - last */
 	uint8_t hdr;            /* the header (0..SEG_LEN-1) whose offset it has */
 };
 
@@ -74,20 +79,19 @@ struct csdi_etm3_seg {
 	struct csdi_seg_range open;
 	struct csdi_seg_range rec[SEG_RECS];
 };
-_Static_assert(sizeof(struct csdi_etm3_seg) % 64 == 0 || SEG_SLOTS % 64 == 0, "the table is whole cache lines");
+_Static_assert(sizeof(struct csdi_etm3_seg) == 256, "an entry is four cache lines");
 
 /* A zeroed memo table of 2^log2 entries, cache-line aligned; NULL if
- * memory is short. A grown one (5.3 MiB) in 2 MiB pages where the system
- * has them (madvise): its lookups go anywhere in it, and the TLB misses
- * of small pages cost gen-etm3 1 - 3 %. (Not the first: rounded up to
- * whole huge pages it would take 4 MiB instead of 2.6.) */
+ * memory is short. In 2 MiB pages where the system has them (madvise):
+ * lookups go anywhere in it, and the TLB misses of small pages cost
+ * gen-etm3 1 - 3 %. (Both sizes, 2 and 4 MiB, are whole huge pages.) */
 static struct csdi_etm3_seg *seg_table_new(unsigned log2)
 {
 	size_t sz = ((size_t)1 << log2) * sizeof(struct csdi_etm3_seg);
 	size_t align = 64;
 #ifdef MADV_HUGEPAGE
 	const size_t huge = (size_t)2 << 20;
-	if (sz >= 2 * huge) {
+	if (sz >= huge) {
 		align = huge;
 		sz = (sz + huge - 1) / huge * huge;
 	}
@@ -431,7 +435,7 @@ static inline __attribute__((always_inline)) void seg_record(struct csd_record *
 	(void)isa_cond;
 	const uint64_t misc = csdi_rec_misc(rs->isa, rs->cond, (uint8_t)(tid48 >> 48));
 #endif
-	csdi_rec_range(r, rs->flags, off, rs->start, rs->last, rs->end, rs->cycles, rs->count, misc);
+	csdi_rec_range(r, rs->flags, off, rs->start, rs->last, rs->last + rs->end_delta, rs->cycles, rs->count, misc);
 }
 
 static inline int seg_match(const struct csdi_etm3_seg *g, uint64_t key, const uint64_t *bytes, uint64_t gen)
@@ -580,7 +584,7 @@ static inline __attribute__((always_inline)) size_t run_range(csd_flow_decoder *
 						o.active = 1;
 						o.start = sr->start;
 						o.last = sr->last;
-						o.end = sr->end;
+						o.end = sr->last + sr->end_delta;
 						o.count = sr->count;
 						o.cycles = sr->cycles;
 						o.has_cycles = (int)sr->flags;
@@ -921,26 +925,28 @@ static __attribute__((noinline)) void seg_build(csd_flow_decoder *dec, struct cs
 	for (unsigned k = 0; ok && k < nrec; k++) {
 		const struct csd_record *r = &dec->q[(dec->qhead + qlen0 + k) % CSDI_FLOW_QCAP];
 		struct csdi_seg_range *sr = &g->rec[k];
-		ok = r->type == CSD_REC_RANGE && r->cycles <= UINT32_MAX && r->offset < SEG_LEN;
+		ok = r->type == CSD_REC_RANGE && r->cycles <= UINT32_MAX && r->offset < SEG_LEN &&
+		     r->count <= UINT16_MAX && r->flags <= UINT16_MAX && (uint32_t)(r->end - r->last) <= UINT8_MAX;
 		sr->start = (uint32_t)r->addr;
 		sr->last = (uint32_t)r->last;
-		sr->end = (uint32_t)r->end;
-		sr->count = r->count;
+		sr->end_delta = (uint8_t)(r->end - r->last);
+		sr->count = (uint16_t)r->count;
 		sr->cycles = (uint32_t)r->cycles;
-		sr->flags = r->flags;
+		sr->flags = (uint16_t)r->flags;
 		sr->cond = r->cond;
 		sr->isa = r->isa;
 		sr->hdr = (uint8_t)r->offset;
 	}
 	if (dec->open.active) {
-		ok = ok && dec->open.cycles <= UINT32_MAX && dec->open.offset < SEG_LEN;
+		ok = ok && dec->open.cycles <= UINT32_MAX && dec->open.offset < SEG_LEN && dec->open.count <= UINT16_MAX &&
+		     (uint32_t)(dec->open.end - dec->open.last) <= UINT8_MAX;
 		g->open_active = 1;
 		g->open.start = dec->open.start;
 		g->open.last = dec->open.last;
-		g->open.end = dec->open.end;
-		g->open.count = dec->open.count;
+		g->open.end_delta = (uint8_t)(dec->open.end - dec->open.last);
+		g->open.count = (uint16_t)dec->open.count;
 		g->open.cycles = (uint32_t)dec->open.cycles;
-		g->open.flags = (uint32_t)dec->open.has_cycles;
+		g->open.flags = (uint16_t)(dec->open.has_cycles != 0);
 		g->open.isa = dec->open.isa;
 		g->open.hdr = (uint8_t)dec->open.offset;
 	}
