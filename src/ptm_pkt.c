@@ -986,10 +986,18 @@ static inline __attribute__((always_inline)) size_t brief_branch_word(uint64_t w
 	uint32_t cc = 0;
 	if (ca) {
 		const uint32_t c0 = (uint32_t)(w >> (top + 1));
-		if (c0 & 0x40)
-			return 0;
 		cc = c0 >> 2 & 0xF;
 		len++;
+		if (c0 & 0x40) {
+			/* A second count byte (TC2's counts often need one);
+			 * a third and on go the byte way. (Byte k + 1 is at
+			 * most byte 5 of the eight.) */
+			const uint32_t c1 = (uint32_t)(w >> (top + 9)) & 0xFF;
+			if (c1 & 0x80)
+				return 0;
+			cc |= (c1 & 0x7F) << 4;
+			len++;
+		}
 	}
 	/* Every byte's payload in place; those past the last are cut off by
 	 * the mask, and a last byte's bit 6 is clear. */
