@@ -10,7 +10,11 @@
  * packets, OpenCSD packets, csdec flow-insn, `csdec decode DIR --insn
  * --format jsonl > /dev/null`. Throughput is trace bytes (and
  * instructions) over the median CPU time of the rounds; the harnesses time
- * their decode loop, the tool run is its whole user + system time. Peak memory
+ * their decode loop, the tool run is its whole user + system time. The
+ * ratio to OpenCSD is the median of the rounds' own ratios (each csdec run
+ * beside the OpenCSD run right after it, so that the machine's slow spells,
+ * which on a shared VM move both by up to 15 %, mostly cancel), with the
+ * rounds' lowest and highest beside it. Peak memory
  * is each child's ru_maxrss (wait4), the largest over the rounds, less the
  * program image the child reports holding.
  *
@@ -157,6 +161,20 @@ static double median_seconds(const struct series *s)
 	return s->n % 2 ? v[s->n / 2] : (v[s->n / 2 - 1] + v[s->n / 2]) / 2;
 }
 
+/* OpenCSD's time over csdec's, round by round (the two ran one after the
+ * other, so a slow spell of the machine is mostly in both): the median and
+ * the extremes of those ratios. */
+static void round_ratios(const struct series *c, const struct series *o, double *med, double *lo, double *hi)
+{
+	double v[MAX_ROUNDS];
+	for (int i = 0; i < c->n; i++)
+		v[i] = c->r[i].seconds > 0 ? o->r[i].seconds / c->r[i].seconds : 0;
+	qsort(v, (size_t)c->n, sizeof(v[0]), cmp_double);
+	*med = c->n % 2 ? v[c->n / 2] : (v[c->n / 2 - 1] + v[c->n / 2]) / 2;
+	*lo = v[0];
+	*hi = v[c->n - 1];
+}
+
 /* Peak RSS beyond the image, in MiB, the largest of the rounds. */
 static double peak_mb(const struct series *s)
 {
@@ -181,17 +199,20 @@ static void row(FILE *out, const char *input, const char *what, const struct ser
 		double to = median_seconds(o);
 		if (insns)
 			snprintf(io, sizeof(io), "%.2f", (double)insns / to / 1e6);
-		fprintf(out, " %.2f | %s | %.1f | **%.1fx** |\n", (double)bytes / to / 1e6, io, peak_mb(o), to / tc);
+		double med, lo, hi;
+		round_ratios(c, o, &med, &lo, &hi);
+		fprintf(out, " %.2f | %s | %.1f | **%.1fx** | %.1fx - %.1fx |\n", (double)bytes / to / 1e6, io,
+			peak_mb(o), med, lo, hi);
 	} else {
-		fprintf(out, " | | | |\n");
+		fprintf(out, " | | | | |\n");
 	}
 }
 
 static void header(FILE *out)
 {
 	fprintf(out, "| input | what | csdec MB/s | csdec Minsn/s | csdec peak MB | OpenCSD MB/s | "
-		     "OpenCSD Minsn/s | OpenCSD peak MB | csdec / OpenCSD |\n");
-	fprintf(out, "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n");
+		     "OpenCSD Minsn/s | OpenCSD peak MB | csdec / OpenCSD | rounds' range |\n");
+	fprintf(out, "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n");
 }
 
 static int mem_check(double limit_mb, const char *name, const char *dir)
