@@ -1072,6 +1072,48 @@ static NOINLINE int next_general(struct csd_etm3_pkt_decoder *d, struct csd_pack
 static NOINLINE size_t branch_packet_general(csd_etm3_pkt_decoder *dec, const uint8_t *p, size_t n,
 					    struct csdi_etm3_branch *b);
 
+/* A plain I-sync: ARM or Thumb, without a context ID, LSiP, Jazelle,
+ * AltISA or Hyp. */
+struct isync_plain {
+	uint32_t addr, cc;
+	uint8_t fam, ns, reason, has_cc;
+};
+
+/* The plain I-sync whole at p (n bytes there) by parse_isync()'s rules into
+ * *y: its length, or 0 for anything else (cut short, bad, another form),
+ * which the general parse then takes. Nothing in *dec changes. (The
+ * general parse clears and fills a whole struct csd_packet: about 190
+ * instructions per I-sync, and TC2's sources send one every 30 packets or
+ * so; this is about 40.) */
+static inline size_t isync_plain_parse(const csd_etm3_pkt_decoder *dec, const uint8_t *p, size_t n,
+				       struct isync_plain *y)
+{
+	const struct csdi_etm3_cfg *c = &dec->cfg;
+	if (c->cid_bytes || c->data_only)
+		return 0;
+	size_t i = 1;
+	uint32_t cc = 0;
+	if (p[0] == 0x70) {
+		const long r = csdi_etm3_cycle_count_field(p + 1, n - 1, &cc);
+		i += r > 0 ? (size_t)r : n;
+	}
+	const uint8_t info = i + 5 <= n ? p[i] : 0x80;
+	/* Not LSiP (bit 7) nor Jazelle (4), AltISA (2, from ETMv3.3), Hyp
+	 * (1, where present). */
+	const uint8_t other = (uint8_t)(0x90 | (c->minor >= 3 ? 0x04 : 0) | (c->virt && !c->core_m ? 0x02 : 0));
+	if (info & other)
+		return 0;
+	const uint32_t a = (uint32_t)p[i + 1] | (uint32_t)p[i + 2] << 8 | (uint32_t)p[i + 3] << 16 |
+			   (uint32_t)p[i + 4] << 24;
+	y->addr = a & ~1u;
+	y->cc = cc;
+	y->fam = (a & 1) ? CSDI_ETM3_FAM_THUMB : CSDI_ETM3_FAM_ARM;
+	y->ns = (info >> 3) & 1;
+	y->reason = (info >> 5) & 3;
+	y->has_cc = p[0] == 0x70;
+	return i + 5;
+}
+
 /* The I-sync at p (n bytes) parsed into *pkt (cleared first) for a fast
  * path: its length, or <= 0 as parse_isync() says; a failed parse's
  * reason is not kept (the packet decoder finds and reports it itself). */
@@ -1090,36 +1132,17 @@ static long isync_parse_quiet(csd_etm3_pkt_decoder *dec, const uint8_t *p, size_
  * in a few hundred, where the loop's registers matter per packet.) */
 static NOINLINE size_t isync_brief(csd_etm3_pkt_decoder *dec, const uint8_t *p, size_t n, struct csd_pkt_brief *o)
 {
-	const struct csdi_etm3_cfg *c = &dec->cfg;
-	/* The plain ARM and Thumb forms without a context ID, straight into
-	 * the item by parse_isync()'s rules (clearing and filling a whole
-	 * struct csd_packet was about 190 instructions per I-sync, and TC2's
-	 * sources send one every 30 packets or so). */
-	if (!c->cid_bytes && !c->data_only) {
-		size_t i = 1;
-		uint32_t cc = 0;
-		if (p[0] == 0x70) {
-			const long r = csdi_etm3_cycle_count_field(p + 1, n - 1, &cc);
-			i += r > 0 ? (size_t)r : n;
-		}
-		const uint8_t info = i + 5 <= n ? p[i] : 0x80;
-		/* Not LSiP (bit 7) nor Jazelle (4), AltISA (2, from
-		 * ETMv3.3), Hyp (1, where present). */
-		const uint8_t other = (uint8_t)(0x90 | (c->minor >= 3 ? 0x04 : 0) | (c->virt && !c->core_m ? 0x02 : 0));
-		if (!(info & other)) {
-			const uint32_t a = (uint32_t)p[i + 1] | (uint32_t)p[i + 2] << 8 | (uint32_t)p[i + 3] << 16 |
-					   (uint32_t)p[i + 4] << 24;
-			const uint8_t fam = (a & 1) ? CSDI_ETM3_FAM_THUMB : CSDI_ETM3_FAM_ARM;
-			const uint8_t ns = (info >> 3) & 1;
-			dec->ist = (struct csdi_etm3_istate){ .addr = a & ~1u, .fam = fam, .ns = ns };
-			o->type = CSD_PKT_ISYNC;
-			o->addr = a & ~1u;
-			o->cycle_count = cc;
-			o->flags = (uint8_t)(CSD_BRIEF_ISA | (p[0] == 0x70 ? CSD_BRIEF_CYCLE_COUNT : 0) |
-					     (unsigned)csdi_etm3_isa_of(fam, 0) << 2 | (unsigned)(info >> 5 & 3) << 5 |
-					     (unsigned)ns << 7);
-			return i + 5;
-		}
+	struct isync_plain y;
+	const size_t len = isync_plain_parse(dec, p, n, &y);
+	if (len) {
+		dec->ist = (struct csdi_etm3_istate){ .addr = y.addr, .fam = y.fam, .ns = y.ns };
+		o->type = CSD_PKT_ISYNC;
+		o->addr = y.addr;
+		o->cycle_count = y.cc;
+		o->flags = (uint8_t)(CSD_BRIEF_ISA | (y.has_cc ? CSD_BRIEF_CYCLE_COUNT : 0) |
+				     (unsigned)csdi_etm3_isa_of(y.fam, 0) << 2 | (unsigned)y.reason << 5 |
+				     (unsigned)y.ns << 7);
+		return len;
 	}
 	struct csd_packet pkt;
 	const struct csdi_etm3_istate ist = dec->ist;
@@ -1320,7 +1343,22 @@ size_t csdi_etm3_isync_packet(csd_etm3_pkt_decoder *dec, const uint8_t *p, size_
 {
 	if (!n || (dec->kind[p[0]] != K_ISYNC && dec->kind[p[0]] != K_ISYNC_CC))
 		return 0;
-	const long r = isync_parse_quiet(dec, p, n, pkt);
+	struct isync_plain y;
+	long r = (long)isync_plain_parse(dec, p, n, &y);
+	if (r) {
+		/* parse_isync()'s packet for the plain form. */
+		clear_packet(pkt);
+		dec->ist = (struct csdi_etm3_istate){ .addr = y.addr, .fam = y.fam, .ns = y.ns };
+		pkt->type = CSD_PKT_ISYNC;
+		pkt->flags = CSD_PKTF_ISA | CSD_PKTF_SECURITY | (y.ns ? CSD_PKTF_NS : 0) |
+			     (y.has_cc ? CSD_PKTF_CYCLE_COUNT : 0);
+		pkt->cycle_count = y.cc;
+		pkt->reason = y.reason;
+		pkt->addr = y.addr;
+		pkt->isa = (uint8_t)csdi_etm3_isa_of(y.fam, 0);
+	} else {
+		r = isync_parse_quiet(dec, p, n, pkt);
+	}
 	if (r <= 0)
 		return 0;
 	pkt->offset = csdi_etm3_pkt_offset(dec, k);
