@@ -44,6 +44,7 @@ _Static_assert(SEG_RECS + 1 < CSDI_FLOW_QPRODUCE - CSDI_FLOW_QLOW, "a segment's 
  * shows it does not fit (seg_grow). */
 #define SEG_SLOTS_LOG2 13
 #define SEG_SLOTS_LOG2_MAX 14
+_Static_assert(SEG_SLOTS_LOG2_MAX <= 16, "an entry's index fits its successor hint (next)");
 #define SEG_SLOTS (1u << SEG_SLOTS_LOG2)
 
 /* (20 bytes, so that an entry is four cache lines: the table's lines are
@@ -72,6 +73,7 @@ struct csdi_etm3_seg {
 	uint8_t indirect;      /* ends after a taken indirect branch */
 	uint8_t open_active;   /* a range is open at the end */
 	uint8_t isa;           /* where the walk ends */
+	uint16_t next;         /* the entry looked up after it last time (a hint) */
 	uint32_t addr;
 	uint32_t prev_last;
 	uint32_t last_cycles;  /* charged to the last instruction (without the start's W) */
@@ -497,6 +499,7 @@ static inline __attribute__((always_inline)) size_t run_range(csd_flow_decoder *
 	const unsigned seg_log2 = s->seg_log2;
 	/* Decoder state in a memo key that only the general way changes. */
 	uint64_t ctx = seg_ctx(dec);
+	struct csdi_etm3_seg *prev_g = NULL;    /* the last entry met */
 	for (; i < n && csdi_flow_room(dec) > CSDI_FLOW_QPRODUCE; i++) {
 		/* (The room checked above is enough: a segment closes at most
 		 * SEG_RECS + 1 ranges, a few of the slack QPRODUCE leaves.
@@ -537,6 +540,15 @@ static inline __attribute__((always_inline)) size_t run_range(csd_flow_decoder *
 				/* It may have refilled the cursor's cache slot. */
 				b = NULL;
 			}
+			/* The entry met after this one last time, fetched now
+			 * (usually a branch packet comes between: the next
+			 * lookup would wait on the table at the end of a chain
+			 * of address, key and slot); and this one noted as the
+			 * one after the last. */
+			__builtin_prefetch(&segs[g->next & (((size_t)1 << seg_log2) - 1)]);
+			if (prev_g)
+				prev_g->next = (uint16_t)(g - segs);
+			prev_g = g;
 			if (g->len) {
 				/* Waiting W atoms: charged to the next instruction
 				 * in cycle-accurate mode only (else dropped). */
