@@ -101,7 +101,8 @@ static int fuzz_pkt_take(const struct fuzz_pkt_ops *ops, void *dec, const struct
 	if (brief_cap && *ibr < *nbr) {
 		const struct csd_pkt_brief *b = &br[(*ibr)++];
 		FUZZ_CHECK(b->type == CSD_PKT_PHEADER || b->type == CSD_PKT_ATOM || b->type == CSD_PKT_BRANCH ||
-			   b->type == CSD_PKT_CYCLE_COUNT || b->type == CSD_PKT_ISYNC);
+			   b->type == CSD_PKT_CYCLE_COUNT || b->type == CSD_PKT_ISYNC ||
+			   (b->type == CSD_PKT_TIMESTAMP && ops == &fuzz_etm3_ops));
 		FUZZ_CHECK(b->num_atoms == 0 || b->type == CSD_PKT_PHEADER || b->type == CSD_PKT_ATOM);
 		FUZZ_CHECK(csd_pkt_brief_expand(b, *base, pkt) == CSD_OK);
 		long i = fuzz_stream_index(st, pkt->offset);

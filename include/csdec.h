@@ -343,6 +343,10 @@ enum csd_brief_flag {
 #define CSD_BRIEF_REASON_OF(b) (((unsigned)(b)->flags >> 5) & 3u)
 /** ISYNC: non-secure state (CSD_PKTF_NS). */
 #define CSD_BRIEF_NS_OF(b) ((unsigned)(b)->flags >> 7)
+/** TIMESTAMP (ETMv3): the timestamp, `addr` its low 32 bits and `cycle_count` its high ones. */
+#define CSD_BRIEF_TIMESTAMP_OF(b) ((uint64_t)(b)->cycle_count << 32 | (b)->addr)
+/** TIMESTAMP (ETMv3): the bits the packet gave (`ts_bits`, 1 - 64). */
+#define CSD_BRIEF_TS_BITS_OF(b) (((unsigned)(b)->flags >> 2) + 1u)
 
 /**
  * A packet in brief, 16 bytes: the kinds that make up most of a trace,
@@ -353,7 +357,9 @@ enum csd_brief_flag {
  * (CSD_BRIEF_ISA_OF, CSD_BRIEF_ADDR_BYTES), an I-sync's instruction set,
  * reason and security state too (CSD_BRIEF_ISA_OF, CSD_BRIEF_REASON_OF,
  * CSD_BRIEF_NS_OF; only I-syncs without context ID, Hyp, AltISA, LSiP or
- * data-only forms come in brief), and `num_atoms` is zero but in
+ * data-only forms come in brief), an ETMv3 timestamp's value in `addr`
+ * and `cycle_count` (CSD_BRIEF_TIMESTAMP_OF; no CSD_BRIEF_CYCLE_COUNT) and
+ * its bits in `flags` (CSD_BRIEF_TS_BITS_OF), and `num_atoms` is zero but in
  * atom packets, so that atoms can be added up without looking at `type`.
  * The raw bytes are not kept (they are the `size` bytes of the input at
  * that offset). csd_pkt_brief_expand() gives the full packet.
@@ -365,11 +371,11 @@ struct csd_pkt_brief {
 		struct csd_brief_atoms atoms; /**< PHEADER / ATOM */
 	};
 	uint32_t cycle_count;     /**< with CSD_BRIEF_CYCLE_COUNT */
-	uint8_t type;             /**< CSD_PKT_PHEADER, CSD_PKT_CYCLE_COUNT (ETMv3), CSD_PKT_ATOM (PTM), CSD_PKT_BRANCH or CSD_PKT_ISYNC */
+	uint8_t type;             /**< CSD_PKT_PHEADER, CSD_PKT_CYCLE_COUNT (ETMv3), CSD_PKT_TIMESTAMP (ETMv3), CSD_PKT_ATOM (PTM), CSD_PKT_BRANCH or CSD_PKT_ISYNC */
 	uint8_t size;             /**< bytes in the packet */
 	uint8_t num_atoms;        /**< PHEADER / ATOM: number of atoms (struct csd_atoms `num`); else 0 */
 	uint8_t flags;            /**< bits 0-1: enum csd_brief_flag; BRANCH: bits 2-4 instruction set, 5-7 address bytes;
-				       ISYNC: bits 2-4 instruction set, 5-6 reason, 7 non-secure */
+				       ISYNC: bits 2-4 instruction set, 5-6 reason, 7 non-secure; TIMESTAMP: bits 2-7 ts_bits - 1 */
 };
 
 /**
@@ -414,8 +420,8 @@ int csd_etm3_pkt_next(csd_etm3_pkt_decoder *dec, struct csd_packet *pkt);
 
 /**
  * Decode up to `cap` packets into out[] in brief, for speed: P-headers,
- * cycle counts, branch address packets without exception information and
- * I-syncs of the plain form (see struct csd_pkt_brief), as long as they
+ * cycle counts, timestamps, branch address packets without exception
+ * information and I-syncs of the plain form (see struct csd_pkt_brief), as long as they
  * follow one another whole in the bytes fed. Returns how
  * many (the next ones in the stream, in order) and sets *base, the capture
  * offset their `offset` fields count from; or 0 when the next packet is of

@@ -109,6 +109,10 @@ int csd_pkt_brief_expand(const struct csd_pkt_brief *brief, uint64_t base, struc
 		pkt->flags |= CSD_PKTF_ISA | CSD_PKTF_SECURITY;
 		if (CSD_BRIEF_NS_OF(brief))
 			pkt->flags |= CSD_PKTF_NS;
+	} else if (brief->type == CSD_PKT_TIMESTAMP) {
+		pkt->timestamp = CSD_BRIEF_TIMESTAMP_OF(brief);
+		pkt->ts_bits = (uint8_t)CSD_BRIEF_TS_BITS_OF(brief);
+		pkt->cycle_count = 0;
 	} else if (brief->type == CSD_PKT_PHEADER || brief->type == CSD_PKT_ATOM) {
 		pkt->atoms.en = brief->atoms.en;
 		pkt->atoms.num = brief->num_atoms;

@@ -1268,6 +1268,16 @@ phdr_end:
 			o->type = CSD_PKT_CYCLE_COUNT;
 			o->flags = CSD_BRIEF_CYCLE_COUNT;
 			o->cycle_count = cc;
+		} else if (kind[h] == K_TIMESTAMP) {
+			uint64_t ts;
+			uint8_t bits;
+			len = csdi_etm3_timestamp_packet(dec, p + pos, end - pos, &ts, &bits);
+			if (!len)
+				break;
+			o->type = CSD_PKT_TIMESTAMP;
+			o->addr = (uint32_t)ts;
+			o->cycle_count = (uint32_t)(ts >> 32);
+			o->flags = (uint8_t)((bits - 1u) << 2);
 		} else if (kind[h] == K_ISYNC || kind[h] == K_ISYNC_CC) {
 			/* (An LSiP I-sync's address is compressed against
 			 * the state's.) */
