@@ -152,13 +152,19 @@ static int cmp_double(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/* The median of v[0..n) (n >= 1), which it sorts. */
+static double median_sorted(double *v, int n)
+{
+	qsort(v, (size_t)n, sizeof(v[0]), cmp_double);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
 static double median_seconds(const struct series *s)
 {
 	double v[MAX_ROUNDS];
 	for (int i = 0; i < s->n; i++)
 		v[i] = s->r[i].seconds;
-	qsort(v, (size_t)s->n, sizeof(v[0]), cmp_double);
-	return s->n % 2 ? v[s->n / 2] : (v[s->n / 2 - 1] + v[s->n / 2]) / 2;
+	return median_sorted(v, s->n);
 }
 
 /* OpenCSD's time over csdec's, round by round (the two ran one after the
@@ -169,8 +175,7 @@ static void round_ratios(const struct series *c, const struct series *o, double 
 	double v[MAX_ROUNDS];
 	for (int i = 0; i < c->n; i++)
 		v[i] = c->r[i].seconds > 0 ? o->r[i].seconds / c->r[i].seconds : 0;
-	qsort(v, (size_t)c->n, sizeof(v[0]), cmp_double);
-	*med = c->n % 2 ? v[c->n / 2] : (v[c->n / 2 - 1] + v[c->n / 2]) / 2;
+	*med = median_sorted(v, c->n);
 	*lo = v[0];
 	*hi = v[c->n - 1];
 }

@@ -1114,6 +1114,12 @@ static inline size_t isync_plain_parse(const csd_etm3_pkt_decoder *dec, const ui
 	return i + 5;
 }
 
+/* The decoder's address state after the plain I-sync y. */
+static inline void isync_plain_commit(csd_etm3_pkt_decoder *dec, const struct isync_plain *y)
+{
+	dec->ist = (struct csdi_etm3_istate){ .addr = y->addr, .fam = y->fam, .ns = y->ns };
+}
+
 /* The I-sync at p (n bytes) parsed into *pkt (cleared first) for a fast
  * path: its length, or <= 0 as parse_isync() says; a failed parse's
  * reason is not kept (the packet decoder finds and reports it itself). */
@@ -1135,7 +1141,7 @@ static NOINLINE size_t isync_brief(csd_etm3_pkt_decoder *dec, const uint8_t *p, 
 	struct isync_plain y;
 	const size_t len = isync_plain_parse(dec, p, n, &y);
 	if (len) {
-		dec->ist = (struct csdi_etm3_istate){ .addr = y.addr, .fam = y.fam, .ns = y.ns };
+		isync_plain_commit(dec, &y);
 		o->type = CSD_PKT_ISYNC;
 		o->addr = y.addr;
 		o->cycle_count = y.cc;
@@ -1358,7 +1364,7 @@ size_t csdi_etm3_isync_packet(csd_etm3_pkt_decoder *dec, const uint8_t *p, size_
 	if (r) {
 		/* parse_isync()'s packet for the plain form. */
 		clear_packet(pkt);
-		dec->ist = (struct csdi_etm3_istate){ .addr = y.addr, .fam = y.fam, .ns = y.ns };
+		isync_plain_commit(dec, &y);
 		pkt->type = CSD_PKT_ISYNC;
 		pkt->flags = CSD_PKTF_ISA | CSD_PKTF_SECURITY | (y.ns ? CSD_PKTF_NS : 0) |
 			     (y.has_cc ? CSD_PKTF_CYCLE_COUNT : 0);
