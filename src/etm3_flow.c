@@ -514,10 +514,16 @@ static inline __attribute__((always_inline)) size_t run_range(csd_flow_decoder *
 				goto not_phdr;
 			const int ext = o.active & (o.end == addr) & (o.isa == isa);
 			const uint64_t key = seg_key(ctx, addr, isa, len, ext);
-			struct csdi_etm3_seg *g = &segs[seg_slot(key, bytes, seg_log2)];
 			s->seg_lookups++;
-			if (!seg_match(g, key, bytes, dec->img_gen))
-				g++;
+			/* The entry met after the last one last time first: its
+			 * place is known without the hash, so the loads of its
+			 * records need not wait for key, hash and slot. */
+			struct csdi_etm3_seg *g = prev_g ? &segs[prev_g->next & (((size_t)1 << seg_log2) - 1)] : NULL;
+			if (!g || !seg_match(g, key, bytes, dec->img_gen)) {
+				g = &segs[seg_slot(key, bytes, seg_log2)];
+				if (!seg_match(g, key, bytes, dec->img_gen))
+					g++;
+			}
 			/* (A miss is rare once the table is warm: its work laid
 			 * out of the way, gen-etm3 2 - 4 % less time.) */
 			if (__builtin_expect(!seg_match(g, key, bytes, dec->img_gen), 0)) {
