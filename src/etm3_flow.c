@@ -497,6 +497,7 @@ static inline __attribute__((always_inline)) size_t run_range(csd_flow_decoder *
 		seg_grow(s);
 	struct csdi_etm3_seg *const segs = build ? NULL : s->segs;
 	const unsigned seg_log2 = s->seg_log2;
+	const size_t seg_mask = ((size_t)1 << seg_log2) - 1;    /* a hint's index into segs */
 	/* Decoder state in a memo key that only the general way changes. */
 	uint64_t ctx = seg_ctx(dec);
 	struct csdi_etm3_seg *prev_g = NULL;    /* the last entry met */
@@ -518,7 +519,7 @@ static inline __attribute__((always_inline)) size_t run_range(csd_flow_decoder *
 			/* The entry met after the last one last time first: its
 			 * place is known without the hash, so the loads of its
 			 * records need not wait for key, hash and slot. */
-			struct csdi_etm3_seg *g = prev_g ? &segs[prev_g->next & (((size_t)1 << seg_log2) - 1)] : NULL;
+			struct csdi_etm3_seg *g = prev_g ? &segs[prev_g->next & seg_mask] : NULL;
 			if (!g || !seg_match(g, key, bytes, dec->img_gen)) {
 				g = &segs[seg_slot(key, bytes, seg_log2)];
 				if (!seg_match(g, key, bytes, dec->img_gen))
@@ -551,7 +552,7 @@ static inline __attribute__((always_inline)) size_t run_range(csd_flow_decoder *
 			 * lookup would wait on the table at the end of a chain
 			 * of address, key and slot); and this one noted as the
 			 * one after the last. */
-			__builtin_prefetch(&segs[g->next & (((size_t)1 << seg_log2) - 1)]);
+			__builtin_prefetch(&segs[g->next & seg_mask]);
 			if (prev_g)
 				prev_g->next = (uint16_t)(g - segs);
 			prev_g = g;
@@ -881,6 +882,24 @@ static size_t pheader_run_range(csd_flow_decoder *dec, const uint8_t *h, size_t 
 	return run_range(dec, h, n, tab, ph, offs, base, 0, NULL, last);
 }
 
+/* A range (a record, or the range left open) into *sr: 1, or 0 if a field
+ * does not fit its width there (sr is filled all the same). */
+static int seg_range_pack(struct csdi_seg_range *sr, uint64_t start, uint64_t last, uint64_t end, uint64_t count,
+			  uint64_t cycles, uint64_t flags, uint8_t isa, uint8_t cond, uint64_t hdr)
+{
+	sr->start = (uint32_t)start;
+	sr->last = (uint32_t)last;
+	sr->end_delta = (uint8_t)(end - last);
+	sr->count = (uint16_t)count;
+	sr->cycles = (uint32_t)cycles;
+	sr->flags = (uint16_t)flags;
+	sr->isa = isa;
+	sr->cond = cond;
+	sr->hdr = (uint8_t)hdr;
+	return cycles <= UINT32_MAX && hdr < SEG_LEN && count <= UINT16_MAX && flags <= UINT16_MAX &&
+	       (uint32_t)(end - last) <= UINT8_MAX;
+}
+
 /*
  * Make memo entry g for the len headers h from the decoder's current
  * position: run the loop in build mode from a scratch state (nothing
@@ -942,31 +961,14 @@ static __attribute__((noinline)) void seg_build(csd_flow_decoder *dec, struct cs
 	int ok = done > 0 && nrec <= SEG_RECS && s->pending_w <= UINT32_MAX && s->last_cycles <= UINT32_MAX;
 	for (unsigned k = 0; ok && k < nrec; k++) {
 		const struct csd_record *r = &dec->q[(dec->qhead + qlen0 + k) % CSDI_FLOW_QCAP];
-		struct csdi_seg_range *sr = &g->rec[k];
-		ok = r->type == CSD_REC_RANGE && r->cycles <= UINT32_MAX && r->offset < SEG_LEN &&
-		     r->count <= UINT16_MAX && r->flags <= UINT16_MAX && (uint32_t)(r->end - r->last) <= UINT8_MAX;
-		sr->start = (uint32_t)r->addr;
-		sr->last = (uint32_t)r->last;
-		sr->end_delta = (uint8_t)(r->end - r->last);
-		sr->count = (uint16_t)r->count;
-		sr->cycles = (uint32_t)r->cycles;
-		sr->flags = (uint16_t)r->flags;
-		sr->cond = r->cond;
-		sr->isa = r->isa;
-		sr->hdr = (uint8_t)r->offset;
+		ok = r->type == CSD_REC_RANGE && seg_range_pack(&g->rec[k], r->addr, r->last, r->end, r->count, r->cycles,
+								  r->flags, r->isa, r->cond, r->offset);
 	}
 	if (dec->open.active) {
-		ok = ok && dec->open.cycles <= UINT32_MAX && dec->open.offset < SEG_LEN && dec->open.count <= UINT16_MAX &&
-		     (uint32_t)(dec->open.end - dec->open.last) <= UINT8_MAX;
+		const struct csdi_open_range *op = &dec->open;
+		ok = seg_range_pack(&g->open, op->start, op->last, op->end, op->count, op->cycles, op->has_cycles != 0,
+				    op->isa, 0, op->offset) && ok;
 		g->open_active = 1;
-		g->open.start = dec->open.start;
-		g->open.last = dec->open.last;
-		g->open.end_delta = (uint8_t)(dec->open.end - dec->open.last);
-		g->open.count = (uint16_t)dec->open.count;
-		g->open.cycles = (uint32_t)dec->open.cycles;
-		g->open.flags = (uint16_t)(dec->open.has_cycles != 0);
-		g->open.isa = dec->open.isa;
-		g->open.hdr = (uint8_t)dec->open.offset;
 	}
 	unsigned natoms = 0, first = SEG_LEN, last = SEG_LEN;
 	for (unsigned k = 0; k < done; k++) {

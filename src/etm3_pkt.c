@@ -1142,12 +1142,7 @@ static NOINLINE size_t isync_brief(csd_etm3_pkt_decoder *dec, const uint8_t *p, 
 	const size_t len = isync_plain_parse(dec, p, n, &y);
 	if (len) {
 		isync_plain_commit(dec, &y);
-		o->type = CSD_PKT_ISYNC;
-		o->addr = y.addr;
-		o->cycle_count = y.cc;
-		o->flags = (uint8_t)(CSD_BRIEF_ISA | (y.has_cc ? CSD_BRIEF_CYCLE_COUNT : 0) |
-				     (unsigned)csdi_etm3_isa_of(y.fam, 0) << 2 | (unsigned)y.reason << 5 |
-				     (unsigned)y.ns << 7);
+		csdi_isync_brief_fill(o, y.addr, y.cc, y.has_cc, (unsigned)csdi_etm3_isa_of(y.fam, 0), y.reason, y.ns);
 		return len;
 	}
 	struct csd_packet pkt;

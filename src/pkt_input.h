@@ -33,22 +33,31 @@ struct csdi_input {
 	size_t async_len;
 };
 
+/* A plain I-sync (address, cycle count if has_cc, instruction set isa
+ * 0-7, reason 0-3, non-secure ns) in brief into *o (zeroed before). The
+ * one encoding of both protocols' I-sync items, which
+ * csd_pkt_brief_expand() undoes for either. */
+static inline void csdi_isync_brief_fill(struct csd_pkt_brief *o, uint32_t addr, uint32_t cc, int has_cc,
+					 unsigned isa, unsigned reason, int ns)
+{
+	o->type = CSD_PKT_ISYNC;
+	o->addr = addr;
+	o->cycle_count = cc;
+	o->flags = (uint8_t)(CSD_BRIEF_ISA | (has_cc ? CSD_BRIEF_CYCLE_COUNT : 0) | isa << 2 | reason << 5 |
+			     (ns ? 0x80u : 0));
+}
+
 /* I-sync packet pkt (decoded; offset and size aside) in brief into *o
  * (zeroed before): 1, or 0 if it has parts a brief one cannot hold
- * (context ID, Hyp, AltISA, LSiP, data-only). Shared by both protocols,
- * so that csd_pkt_brief_expand() undoes it for either. */
+ * (context ID, Hyp, AltISA, LSiP, data-only). */
 static inline int csdi_isync_brief(const struct csd_packet *pkt, struct csd_pkt_brief *o)
 {
 	const uint32_t plain = CSD_PKTF_ISA | CSD_PKTF_SECURITY | CSD_PKTF_NS | CSD_PKTF_CYCLE_COUNT;
 	if ((pkt->flags & ~plain) || !(pkt->flags & CSD_PKTF_ISA) || !(pkt->flags & CSD_PKTF_SECURITY) ||
 	    pkt->isa > 7 || pkt->reason > 3)
 		return 0;
-	o->type = CSD_PKT_ISYNC;
-	o->addr = pkt->addr;
-	o->cycle_count = pkt->cycle_count;
-	o->flags = (uint8_t)(CSD_BRIEF_ISA | ((pkt->flags & CSD_PKTF_CYCLE_COUNT) ? CSD_BRIEF_CYCLE_COUNT : 0) |
-			     (unsigned)pkt->isa << 2 | (unsigned)pkt->reason << 5 |
-			     ((pkt->flags & CSD_PKTF_NS) ? 0x80u : 0));
+	csdi_isync_brief_fill(o, (uint32_t)pkt->addr, pkt->cycle_count, (pkt->flags & CSD_PKTF_CYCLE_COUNT) != 0,
+			      pkt->isa, pkt->reason, (pkt->flags & CSD_PKTF_NS) != 0);
 	return 1;
 }
 

@@ -1090,11 +1090,7 @@ static NOINLINE size_t isync_brief(csd_ptm_pkt_decoder *dec, const uint8_t *p, s
 			const uint8_t isa = (word & 1) ? CSD_ISA_THUMB : CSD_ISA_ARM;
 			dec->addr = word & ~1u;
 			dec->isa = isa;
-			o->type = CSD_PKT_ISYNC;
-			o->addr = word & ~1u;
-			o->cycle_count = cc;
-			o->flags = (uint8_t)(CSD_BRIEF_ISA | (has_cc ? CSD_BRIEF_CYCLE_COUNT : 0) | (unsigned)isa << 2 |
-					     reason << 5 | ((info & 0x08) ? 0x80u : 0));
+			csdi_isync_brief_fill(o, word & ~1u, cc, has_cc, isa, reason, (info & 0x08) != 0);
 			return len;
 		}
 	}
