@@ -520,14 +520,16 @@ static inline __attribute__((always_inline)) size_t run_range(csd_flow_decoder *
 			 * place is known without the hash, so the loads of its
 			 * records need not wait for key, hash and slot. */
 			struct csdi_etm3_seg *g = prev_g ? &segs[prev_g->next & seg_mask] : NULL;
-			if (!g || !seg_match(g, key, bytes, dec->img_gen)) {
+			int hit = g && seg_match(g, key, bytes, dec->img_gen);
+			if (!hit) {
 				g = &segs[seg_slot(key, bytes, seg_log2)];
-				if (!seg_match(g, key, bytes, dec->img_gen))
-					g++;
+				hit = seg_match(g, key, bytes, dec->img_gen);
+				if (!hit)
+					hit = seg_match(++g, key, bytes, dec->img_gen);
 			}
 			/* (A miss is rare once the table is warm: its work laid
 			 * out of the way, gen-etm3 2 - 4 % less time.) */
-			if (__builtin_expect(!seg_match(g, key, bytes, dec->img_gen), 0)) {
+			if (__builtin_expect(!hit, 0)) {
 				/* Two ways: the newest entry goes first, the
 				 * one it displaces second. */
 				g--;
