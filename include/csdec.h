@@ -394,8 +394,9 @@ typedef struct csd_etm3_pkt_decoder csd_etm3_pkt_decoder;
 
 /**
  * Create an ETMv3 packet decoder for a source configured as `cfg`.
- * Returns NULL if cfg is NULL, cfg->size is too small, cfg->protocol is not
- * CSD_PROTO_ETM3, ETMIDR is non-zero but not an ETMv3 ID, or memory is short.
+ * Returns NULL if cfg is NULL, cfg->size does not reach ETMCR, cfg->protocol
+ * is not CSD_PROTO_ETM3, ETMIDR is non-zero but not an ETMv3 ID
+ * (ETMIDR[11:8] = 2), or memory is short.
  */
 csd_etm3_pkt_decoder *csd_etm3_pkt_new(const struct csd_trace_config *cfg);
 
@@ -406,7 +407,8 @@ void csd_etm3_pkt_free(csd_etm3_pkt_decoder *dec);
  * Give the decoder the next bytes of its source. The bytes (and offsets)
  * must stay valid until csd_etm3_pkt_next() returns CSD_EAGAIN; a packet
  * split across two runs is reassembled internally.
- * Errors: CSD_EINVAL (NULL argument, or previous input not yet consumed).
+ * Errors: CSD_EINVAL (NULL argument, previous input not yet consumed, or
+ * called after csd_etm3_pkt_finish() without a csd_etm3_pkt_reset()).
  */
 int csd_etm3_pkt_feed(csd_etm3_pkt_decoder *dec, const struct csd_bytes *in);
 
@@ -440,7 +442,7 @@ int csd_etm3_pkt_next_brief(csd_etm3_pkt_decoder *dec, struct csd_pkt_brief *out
  */
 int csd_etm3_pkt_finish(csd_etm3_pkt_decoder *dec);
 
-/** Forget all state; the decoder waits for an A-sync again. Errors: CSD_EINVAL. */
+/** Forget all state, the end of stream included; the decoder waits for an A-sync again. Errors: CSD_EINVAL. */
 int csd_etm3_pkt_reset(csd_etm3_pkt_decoder *dec);
 
 typedef struct csd_etm3_encoder csd_etm3_encoder;
@@ -467,7 +469,11 @@ int csd_etm3_enc_packet(csd_etm3_encoder *enc, const struct csd_packet *pkt, uin
 
 typedef struct csd_ptm_pkt_decoder csd_ptm_pkt_decoder;
 
-/** Create a PTM packet decoder; NULL if cfg is NULL or too small, cfg->protocol is not CSD_PROTO_PTM, ETMIDR is non-zero but not a PFT ID, or memory is short. */
+/**
+ * Create a PTM packet decoder; NULL if cfg is NULL or does not reach
+ * `protocol`, cfg->protocol is not CSD_PROTO_PTM, ETMIDR is non-zero but not
+ * a PFT ID (ETMIDR[11:8] = 3, [7:4] = 0 or 1), or memory is short.
+ */
 csd_ptm_pkt_decoder *csd_ptm_pkt_new(const struct csd_trace_config *cfg);
 
 /** Free a PTM packet decoder; NULL is ignored. */
@@ -692,10 +698,12 @@ typedef struct csd_flow_decoder csd_flow_decoder;
 
 /**
  * Create an instruction-flow decoder for one ETMv3 or PTM source. It owns
- * a packet decoder of the protocol in cfg->trace.
- * Returns NULL if cfg is NULL or invalid (no image, unknown protocol, ETMIDR
- * not of that protocol), or
- * memory is short.
+ * a packet decoder of the protocol in cfg->trace. cfg->trace.size is that
+ * struct's own size, as when it is passed alone: members past it read as
+ * zero.
+ * Returns NULL if cfg is NULL or invalid (cfg->size too small, trace.size
+ * not reaching `protocol` or larger than struct csd_trace_config, no image,
+ * unknown protocol, ETMIDR not of that protocol), or memory is short.
  */
 csd_flow_decoder *csd_flow_new(const struct csd_flow_config *cfg);
 
@@ -704,7 +712,8 @@ void csd_flow_free(csd_flow_decoder *dec);
 
 /**
  * Give the next bytes of the source (as csd_etm3_pkt_feed()).
- * Errors: CSD_EINVAL (NULL argument, previous input not used up).
+ * Errors: CSD_EINVAL (NULL argument, previous input not used up, or called
+ * after csd_flow_finish()).
  */
 int csd_flow_feed(csd_flow_decoder *dec, const struct csd_bytes *in);
 

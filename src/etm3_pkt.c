@@ -112,7 +112,7 @@ int csdi_etm3_cfg_init(struct csdi_etm3_cfg *out, const struct csd_trace_config 
 		return CSD_EINVAL;
 	memset(&c, 0, sizeof(c));
 	memcpy(&c, cfg, cfg->size < sizeof(c) ? cfg->size : sizeof(c));
-	if (c.protocol != CSD_PROTO_UNKNOWN && c.protocol != CSD_PROTO_ETM3)
+	if (c.protocol != CSD_PROTO_ETM3)
 		return CSD_EINVAL;
 	memset(out, 0, sizeof(*out));
 	if (c.etmidr == 0) {

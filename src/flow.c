@@ -8,6 +8,7 @@
  * steps when one packet yields many instruction records) or pulls the next
  * packet from the packet decoder.
  */
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -302,13 +303,19 @@ csd_flow_decoder *csd_flow_new(const struct csd_flow_config *cfg)
 	struct csd_flow_config c;
 	memset(&c, 0, sizeof(c));
 	memcpy(&c, cfg, cfg->size < sizeof(c) ? cfg->size : sizeof(c));
+	/* The embedded trace config has its own size: members past it read
+	 * as zero, as for a trace config passed alone. */
+	size_t tsize = c.trace.size;
+	if (tsize < offsetof(struct csd_trace_config, protocol) + sizeof(c.trace.protocol) || tsize > sizeof(c.trace))
+		return NULL;
+	memset((unsigned char *)&c.trace + tsize, 0, sizeof(c.trace) - tsize);
+	c.trace.size = sizeof(c.trace);
 	if (!c.image || (c.trace.protocol != CSD_PROTO_ETM3 && c.trace.protocol != CSD_PROTO_PTM))
 		return NULL;
 	csd_flow_decoder *dec = calloc(1, sizeof(*dec));
 	if (!dec)
 		return NULL;
 	dec->cfg = c;
-	dec->cfg.trace.size = sizeof(dec->cfg.trace);
 	dec->pkt = &dec->pkts[0];
 	dec->insn_mode = (c.flags & CSD_FLOW_INSN) != 0;
 	/* Zeroed here, page by page, rather than by calloc's fresh pages
@@ -350,7 +357,7 @@ void csd_flow_free(csd_flow_decoder *dec)
 
 int csd_flow_feed(csd_flow_decoder *dec, const struct csd_bytes *in)
 {
-	if (!dec || !in)
+	if (!dec || !in || dec->finished)
 		return CSD_EINVAL;
 	return dec->etm3 ? csd_etm3_pkt_feed(dec->etm3, in) : csd_ptm_pkt_feed(dec->ptm, in);
 }

@@ -15,7 +15,7 @@ void csdi_in_reset(struct csdi_input *in)
 
 int csdi_in_feed(struct csdi_input *in, const struct csd_bytes *b)
 {
-	if (!b || (b->size && !b->data))
+	if (!b || (b->size && !b->data) || in->finished)
 		return CSD_EINVAL;
 	if (in->have_run && in->pos < in->run.size)
 		return CSD_EINVAL;

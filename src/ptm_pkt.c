@@ -52,6 +52,7 @@
  *     packet is an error "truncated ... at end of stream".
  */
 #include <limits.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -121,11 +122,15 @@ int csdi_ptm_cfg_init(const struct csd_trace_config *cfg, struct csdi_ptm_cfg *o
 	struct csd_trace_config c;
 	static const uint8_t cid_sizes[4] = { 0, 1, 2, 4 };
 
-	if (!cfg || !out || cfg->size < sizeof(cfg->size))
+	if (!cfg || !out || cfg->size < offsetof(struct csd_trace_config, protocol) + sizeof(cfg->protocol))
 		return CSD_EINVAL;
 	memset(&c, 0, sizeof(c));
 	memcpy(&c, cfg, cfg->size < sizeof(c) ? cfg->size : sizeof(c));
-	if (c.protocol != CSD_PROTO_PTM && c.protocol != CSD_PROTO_UNKNOWN)
+	if (c.protocol != CSD_PROTO_PTM)
+		return CSD_EINVAL;
+	/* ETMIDR[11:8] is 3 for PFTv1, [7:4] its minor version 0 or 1
+	 * (IHI 0035B 3.16.28); anything else is another protocol. */
+	if (c.etmidr && (((c.etmidr >> 8) & 0xF) != 3 || ((c.etmidr >> 4) & 0xF) > 1))
 		return CSD_EINVAL;
 	memset(out, 0, sizeof(*out));
 	out->cycle_acc = (c.etmcr & PTM_ETMCR_CYCLE_ACC) != 0;

@@ -18,6 +18,7 @@
  */
 #include <ctype.h>
 #include <stdint.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -527,8 +528,39 @@ static void probe_packets(void)
 	while ((rc = csd_ptm_pkt_next(p, &pkt)) == 0)
 		;
 	returned("csd_ptm_pkt_next", rc, CSD_EAGAIN);
+	/* After the end no input is taken, until a reset. */
+	returned("csd_etm3_pkt_feed", csd_etm3_pkt_feed(e, &in), CSD_EINVAL);
+	CHECK_EQ(csd_etm3_pkt_next(e, &pkt), CSD_EEOS);
+	CHECK_EQ(csd_etm3_pkt_reset(e), 0);
+	CHECK_EQ(csd_etm3_pkt_feed(e, &in), 0);
+	CHECK_EQ(csd_ptm_pkt_finish(p), 0);
+	while ((rc = csd_ptm_pkt_next(p, &pkt)) == 0)
+		;
+	CHECK_EQ(rc, CSD_EEOS);
+	returned("csd_ptm_pkt_feed", csd_ptm_pkt_feed(p, &in), CSD_EINVAL);
+	CHECK_EQ(csd_ptm_pkt_reset(p), 0);
+	CHECK_EQ(csd_ptm_pkt_feed(p, &in), 0);
 	csd_etm3_pkt_free(e);
 	csd_ptm_pkt_free(p);
+
+	/* Configurations of the other protocol, or of none, are refused. */
+	struct csd_trace_config bad = trace_config(CSD_PROTO_UNKNOWN);
+	CHECK(csd_etm3_pkt_new(&bad) == NULL);
+	CHECK(csd_ptm_pkt_new(&bad) == NULL);
+	bad = trace_config(CSD_PROTO_PTM);
+	bad.etmidr = 0x410CF250u;               /* an ETMv3.5 */
+	CHECK(csd_ptm_pkt_new(&bad) == NULL);
+	bad.etmidr = 0xFFFFFFFFu;
+	CHECK(csd_ptm_pkt_new(&bad) == NULL);
+	bad.etmidr = 0x411CF322u;               /* PFT minor version 2: reserved */
+	CHECK(csd_ptm_pkt_new(&bad) == NULL);
+	bad.etmidr = 0x411CF302u;               /* PFT 1.0 */
+	csd_ptm_pkt_decoder *p10 = csd_ptm_pkt_new(&bad);
+	CHECK(p10 != NULL);
+	csd_ptm_pkt_free(p10);
+	bad = trace_config(CSD_PROTO_ETM3);
+	bad.etmidr = 0x411CF312u;               /* a PFT 1.1 */
+	CHECK(csd_etm3_pkt_new(&bad) == NULL);
 
 	csd_etm3_encoder *ee = csd_etm3_enc_new(&etm);
 	csd_ptm_encoder *pe = csd_ptm_enc_new(&ptm);
@@ -619,7 +651,25 @@ static void probe_flow(void)
 		;
 	returned("csd_flow_next", rc, CSD_EEOS);
 	returned("csd_flow_next_batch", csd_flow_next_batch(dec, &recs), CSD_EEOS);
+	returned("csd_flow_feed", csd_flow_feed(dec, &in), CSD_EINVAL); /* after the end */
+	CHECK_EQ(csd_flow_next(dec, &rec), CSD_EEOS);
 	csd_flow_free(dec);
+
+	/* trace.size is honoured: members past it read as zero (an ETMIDR
+	 * of neither protocol beyond it does not matter), too small or too
+	 * large a size is refused. */
+	fc.trace.etmidr = 0xFFFFFFFFu;
+	CHECK(csd_flow_new(&fc) == NULL);
+	fc.trace.size = offsetof(struct csd_trace_config, etmidr);
+	dec = csd_flow_new(&fc);
+	CHECK(dec != NULL);
+	csd_flow_free(dec);
+	fc.trace.size = 0;
+	CHECK(csd_flow_new(&fc) == NULL);
+	fc.trace.size = sizeof(fc.trace) + 8;
+	CHECK(csd_flow_new(&fc) == NULL);
+	fc.trace = trace_config(CSD_PROTO_UNKNOWN);
+	CHECK(csd_flow_new(&fc) == NULL);
 	csd_image_free(img);
 }
 
