@@ -539,20 +539,35 @@ int csd_image_add_buffer(csd_image *img, uint64_t addr, const void *data, size_t
 
 /**
  * Add bytes of a raw binary file: `size` bytes (0 = to the end) from
- * `file_offset`, at address `addr`.
- * Errors: CSD_EINVAL, CSD_EIO (cannot open/read, or range past the end of
- * the file), CSD_ENOMEM.
+ * `file_offset`, at address `addr`. Only regular files are read: a FIFO,
+ * device or directory fails at once (never waits or reads without end).
+ * Errors: CSD_EINVAL (NULL image, NULL or empty path, range wraps past
+ * 2^32), CSD_EIO (cannot open/read, not a regular file, or range past the
+ * end of the file), CSD_ENOMEM. csd_image_error() says which, and why.
  */
 int csd_image_add_file(csd_image *img, const char *path, uint64_t file_offset, uint64_t size, uint64_t addr);
 
 /**
  * Add the PT_LOAD segments of a 32-bit little-endian ELF file (their file
- * bytes; zero-fill is not code), each moved by `bias` bytes.
- * Returns the number of segments added.
- * Errors: CSD_EINVAL, CSD_EIO, CSD_EFORMAT (not a 32-bit little-endian
- * ELF, or headers point outside the file), CSD_ENOMEM.
+ * bytes; zero-fill is not code), each moved by `bias` bytes. Regular files
+ * only, as csd_image_add_file(). Returns the number of segments added.
+ * Errors: CSD_EINVAL (NULL image, NULL or empty path, a segment moved out
+ * of the 32-bit address space), CSD_EIO (cannot open/read, not a regular
+ * file), CSD_EFORMAT (not a 32-bit little-endian ELF, or headers point
+ * outside the file), CSD_ENOMEM. csd_image_error() names the failing check
+ * and its file offset.
  */
 int csd_image_add_elf(csd_image *img, const char *path, int64_t bias);
+
+/**
+ * Why the last csd_image_add_buffer(), csd_image_add_file() or
+ * csd_image_add_elf() call on img failed: one line naming the file, the
+ * check that failed and, for a malformed ELF, the file offset of the field
+ * (e.g. "prog.elf: program header 2 at offset 0x74: segment of 0x2000
+ * bytes at file offset 0x1000 passes the end of the file (4608 bytes)").
+ * "" when it succeeded, or for NULL. Valid until the next call on img.
+ */
+const char *csd_image_error(const csd_image *img);
 
 /**
  * Use `fn` for addresses that no section covers (NULL removes it).

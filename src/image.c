@@ -9,12 +9,16 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "file.h"
 #include "image.h"
 
 #define ADDR_LIMIT (UINT64_C(1) << 32)
@@ -41,6 +45,7 @@ struct csd_image {
 	uint64_t page_addr;
 	size_t page_len;          /* 0: cache empty */
 	uint64_t generation;
+	char error[320];          /* why the last add call failed ("" if it did not) */
 };
 
 csd_image *csd_image_new(void)
@@ -60,6 +65,20 @@ void csd_image_free(csd_image *img)
 	}
 	free(img->sec);
 	free(img);
+}
+
+/* The reason csd_image_error() gives for the failing call. */
+static void set_error(csd_image *img, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(img->error, sizeof(img->error), fmt, ap);
+	va_end(ap);
+}
+
+const char *csd_image_error(const csd_image *img)
+{
+	return img ? img->error : "";
 }
 
 static struct section *add_section(csd_image *img, uint64_t addr, size_t size)
@@ -89,20 +108,32 @@ static int range_ok(uint64_t addr, uint64_t size)
 
 int csd_image_add_buffer(csd_image *img, uint64_t addr, const void *data, size_t size, int copy)
 {
-	if (!img || (!data && size) || !range_ok(addr, size))
+	if (!img)
 		return CSD_EINVAL;
+	img->error[0] = 0;
+	if (!data && size) {
+		set_error(img, "buffer: no data for %zu bytes", size);
+		return CSD_EINVAL;
+	}
+	if (!range_ok(addr, size)) {
+		set_error(img, "buffer: [0x%" PRIx64 ", +0x%zx) passes 2^32", addr, size);
+		return CSD_EINVAL;
+	}
 	if (size == 0)
 		return CSD_OK;
 	void *owned = NULL;
 	if (copy) {
 		owned = malloc(size);
-		if (!owned)
+		if (!owned) {
+			set_error(img, "buffer: out of memory for a copy of %zu bytes", size);
 			return CSD_ENOMEM;
+		}
 		memcpy(owned, data, size);
 	}
 	struct section *s = add_section(img, addr, size);
 	if (!s) {
 		free(owned);
+		set_error(img, "buffer: out of memory");
 		return CSD_ENOMEM;
 	}
 	s->owned = owned;
@@ -123,6 +154,7 @@ static int add_mapped(csd_image *img, int fd, uint64_t off, uint64_t len, uint64
 		void *buf = malloc((size_t)len);
 		if (!buf)
 			return CSD_ENOMEM;
+		errno = 0;
 		ssize_t got = pread(fd, buf, (size_t)len, (off_t)off);
 		if (got < 0 || (uint64_t)got != len) {
 			free(buf);
@@ -148,38 +180,72 @@ static int add_mapped(csd_image *img, int fd, uint64_t off, uint64_t len, uint64
 	return CSD_OK;
 }
 
-static int open_sized(const char *path, uint64_t *fsize)
+/* A regular file, open, and its size; -1 with the reason set otherwise
+ * (errno keeps the OS reason where there is one). */
+static int open_sized(csd_image *img, const char *path, uint64_t *fsize)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	const char *what;
+	int fd = csdi_open_regular(path, &what);
+	if (fd < 0) {
+		int e = errno;
+		if (what)
+			set_error(img, "%s: not a regular file (%s)", path, what);
+		else
+			set_error(img, "%s: cannot open: %s", path, strerror(e));
+		errno = e;
 		return -1;
+	}
 	struct stat st;
-	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+	if (fstat(fd, &st) != 0) {
+		int e = errno;
+		set_error(img, "%s: cannot open: %s", path, strerror(e));
 		close(fd);
+		errno = e;
 		return -1;
 	}
 	*fsize = (uint64_t)st.st_size;
 	return fd;
 }
 
+/* add_mapped() with its failure described. */
+static int add_file_part(csd_image *img, const char *path, int fd, uint64_t off, uint64_t len, uint64_t addr)
+{
+	int rc = add_mapped(img, fd, off, len, addr);
+	if (rc == CSD_ENOMEM)
+		set_error(img, "%s: out of memory", path);
+	else if (rc < 0)
+		set_error(img, "%s: cannot read %" PRIu64 " bytes at offset %" PRIu64 ": %s", path, len, off,
+			  errno ? strerror(errno) : "file shorter than expected");
+	return rc;
+}
+
 int csd_image_add_file(csd_image *img, const char *path, uint64_t file_offset, uint64_t size, uint64_t addr)
 {
-	if (!img || !path)
+	if (!img)
 		return CSD_EINVAL;
+	img->error[0] = 0;
+	if (!path || !*path) {
+		set_error(img, "no file name");
+		return CSD_EINVAL;
+	}
 	uint64_t fsize;
-	int fd = open_sized(path, &fsize);
+	int fd = open_sized(img, path, &fsize);
 	if (fd < 0)
 		return CSD_EIO;
 	int rc;
 	if (file_offset > fsize || (size && size > fsize - file_offset)) {
+		set_error(img, "%s: offset %" PRIu64 " and length %" PRIu64 " pass the end of the file (%" PRIu64
+			  " bytes)", path, file_offset, size, fsize);
 		rc = CSD_EIO;
 	} else {
 		if (!size)
 			size = fsize - file_offset;
-		if (!range_ok(addr, size))
+		if (!range_ok(addr, size)) {
+			set_error(img, "%s: [0x%" PRIx64 ", +0x%" PRIx64 ") passes 2^32", path, addr, size);
 			rc = CSD_EINVAL;
-		else
-			rc = size ? add_mapped(img, fd, file_offset, size, addr) : CSD_OK;
+		} else {
+			rc = size ? add_file_part(img, path, fd, file_offset, size, addr) : CSD_OK;
+		}
 	}
 	close(fd);
 	return rc;
@@ -197,41 +263,77 @@ static uint16_t le16(const uint8_t *p)
 
 int csd_image_add_elf(csd_image *img, const char *path, int64_t bias)
 {
-	if (!img || !path)
+	if (!img)
 		return CSD_EINVAL;
+	img->error[0] = 0;
+	if (!path || !*path) {
+		set_error(img, "no file name");
+		return CSD_EINVAL;
+	}
 	uint64_t fsize;
-	int fd = open_sized(path, &fsize);
+	int fd = open_sized(img, path, &fsize);
 	if (fd < 0)
 		return CSD_EIO;
 	uint8_t eh[52];
 	int rc = CSD_EFORMAT;
 	int added = 0;
-	if (pread(fd, eh, sizeof(eh), 0) != (ssize_t)sizeof(eh))
+	if (fsize < sizeof(eh)) {
+		set_error(img, "%s: not an ELF file: %" PRIu64 " bytes, shorter than a 32-bit ELF header (52)", path,
+			  fsize);
 		goto out;
+	}
+	if (pread(fd, eh, sizeof(eh), 0) != (ssize_t)sizeof(eh)) {
+		set_error(img, "%s: cannot read the ELF header: %s", path, errno ? strerror(errno) : "short read");
+		rc = CSD_EIO;
+		goto out;
+	}
 	/* ELFCLASS32, ELFDATA2LSB; any machine (the caller knows it is ARM). */
-	if (memcmp(eh, "\177ELF", 4) != 0 || eh[4] != 1 || eh[5] != 1)
+	if (memcmp(eh, "\177ELF", 4) != 0) {
+		set_error(img, "%s: not an ELF file (no ELF magic at offset 0)", path);
 		goto out;
+	}
+	if (eh[4] != 1 || eh[5] != 1) {
+		set_error(img, "%s: not a 32-bit little-endian ELF (class %u at offset 4, data encoding %u at offset 5)",
+			  path, eh[4], eh[5]);
+		goto out;
+	}
 	uint32_t phoff = le32(eh + 28);
 	uint16_t phentsize = le16(eh + 42), phnum = le16(eh + 44);
-	if (phnum && (phentsize < 32 || phoff > fsize || (uint64_t)phentsize * phnum > fsize - phoff))
+	if (phnum && phentsize < 32) {
+		set_error(img, "%s: program header size %u (offset 42) is below 32", path, phentsize);
 		goto out;
+	}
+	if (phnum && (phoff > fsize || (uint64_t)phentsize * phnum > fsize - phoff)) {
+		set_error(img, "%s: %u program headers of %u bytes at offset 0x%" PRIx32 " (offsets 28, 42, 44) pass the "
+			  "end of the file (%" PRIu64 " bytes)", path, phnum, phentsize, phoff, fsize);
+		goto out;
+	}
 	for (unsigned i = 0; i < phnum; i++) {
 		uint8_t ph[32];
-		if (pread(fd, ph, sizeof(ph), (off_t)(phoff + (uint64_t)i * phentsize)) != (ssize_t)sizeof(ph)) {
+		uint64_t at = phoff + (uint64_t)i * phentsize;
+		if (pread(fd, ph, sizeof(ph), (off_t)at) != (ssize_t)sizeof(ph)) {
+			set_error(img, "%s: cannot read program header %u at offset 0x%" PRIx64 ": %s", path, i, at,
+				  errno ? strerror(errno) : "short read");
 			rc = CSD_EIO;
 			goto out;
 		}
 		uint32_t type = le32(ph), off = le32(ph + 4), vaddr = le32(ph + 8), filesz = le32(ph + 16);
 		if (type != 1 /* PT_LOAD */ || filesz == 0)
 			continue;
-		if ((uint64_t)off + filesz > fsize)
+		if ((uint64_t)off + filesz > fsize) {
+			set_error(img, "%s: program header %u at offset 0x%" PRIx64 ": segment of 0x%" PRIx32 " bytes at file "
+				  "offset 0x%" PRIx32 " passes the end of the file (%" PRIu64 " bytes)", path, i, at, filesz,
+				  off, fsize);
 			goto out;
+		}
 		int64_t a = (int64_t)vaddr + bias;
 		if (a < 0 || !range_ok((uint64_t)a, filesz)) {
+			set_error(img, "%s: program header %u at offset 0x%" PRIx64 ": segment at 0x%" PRIx32 " moved by "
+				  "%" PRId64 " leaves the 32-bit address space", path, i, at, vaddr, bias);
 			rc = CSD_EINVAL;
 			goto out;
 		}
-		int r = add_mapped(img, fd, off, filesz, (uint64_t)a);
+		int r = add_file_part(img, path, fd, off, filesz, (uint64_t)a);
 		if (r < 0) {
 			rc = r;
 			goto out;

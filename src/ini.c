@@ -4,8 +4,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "csdec.h"
+#include "file.h"
 #include "ini.h"
 
 static void set_err(char *err, size_t errlen, const char *fmt, ...)
@@ -91,12 +93,20 @@ void csdi_ini_free(struct csdi_ini *ini)
 /* Read at most CSDI_INI_MAX_FILE bytes plus a terminating NUL. */
 static int read_file(struct csdi_ini *ini, const char *path, const char *shown, char *err, size_t errlen)
 {
-	FILE *f = fopen(path, "rb");
+	const char *what;
+	int fd = csdi_open_regular(path, &what);
+	FILE *f = fd >= 0 ? fdopen(fd, "rb") : NULL;
 	size_t cap = 4096, len = 0;
 	char *buf;
 
 	if (!f) {
-		set_err(err, errlen, "%s: cannot open: %s", shown, strerror(errno));
+		int e = errno;
+		if (fd >= 0)
+			close(fd);
+		if (what)
+			set_err(err, errlen, "%s: cannot open: not a regular file (%s)", shown, what);
+		else
+			set_err(err, errlen, "%s: cannot open: %s", shown, strerror(e));
 		return CSD_EIO;
 	}
 	buf = malloc(cap);
@@ -235,6 +245,10 @@ static int parse(struct csdi_ini *ini, const char *shown, char *err, size_t errl
 	size_t cap_e = 0, cap_s = 0;
 	unsigned line = 0;
 	char *p = ini->text, *end = ini->text + ini->size;
+
+	/* A UTF-8 byte-order mark (editors on Windows write one) is not content. */
+	if (ini->size >= 3 && memcmp(p, "\xEF\xBB\xBF", 3) == 0)
+		p += 3;
 
 	if (memchr(ini->text, 0, ini->size)) {
 		size_t at = strlen(ini->text);

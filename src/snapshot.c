@@ -62,10 +62,11 @@ static void set_err(struct ctx *c, const char *fmt, ...)
 	va_end(ap);
 }
 
-/* dir + "/" + name, kept until csd_snapshot_free(). */
+/* dir + "/" + name (an absolute name as it is), kept until
+ * csd_snapshot_free(). */
 static int join(csd_snapshot *snap, struct ctx *c, const char *name, const char **out)
 {
-	size_t dl = strlen(c->dir), nl = strlen(name);
+	size_t dl = name[0] == '/' ? 0 : strlen(c->dir), nl = strlen(name);
 	if (dl + 1 + nl >= MAX_PATH_LEN) {
 		set_err(c, "%s: path too long", name);
 		return CSD_EFORMAT;
@@ -81,15 +82,152 @@ static int join(csd_snapshot *snap, struct ctx *c, const char *name, const char 
 	char *s = malloc(dl + nl + 2);
 	if (!s)
 		goto nomem;
-	memcpy(s, c->dir, dl);
-	s[dl] = '/';
-	memcpy(s + dl + 1, name, nl + 1);
+	if (name[0] == '/') {
+		memcpy(s, name, nl + 1);
+	} else {
+		memcpy(s, c->dir, dl);
+		s[dl] = '/';
+		memcpy(s + dl + 1, name, nl + 1);
+	}
 	snap->paths[snap->n_paths++] = s;
 	*out = s;
 	return CSD_OK;
 nomem:
 	set_err(c, "out of memory");
 	return CSD_ENOMEM;
+}
+
+struct name_ref {
+	char *key;              /* lower-cased name */
+	size_t index;
+};
+
+static int cmp_name_ref(const void *a, const void *b)
+{
+	const struct name_ref *x = a, *y = b;
+	int d = strcmp(x->key, y->key);
+	return d ? d : (x->index > y->index) - (x->index < y->index);
+}
+
+/* Is a name given twice among names[0..n)? Compared ignoring case (for a
+ * register: the part before '(', trimmed). Returns 1 with *first and
+ * *second the indices of the earliest such pair, 0 if all differ, -1 if
+ * memory is short. Sorting keeps it n log n for files of any size. */
+static int find_twice(const char *const *names, size_t n, int reg_form, size_t *first, size_t *second)
+{
+	if (n < 2)
+		return 0;
+	struct name_ref *refs = calloc(n, sizeof(*refs));
+	if (!refs)
+		return -1;
+	int found = 0;
+	size_t made = 0;
+	for (; made < n; made++) {
+		const char *name = names[made];
+		size_t len = reg_form ? strcspn(name, "(") : strlen(name);
+		while (reg_form && len && (name[len - 1] == ' ' || name[len - 1] == '\t'))
+			len--;
+		refs[made].key = malloc(len + 1);
+		if (!refs[made].key) {
+			found = -1;
+			goto out;
+		}
+		for (size_t k = 0; k < len; k++)
+			refs[made].key[k] = (char)(name[k] >= 'A' && name[k] <= 'Z' ? name[k] - 'A' + 'a' : name[k]);
+		refs[made].key[len] = 0;
+		refs[made].index = made;
+	}
+	qsort(refs, n, sizeof(*refs), cmp_name_ref);
+	for (size_t i = 1; i < n; i++) {
+		if (strcmp(refs[i].key, refs[i - 1].key) == 0 && (!found || refs[i].index < *second)) {
+			*first = refs[i - 1].index;
+			*second = refs[i].index;
+			found = 1;
+		}
+	}
+out:
+	for (size_t i = 0; i < made; i++)
+		free(refs[i].key);
+	free(refs);
+	return found;
+}
+
+/* A section the reader looks up by name must not come twice: which one
+ * would count? [device_list] and [regs] may repeat (all are read), as may
+ * [dump...] sections (each is a dump). */
+static int check_sections(struct ctx *c, const struct csdi_ini *ini, const char *shown)
+{
+	const char **names = calloc(ini->n_sections ? ini->n_sections : 1, sizeof(*names));
+	size_t *index = calloc(ini->n_sections ? ini->n_sections : 1, sizeof(*index));
+	size_t n = 0, a, b;
+	int rc = CSD_OK;
+	if (!names || !index) {
+		rc = CSD_ENOMEM;
+		goto out;
+	}
+	for (size_t i = 0; i < ini->n_sections; i++) {
+		const char *nm = ini->sections[i].name;
+		if (csdi_strcaseeq(nm, "device_list") || csdi_strcaseeq(nm, "regs") || csdi_strcaseprefix(nm, "dump"))
+			continue;
+		index[n] = i;
+		names[n++] = nm;
+	}
+	int t = find_twice(names, n, 0, &a, &b);
+	if (t < 0) {
+		rc = CSD_ENOMEM;
+	} else if (t) {
+		const struct csdi_ini_section *x = &ini->sections[index[a]], *y = &ini->sections[index[b]];
+		set_err(c, "%s:%u: section [%s] given twice (first on line %u)", shown, y->line, y->name, x->line);
+		rc = CSD_EFORMAT;
+	}
+out:
+	if (rc == CSD_ENOMEM)
+		set_err(c, "out of memory");
+	free(names);
+	free(index);
+	return rc;
+}
+
+/* A register given twice, within one [regs] section under two spellings
+ * ("ETMCR", "ETMCR(0x000)") or in two of them. */
+static int check_regs(struct ctx *c, const struct csdi_ini *ini, const char *shown)
+{
+	size_t n = 0, a, b;
+	for (size_t s = 0; s < ini->n_sections; s++)
+		if (csdi_strcaseeq(ini->sections[s].name, "regs"))
+			n += ini->sections[s].count;
+	const char **names = calloc(n ? n : 1, sizeof(*names));
+	const struct csdi_ini_entry **ent = calloc(n ? n : 1, sizeof(*ent));
+	int rc = CSD_OK;
+	if (!names || !ent) {
+		rc = CSD_ENOMEM;
+		goto out;
+	}
+	n = 0;
+	for (size_t s = 0; s < ini->n_sections; s++) {
+		const struct csdi_ini_section *sec = &ini->sections[s];
+		if (!csdi_strcaseeq(sec->name, "regs"))
+			continue;
+		for (size_t i = 0; i < sec->count; i++) {
+			ent[n] = &ini->entries[sec->first + i];
+			names[n] = ent[n]->key;
+			n++;
+		}
+	}
+	int t = find_twice(names, n, 1, &a, &b);
+	if (t < 0) {
+		rc = CSD_ENOMEM;
+	} else if (t) {
+		set_err(c, "%s:%u: register %s given twice (first as %s on line %u)", shown, ent[b]->line, ent[b]->key,
+			ent[a]->key, ent[a]->line);
+		rc = CSD_EFORMAT;
+	}
+out:
+	if (rc == CSD_ENOMEM)
+		set_err(c, "out of memory");
+	free(names);
+	free(ent);
+	return rc;
 }
 
 static int load_ini(csd_snapshot *snap, struct ctx *c, struct csdi_ini *ini, const char *name,
@@ -107,6 +245,9 @@ static int load_ini(csd_snapshot *snap, struct ctx *c, struct csdi_ini *ini, con
 		set_err(c, "%s (directory '%s')", msg, c->dir);
 	else if (rc)
 		set_err(c, "%s", msg);
+	if (rc)
+		return rc;
+	rc = check_sections(c, ini, name);
 	if (rc)
 		return rc;
 	snap->ini_bytes += ini->size;
@@ -176,6 +317,9 @@ static int add_dump(csd_snapshot *snap, struct ctx *c, struct snap_device *d, co
 static int read_device(csd_snapshot *snap, struct ctx *c, struct snap_device *d, unsigned listed_line)
 {
 	int rc = load_ini(snap, c, &d->ini, d->file, "snapshot.ini", listed_line, "device file");
+	if (rc)
+		return rc;
+	rc = check_regs(c, &d->ini, d->file);
 	if (rc)
 		return rc;
 	const struct csdi_ini_section *dev = csdi_ini_section(&d->ini, "device");

@@ -404,7 +404,7 @@ static void test_errors(void)
 	path_into(sub, sizeof(sub), tmpdir, "subdir.ini");
 	mkdir(sub, 0700);
 	WRITE("snapshot.ini", "[device_list]", "device1=subdir.ini");
-	expect_error(CSD_EIO, "snapshot.ini:2: device file subdir.ini: cannot read: ");
+	expect_error(CSD_EIO, "snapshot.ini:2: device file subdir.ini: cannot open: not a regular file (a directory)");
 	rmdir(sub);
 
 	/* Missing trace metadata. */
@@ -569,6 +569,88 @@ static void test_errors(void)
 	csd_snapshot_free(NULL);
 }
 
+/* Files that are not what they seem, sections and registers given twice,
+ * absolute names, a byte-order mark (issue: hostile snapshots). */
+static void test_hostile(void)
+{
+	char err[512], path[4200];
+	csd_snapshot *snap = NULL;
+
+	/* A FIFO as a device file fails at once instead of waiting for a
+	 * writer (the test would hang otherwise). */
+	good_base();
+	path_into(path, sizeof(path), tmpdir, "fifo.ini");
+	unlink(path);
+	CHECK_EQ(mkfifo(path, 0600), 0);
+	WRITE("snapshot.ini", "[device_list]", "device1=core.ini", "device2=fifo.ini");
+	expect_error(CSD_EIO, "snapshot.ini:3: device file fifo.ini: cannot open: not a regular file (a FIFO)");
+	/* ... and as a memory dump. */
+	good_base();
+	WRITE("core.ini", "[device]", "name=core0", "class=core", "[dump]", "file=fifo.ini", "address=0x1000");
+	CHECK_EQ(csd_snapshot_open(tmpdir, &snap, err, sizeof(err)), 0);
+	csd_image *img = csd_image_new();
+	CHECK_EQ(csd_snapshot_load_image(snap, "core0", img), CSD_EIO);
+	char want[4400];
+	snprintf(want, sizeof(want), "%s: not a regular file (a FIFO)", path);
+	CHECK_STR(csd_image_error(img), want);
+	csd_image_free(img);
+	csd_snapshot_free(snap);
+	snap = NULL;
+	unlink(path);
+
+	/* Sections looked up by name must be unique; [regs], [device_list]
+	 * and [dump...] may repeat. */
+	good_base();
+	WRITE("core.ini", "[device]", "name=core0", "class=core", "[device]", "name=core1");
+	expect_error(CSD_EFORMAT, "core.ini:4: section [device] given twice (first on line 1)");
+	good_base();
+	WRITE("trace.ini", "[trace_buffers]", "buffers=buffer0", "[buffer0]", "name=ETB", "file=etb.bin",
+	      "[BUFFER0]", "name=ETF", "file=etf.bin");
+	expect_error(CSD_EFORMAT, "trace.ini:6: section [BUFFER0] given twice (first on line 3)");
+	good_base();
+	WRITE("snapshot.ini", "[snapshot]", "version=1.0", "[device_list]", "device1=core.ini", "[trace]",
+	      "metadata=trace.ini", "[snapshot]", "version=1.0");
+	expect_error(CSD_EFORMAT, "snapshot.ini:7: section [snapshot] given twice (first on line 1)");
+	/* A register in two [regs] sections, or under two spellings. */
+	good_base();
+	WRITE("etm.ini", "[device]", "name=ETM_0", "class=trace_source", "type=ETM3.4", "[regs]",
+	      "ETMCR(0x000)=0x00000C00", "[regs]", "ETMTRACEIDR=0x15", "etmcr=0");
+	expect_error(CSD_EFORMAT, "etm.ini:9: register etmcr given twice (first as ETMCR(0x000) on line 6)");
+	WRITE("etm.ini", "[device]", "name=ETM_0", "class=trace_source", "type=ETM3.4", "[regs]",
+	      "ETMCR(0x000)=0x00000C00", "ETMCR =0x1000");
+	expect_error(CSD_EFORMAT, "etm.ini:7: register ETMCR given twice (first as ETMCR(0x000) on line 6)");
+	good_base();
+	WRITE("core.ini", "[device]", "name=core0", "class=core", "[regs]", "R0=1", "[regs]", "R1=2",
+	      "[dump1]", "file=code.bin", "address=0", "[dump1]", "file=code.bin", "address=0x100");
+	CHECK_EQ(csd_snapshot_open(tmpdir, &snap, err, sizeof(err)), 0);
+	CHECK_EQ(csd_snapshot_num_dumps(snap), 2);
+	csd_snapshot_free(snap);
+	snap = NULL;
+
+	/* An absolute file name is used as written, not joined to the
+	 * directory ("dir//abs"). */
+	good_base();
+	path_into(path, sizeof(path), tmpdir, "code.bin");
+	char line[4300];
+	snprintf(line, sizeof(line), "file=%s", path);
+	const char *const core_abs[] = { "[device]", "name=core0", "class=core", "[dump]", line, "address=0x2000" };
+	write_file("core.ini", core_abs, 6);
+	CHECK_EQ(csd_snapshot_open(tmpdir, &snap, err, sizeof(err)), 0);
+	CHECK_EQ(csd_snapshot_num_dumps(snap), 1);
+	if (csd_snapshot_num_dumps(snap) == 1)
+		CHECK_STR(csd_snapshot_dump(snap, 0)->path, path);
+	csd_snapshot_free(snap);
+	snap = NULL;
+
+	/* A UTF-8 byte-order mark before the first line is not content. */
+	good_base();
+	static const char bom_ini[] = "\xEF\xBB\xBF[device_list]\ndevice1=core.ini\n";
+	write_bytes("snapshot.ini", (const uint8_t *)bom_ini, sizeof(bom_ini) - 1);
+	CHECK_EQ(csd_snapshot_open(tmpdir, &snap, err, sizeof(err)), 0);
+	csd_snapshot_free(snap);
+	snap = NULL;
+}
+
 int main(void)
 {
 	test_tc2();
@@ -579,6 +661,7 @@ int main(void)
 	}
 	test_good_fixture();
 	test_errors();
+	test_hostile();
 	for (int i = 0; i < n_names; i++)
 		unlink(join2(tmpdir, names[i]));
 	rmdir(tmpdir);
