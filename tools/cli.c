@@ -7,8 +7,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <unistd.h>
 
 #include "cli.h"
+#include "file.h"
 #include "merge.h"
 #include "symbols.h"
 #include "progress.h"
@@ -37,6 +39,17 @@ void die_io(const char *fmt, ...)
 	fputc('\n', stderr);
 	va_end(ap);
 	exit(EXIT_USAGE);
+}
+
+/* A write error (a full disk, a closed pipe when SIGPIPE is ignored) ends
+ * the run at once: decoding on would only produce more output to lose. */
+static void check_output(struct run_ctx *ctx)
+{
+	if (ferror(ctx->out)) {
+		int e = errno;
+		fprintf(stderr, "%s: write error: %s\n", prog, e ? strerror(e) : "output stream failed");
+		exit(EXIT_USAGE);
+	}
 }
 
 static int slot_feed(struct source_slot *s, const struct csd_bytes *b)
@@ -88,12 +101,14 @@ static void drain_slot(struct run_ctx *ctx, struct source_slot *s)
 				else
 					cli_deliver_record(ctx, s, r);
 			}
+			check_output(ctx);
 		}
 		return;
 	}
 	struct csd_packet p;
 	while ((s->etm3 ? csd_etm3_pkt_next(s->etm3, &p) : csd_ptm_pkt_next(s->ptm, &p)) == 0) {
-		s->items++;
+		if ((++s->items & 255) == 0)
+			check_output(ctx);
 		if (p.type == CSD_PKT_ERROR)
 			s->errors++;
 		if (ctx->on_packet)
@@ -132,14 +147,33 @@ static void drain_frames(struct run_ctx *ctx, csd_frame_decoder *fd)
 	}
 }
 
-/* Decode every slot of one capture file. Returns 0 or -1 on I/O error. */
-static int run_buffer(struct run_ctx *ctx, const char *path, uint32_t frame_format, uint8_t raw_id)
+FILE *cli_open_input(const char *path, int allow_stdin)
 {
-	FILE *f = fopen(path, "rb");
+	if (allow_stdin && strcmp(path, "-") == 0)
+		return stdin;
+	const char *what;
+	int fd = csdi_open_regular(path, &what);
+	FILE *f = fd >= 0 ? fdopen(fd, "rb") : NULL;
 	if (!f) {
-		fprintf(stderr, "%s: %s: %s\n", prog, path, strerror(errno));
-		return -1;
+		int e = errno;
+		if (fd >= 0)
+			close(fd);
+		if (what)
+			fprintf(stderr, "%s: %s: not a regular file (%s)%s\n", prog, path, what,
+				allow_stdin ? "; give '-' to read standard input" : "");
+		else
+			fprintf(stderr, "%s: %s: %s\n", prog, path, strerror(e));
 	}
+	return f;
+}
+
+/* Decode every slot of one capture file. Returns 0 or -1 on I/O error. */
+static int run_buffer(struct run_ctx *ctx, const char *path, uint32_t frame_format, uint8_t raw_id,
+		      int allow_stdin)
+{
+	FILE *f = cli_open_input(path, allow_stdin);
+	if (!f)
+		return -1;
 	struct csd_frame_config fc = { .size = sizeof(fc), .format = frame_format, .raw_id = raw_id };
 	/* Where nothing is printed in capture or time order (decode --format
 	 * none, coverage, profile), each source's bytes come in batches:
@@ -150,7 +184,8 @@ static int run_buffer(struct run_ctx *ctx, const char *path, uint32_t frame_form
 	uint8_t *chunk = malloc(READ_CHUNK);
 	if (!fd || !chunk) {
 		fprintf(stderr, "%s: out of memory\n", prog);
-		fclose(f);
+		if (f != stdin)
+			fclose(f);
 		csd_frame_free(fd);
 		free(chunk);
 		return -1;
@@ -160,17 +195,27 @@ static int run_buffer(struct run_ctx *ctx, const char *path, uint32_t frame_form
 	int rc = 0;
 	struct progress pg;
 	progress_begin(&pg, f, path, ctx->format == FMT_NONE);
-	while ((n = fread(chunk, 1, READ_CHUNK, f)) > 0) {
+	/* read(), not fread(): from a pipe, decode what has arrived rather
+	 * than wait for a whole chunk. */
+	int in = fileno(f);
+	for (;;) {
+		ssize_t got = read(in, chunk, READ_CHUNK);
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got < 0) {
+			fprintf(stderr, "%s: %s: read error: %s\n", prog, path, strerror(errno));
+			rc = -1;
+			break;
+		}
+		if (got == 0)
+			break;
+		n = (size_t)got;
 		csd_frame_feed(fd, chunk, n, off);
 		drain_frames(ctx, fd);
 		off += n;
 		progress_update(&pg, off);
 	}
 	progress_end(&pg);
-	if (ferror(f)) {
-		fprintf(stderr, "%s: %s: read error\n", prog, path);
-		rc = -1;
-	}
 	csd_frame_finish(fd);
 	drain_frames(ctx, fd);
 	for (int id = 0; id < MAX_IDS; id++) {
@@ -182,9 +227,11 @@ static int run_buffer(struct run_ctx *ctx, const char *path, uint32_t frame_form
 	}
 	if (ctx->merge)
 		merge_flush(ctx->merge, ctx);
+	check_output(ctx);
 	csd_frame_free(fd);
 	free(chunk);
-	fclose(f);
+	if (f != stdin)
+		fclose(f);
 	return rc;
 }
 
@@ -241,7 +288,11 @@ static void parse_reg(struct options *o, const char *s)
 	if (!eq)
 		die_usage("--reg expects NAME=VALUE, got '%s'", s);
 	size_t n = (size_t)(eq - s);
-	uint32_t v = (uint32_t)parse_number(eq + 1, "register value");
+	uint64_t v64 = parse_number(eq + 1, "register value");
+	/* As the snapshot reader does: registers are 32 bits. */
+	if (v64 > UINT32_MAX)
+		die_usage("--reg '%s': the value does not fit in 32 bits", s);
+	uint32_t v = (uint32_t)v64;
 	if (n == 5 && strncasecmp(s, "ETMCR", 5) == 0)
 		o->etmcr = v;
 	else if (n == 7 && strncasecmp(s, "ETMCCER", 7) == 0)
@@ -249,10 +300,28 @@ static void parse_reg(struct options *o, const char *s)
 	else if (n == 6 && strncasecmp(s, "ETMIDR", 6) == 0) {
 		o->etmidr = v;
 		o->have_etmidr = 1;
-	} else if (n == 11 && strncasecmp(s, "ETMTRACEIDR", 11) == 0)
-		o->trace_id = (int)(v & 0x7f);
-	else
+	} else if (n == 11 && strncasecmp(s, "ETMTRACEIDR", 11) == 0) {
+		/* The ID is bits 6:0, the rest reserved; IDs 0 and 0x70-0x7f
+		 * are reserved as for --trace-id. */
+		if (v == 0 || v >= 0x70)
+			die_usage("--reg '%s': bad trace ID (expected 1..0x6f)", s);
+		o->trace_id = (int)v;
+	} else
 		die_usage("unknown register in --reg '%s' (ETMCR, ETMCCER, ETMIDR, ETMTRACEIDR)", s);
+}
+
+/* ETMIDR[11:8]: 2 for ETMv3 (IHI 0014), 3 for PFTv1 (IHI 0035B 3.16.28). */
+static void check_etmidr(const struct options *o)
+{
+	if (!o->have_etmidr || !o->etmidr)
+		return;
+	unsigned major = (o->etmidr >> 8) & 0xF, minor = (o->etmidr >> 4) & 0xF;
+	if (o->protocol == CSD_PROTO_ETM3 && major != 2)
+		die_usage("--reg ETMIDR=0x%08x is not an ETMv3 ID (ETMIDR[11:8] = %u, ETMv3 has 2%s)", o->etmidr, major,
+			  major == 3 ? "; 3 is a PTM: --protocol ptm" : "");
+	if (o->protocol == CSD_PROTO_PTM && (major != 3 || minor > 1))
+		die_usage("--reg ETMIDR=0x%08x is not a PTM ID (ETMIDR[11:8] = %u, [7:4] = %u; PFT 1.0/1.1 has 3, 0 or 1%s)",
+			  o->etmidr, major, minor, major == 2 ? "; 2 is an ETMv3: --protocol etm3" : "");
 }
 
 void cli_parse_options(int argc, char **argv, struct options *o, enum cli_mode mode, void (*help)(FILE *),
@@ -326,6 +395,8 @@ void cli_parse_options(int argc, char **argv, struct options *o, enum cli_mode m
 		die_usage("%s: missing <snapshot-dir>%s", decode ? "decode" : "packets", decode ? " or --trace FILE" : "");
 	if (o->trace && !o->protocol)
 		die_usage("--trace needs --protocol etm3|ptm");
+	if (o->trace)
+		check_etmidr(o);
 }
 
 /* "FILE@NUMBER": split at the last '@'. */
@@ -335,10 +406,16 @@ static uint64_t split_at(const char *spec, char *path, size_t cap, const char *w
 	if (!at) {
 		if (required)
 			die_usage("%s expects FILE@ADDR", what);
+		if (!*spec)
+			die_usage("%s: no file name", what);
+		if (strlen(spec) >= cap)
+			die_usage("%s: path too long", what);
 		snprintf(path, cap, "%s", spec);
 		return 0;
 	}
 	size_t n = (size_t)(at - spec);
+	if (n == 0)
+		die_usage("%s expects FILE@ADDR, got '%s' (no file name)", what, spec);
 	if (n >= cap)
 		die_usage("%s: path too long", what);
 	memcpy(path, spec, n);
@@ -353,13 +430,13 @@ static void load_extra_images(const struct options *o, csd_image *img)
 		uint64_t addr = split_at(o->images[i], path, sizeof(path), "--image", 1);
 		int rc = csd_image_add_file(img, path, 0, 0, addr);
 		if (rc < 0)
-			die_io("%s: %s", path, csd_errstr(rc));
+			die_io("--image %s", csd_image_error(img));
 	}
 	for (int i = 0; i < o->n_elfs; i++) {
 		uint64_t bias = split_at(o->elfs[i], path, sizeof(path), "--elf", 0);
 		int rc = csd_image_add_elf(img, path, (int64_t)bias);
 		if (rc < 0)
-			die_io("%s: %s", path, csd_errstr(rc));
+			die_io("--elf %s", csd_image_error(img));
 	}
 }
 
@@ -403,16 +480,18 @@ static void add_totals(struct run_ctx *ctx, const struct source_slot *s)
 
 static int finish_status(struct run_ctx *ctx, int io_failed, int decode)
 {
-	if (ctx->format == FMT_NONE)
-		printf("%s%" PRIu64 " instructions, %" PRIu64 " records, %" PRIu64 " errors\n", decode ? "" : "",
+	(void)decode;
+	/* No summary of a run that failed: its figures would be partial. */
+	if (ctx->format == FMT_NONE && !io_failed)
+		printf("%" PRIu64 " instructions, %" PRIu64 " records, %" PRIu64 " errors\n",
 		       ctx->insns, ctx->items, ctx->errors + ctx->frame_errors);
 	if (fflush(stdout) != 0 || ferror(stdout)) {
-		fprintf(stderr, "%s: write error\n", prog);
+		fprintf(stderr, "%s: write error: %s\n", prog, strerror(errno));
 		return EXIT_USAGE;
 	}
 	if (io_failed)
 		return EXIT_USAGE;
-	return ctx->errors || ctx->frame_errors ? EXIT_TRACE_ERRORS : EXIT_CLEAN;
+	return ctx->errors || ctx->frame_errors || ctx->skipped_sources ? EXIT_TRACE_ERRORS : EXIT_CLEAN;
 }
 
 /* Decode without a snapshot: one source in one file. */
@@ -435,11 +514,21 @@ static int run_trace_file(struct options *o, struct run_ctx *ctx)
 	if (slot_init(&slot, SLOT_FLOW, &cfg, img, o->insn) < 0)
 		die_io("cannot create a decoder for this configuration");
 	ctx->slot[cfg.trace_id] = &slot;
-	int io = run_buffer(ctx, o->trace, o->frame_format, cfg.trace_id) < 0;
+	int io = run_buffer(ctx, o->trace, o->frame_format, cfg.trace_id, 1) < 0;
 	add_totals(ctx, &slot);
 	slot_free(&slot);
 	csd_image_free(img);
 	return finish_status(ctx, io, 1);
+}
+
+/* A source of buffer `buf` that cannot be told apart from the others is
+ * skipped, with a warning: its trace would be lost without a word. */
+static void skip_source(struct run_ctx *ctx, const struct csd_snapshot_source *src,
+			const struct csd_snapshot_buffer *buf, const char *why)
+{
+	fprintf(stderr, "%s: warning: source %s (trace ID 0x%02x) in buffer %s skipped: %s\n", prog, src->name,
+		src->config.trace_id, buf->name, why);
+	ctx->skipped_sources++;
 }
 
 static int run_snapshot(struct options *o, struct run_ctx *ctx, int kind)
@@ -455,18 +544,38 @@ static int run_snapshot(struct options *o, struct run_ctx *ctx, int kind)
 		const struct csd_snapshot_buffer *buf = csd_snapshot_buffer(snap, b);
 		struct source_slot slots[MAX_IDS];
 		csd_image *images[MAX_IDS];
+		const char *names[MAX_IDS];
 		int nslots = 0;
 		uint8_t raw_id = 0;
 		memset(ctx->slot, 0, sizeof(ctx->slot));
 		for (size_t si = 0; si < csd_snapshot_num_sources(snap); si++) {
 			const struct csd_snapshot_source *src = csd_snapshot_source(snap, si);
 			uint8_t id = src->config.trace_id;
-			if (src->buffer != (int)b || id == 0 || id >= MAX_IDS || ctx->slot[id])
+			if (src->buffer != (int)b)
 				continue;
 			if (src->config.protocol != CSD_PROTO_ETM3 && src->config.protocol != CSD_PROTO_PTM)
 				continue;
 			if (o->any_id && !o->want[id])
 				continue;
+			char why[256];
+			if (buf->frame_format != CSD_FRAME_RAW && (id == 0 || id >= 0x70)) {
+				/* Formatter frames carry IDs 0x01-0x6f only. */
+				skip_source(ctx, src, buf, id == 0 ? "ID 0 cannot appear in a formatted buffer" :
+								 "IDs 0x70-0x7f are reserved; a formatted buffer cannot carry them");
+				continue;
+			}
+			if (buf->frame_format == CSD_FRAME_RAW && nslots) {
+				snprintf(why, sizeof(why), "the buffer is unformatted, so it holds one source: %s", names[0]);
+				skip_source(ctx, src, buf, why);
+				continue;
+			}
+			if (ctx->slot[id]) {
+				for (int k = 0; k < nslots; k++)
+					if (&slots[k] == ctx->slot[id])
+						snprintf(why, sizeof(why), "source %s has the same trace ID", names[k]);
+				skip_source(ctx, src, buf, why);
+				continue;
+			}
 			csd_image *img = NULL;
 			if (kind == SLOT_FLOW) {
 				img = csd_image_new();
@@ -474,13 +583,15 @@ static int run_snapshot(struct options *o, struct run_ctx *ctx, int kind)
 					die_io("out of memory");
 				int lr = csd_snapshot_load_image(snap, src->core_name, img);
 				if (lr < 0)
-					die_io("%s: memory dump of %s: %s", o->dir, src->core_name ? src->core_name : "?",
-					       csd_errstr(lr));
+					die_io("memory dump of %s: %s", src->core_name ? src->core_name : "?",
+					       csd_image_error(img)[0] ? csd_image_error(img) : csd_errstr(lr));
 				load_extra_images(o, img);
 			}
 			images[nslots] = img;
+			names[nslots] = src->name;
 			if (slot_init(&slots[nslots], kind, &src->config, img, o->insn) < 0)
-				die_io("cannot create a decoder for source %s", src->name);
+				die_io("cannot create a decoder for source %s (protocol and ETMIDR 0x%08x disagree?)",
+				       src->name, src->config.etmidr);
 			ctx->slot[id] = &slots[nslots];
 			nslots++;
 			raw_id = id;
@@ -488,7 +599,7 @@ static int run_snapshot(struct options *o, struct run_ctx *ctx, int kind)
 		if (nslots == 0)
 			continue;
 		decoded_any = 1;
-		if (run_buffer(ctx, buf->path, buf->frame_format, raw_id) < 0)
+		if (run_buffer(ctx, buf->path, buf->frame_format, raw_id, 0) < 0)
 			io = 1;
 		for (int i = 0; i < nslots; i++) {
 			add_totals(ctx, &slots[i]);
@@ -499,7 +610,7 @@ static int run_snapshot(struct options *o, struct run_ctx *ctx, int kind)
 	csd_snapshot_free(snap);
 	if (!decoded_any) {
 		fprintf(stderr, "%s: %s: no ETMv3 or PTM trace source%s\n", prog, o->dir,
-			o->any_id ? " with the requested ID" : "");
+			o->any_id ? " with the requested ID" : ctx->skipped_sources ? " that could be decoded" : "");
 		return EXIT_USAGE;
 	}
 	return finish_status(ctx, io, kind == SLOT_FLOW);
@@ -610,7 +721,7 @@ csd_image *cli_elf_image(const struct options *o)
 		uint64_t bias = split_at(o->elfs[i], path, sizeof(path), "--elf", 0);
 		int rc = csd_image_add_elf(img, path, (int64_t)bias);
 		if (rc < 0)
-			die_io("%s: %s", path, csd_errstr(rc));
+			die_io("--elf %s", csd_image_error(img));
 	}
 	return img;
 }

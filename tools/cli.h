@@ -58,6 +58,7 @@ struct run_ctx {
 	uint64_t insns;
 	uint64_t errors;
 	uint64_t frame_errors;
+	uint64_t skipped_sources;  /* sources that could not be decoded (warned about) */
 	/* What to do with each record / packet (NULL: print per `format`). */
 	cli_record_fn on_record;
 	cli_packet_fn on_packet;
@@ -106,6 +107,11 @@ void cli_parse_options(int argc, char **argv, struct options *o, enum cli_mode m
 int cli_run(struct options *o, struct run_ctx *ctx, enum slot_kind kind);
 
 uint64_t parse_number(const char *s, const char *what);
+
+/* Open an input file for reading: regular files only (a FIFO or device
+ * would block or never end), or standard input for "-" when allow_stdin.
+ * NULL after printing why. */
+FILE *cli_open_input(const char *path, int allow_stdin);
 
 /* The --elf files' symbols and line tables (NULL without --elf); exits
  * with a message when one cannot be read. Free with symtab_free(). */

@@ -22,6 +22,7 @@
 #include <strings.h>
 #include <sys/stat.h>
 
+#include "cli.h"
 #include "csdec.h"
 #include "frame_enc.h"
 #include "gen.h"
@@ -328,9 +329,13 @@ int csd_cmd_gen(int argc, char **argv)
 	c->core_type = core_type;
 
 	csd_image *img = csd_image_new();
-	int rc = img ? csd_image_add_elf(img, elf, 0) : CSD_ENOMEM;
-	if (rc <= 0)
-		gen_fail("cannot load the ELF file %s", elf);
+	if (!img)
+		gen_fail("%s", "out of memory");
+	int rc = csd_image_add_elf(img, elf, 0);
+	if (rc < 0)
+		gen_fail("%s", csd_image_error(img));
+	if (rc == 0)
+		gen_fail("%s: no loadable segment with bytes in the file", elf);
 	if (mkdir(outdir, 0777) != 0 && errno != EEXIST)
 		gen_fail("cannot create %s", outdir);
 
@@ -381,9 +386,10 @@ int csd_cmd_gen(int argc, char **argv)
 
 	uint64_t bad_lines = 0;
 	for (uint64_t r = 0; r < repeat; r++) {
-		FILE *lf = fopen(log, "r");
+		/* Standard input ("-") can be read once only. */
+		FILE *lf = cli_open_input(log, repeat == 1);
 		if (!lf)
-			gen_fail("cannot read %s", log);
+			exit(2);
 		static struct qemu_log_reader rd;
 		qemu_log_reader_init_file(&rd, lf);
 		struct qemu_log_insn qi;
@@ -403,7 +409,8 @@ int csd_cmd_gen(int argc, char **argv)
 					gen_fail("%s", "trace generation failed (write error?)");
 			}
 		}
-		fclose(lf);
+		if (lf != stdin)
+			fclose(lf);
 	}
 	if (bad_lines)
 		fprintf(stderr, "csdec gen: %s: %llu lines that are not executed instructions skipped\n", log,
