@@ -77,7 +77,7 @@ static void usage_decode(FILE *out)
 		"                     {\"type\":\"insn\",\"addr\":\"0x...\",\"isa\":\"A32|T32|...\",\n"
 		"                      \"size\":N,\"cond\":\"pass|fail|unknown\",\"cycles\":N}\n"
 		"Without a snapshot:\n"
-		"  --trace FILE       the captured trace\n"
+		"  --trace FILE       the captured trace (- for standard input)\n"
 		"  --protocol P       etm3 or ptm\n"
 		"  --formatted        FILE holds 16-byte CoreSight formatter frames (ETB/ETR);\n"
 		"                     --formatted=port for a TPIU/DSTREAM capture with syncs\n"
