@@ -32,6 +32,11 @@ struct section {
 	size_t map_len;
 };
 
+struct piece {
+	uint64_t lo, hi;
+	size_t sec;
+};
+
 struct csd_image {
 	struct section *sec;
 	size_t nsec, cap;
@@ -41,6 +46,13 @@ struct csd_image {
 	uint64_t win_lo, win_hi;
 	csd_read_memory_fn cb;
 	void *cb_ctx;
+	/* What is visible where: sorted, disjoint pieces [lo, hi) each of the
+	 * newest section covering it, rebuilt after sections are added
+	 * (map_valid 0), so that a lookup is a binary search however many
+	 * sections overlap. */
+	struct piece *map;
+	size_t nmap;
+	int map_valid;
 	uint8_t page[CB_PAGE];    /* callback memory cache */
 	uint64_t page_addr;
 	size_t page_len;          /* 0: cache empty */
@@ -64,6 +76,7 @@ void csd_image_free(csd_image *img)
 			munmap(img->sec[i].map, img->sec[i].map_len);
 	}
 	free(img->sec);
+	free(img->map);
 	free(img);
 }
 
@@ -96,6 +109,7 @@ static struct section *add_section(csd_image *img, uint64_t addr, size_t size)
 	s->start = addr;
 	s->end = addr + size;
 	img->win_lo = img->win_hi = 0;
+	img->map_valid = 0;
 	img->generation++;
 	img->page_len = 0;
 	return s;
@@ -357,6 +371,113 @@ int csd_image_set_callback(csd_image *img, csd_read_memory_fn fn, void *ctx)
 	return CSD_OK;
 }
 
+/* Section boundaries, for the sweep that builds the map. */
+struct edge {
+	uint64_t at;
+	size_t sec;
+	int opens;
+};
+
+static int cmp_edge(const void *a, const void *b)
+{
+	const struct edge *x = a, *y = b;
+	return x->at < y->at ? -1 : x->at > y->at;
+}
+
+/* Max-heap of section indices (the newest on top). */
+static void heap_push(size_t *h, size_t *n, size_t v)
+{
+	size_t i = (*n)++;
+	while (i && h[(i - 1) / 2] < v) {
+		h[i] = h[(i - 1) / 2];
+		i = (i - 1) / 2;
+	}
+	h[i] = v;
+}
+
+static void heap_pop(size_t *h, size_t *n)
+{
+	size_t v = h[--*n], i = 0;
+	for (;;) {
+		size_t c = 2 * i + 1;
+		if (c >= *n)
+			break;
+		if (c + 1 < *n && h[c + 1] > h[c])
+			c++;
+		if (h[c] <= v)
+			break;
+		h[i] = h[c];
+		i = c;
+	}
+	if (*n)
+		h[i] = v;
+}
+
+/* Sweep the sections' edges in address order with a heap of the open
+ * ones (closed ones leave lazily): each stretch between two edges shows
+ * the newest open section. n log n for any overlap. 0 or -1 (no memory:
+ * lookups then scan the sections). */
+static int build_map(csd_image *img)
+{
+	size_t n = img->nsec;
+	struct edge *e = malloc((2 * n + 1) * sizeof(*e));
+	size_t *heap = malloc((n + 1) * sizeof(*heap));
+	unsigned char *open = calloc(n + 1, 1);
+	struct piece *map = malloc((2 * n + 1) * sizeof(*map));
+	if (!e || !heap || !open || !map) {
+		free(e);
+		free(heap);
+		free(open);
+		free(map);
+		return -1;
+	}
+	for (size_t i = 0; i < n; i++) {
+		e[2 * i] = (struct edge){ img->sec[i].start, i, 1 };
+		e[2 * i + 1] = (struct edge){ img->sec[i].end, i, 0 };
+	}
+	qsort(e, 2 * n, sizeof(*e), cmp_edge);
+	size_t nh = 0, nmap = 0;
+	for (size_t k = 0; k < 2 * n;) {
+		uint64_t at = e[k].at;
+		for (; k < 2 * n && e[k].at == at; k++) {
+			open[e[k].sec] = (unsigned char)e[k].opens;
+			if (e[k].opens)
+				heap_push(heap, &nh, e[k].sec);
+		}
+		while (nh && !open[heap[0]])
+			heap_pop(heap, &nh);
+		if (!nh || k == 2 * n)
+			continue;
+		uint64_t hi = e[k].at;
+		if (nmap && map[nmap - 1].sec == heap[0] && map[nmap - 1].hi == at)
+			map[nmap - 1].hi = hi;
+		else
+			map[nmap++] = (struct piece){ at, hi, heap[0] };
+	}
+	free(e);
+	free(heap);
+	free(open);
+	free(img->map);
+	img->map = map;
+	img->nmap = nmap;
+	img->map_valid = 1;
+	return 0;
+}
+
+/* Index of the first piece ending above addr (nmap if none). */
+static size_t piece_after(const csd_image *img, uint64_t addr)
+{
+	size_t lo = 0, hi = img->nmap;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (img->map[mid].hi <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
 size_t csdi_image_fetch(csd_image *img, uint64_t addr, const uint8_t **p)
 {
 	if (addr >= img->win_lo && addr < img->win_hi) {
@@ -364,24 +485,17 @@ size_t csdi_image_fetch(csd_image *img, uint64_t addr, const uint8_t **p)
 		*p = s->data + (addr - s->start);
 		return (size_t)(img->win_hi - addr);
 	}
-	/* Newest first: later sections override earlier ones. */
-	for (size_t i = img->nsec; i-- > 0;) {
-		const struct section *s = &img->sec[i];
-		if (addr < s->start || addr >= s->end)
-			continue;
-		uint64_t lo = s->start, hi = s->end;
-		for (size_t j = i + 1; j < img->nsec; j++) {
-			const struct section *n = &img->sec[j];
-			if (n->start > addr && n->start < hi)
-				hi = n->start;
-			if (n->end <= addr && n->end > lo)
-				lo = n->end;
-		}
-		img->last = i;
-		img->win_lo = lo;
-		img->win_hi = hi;
+	if (!img->map_valid && img->nsec && build_map(img) < 0)
+		return 0;
+	size_t k = piece_after(img, addr);
+	if (k < img->nmap && addr >= img->map[k].lo) {
+		const struct piece *pc = &img->map[k];
+		const struct section *s = &img->sec[pc->sec];
+		img->last = pc->sec;
+		img->win_lo = pc->lo;
+		img->win_hi = pc->hi;
 		*p = s->data + (addr - s->start);
-		return (size_t)(hi - addr);
+		return (size_t)(pc->hi - addr);
 	}
 	if (!img->cb || addr >= ADDR_LIMIT)
 		return 0;
@@ -408,9 +522,8 @@ size_t csdi_image_fetch(csd_image *img, uint64_t addr, const uint8_t **p)
 	/* Callback bytes only up to the next section: sections take
 	 * precedence over the callback wherever they are. */
 	uint64_t n = img->page_addr + img->page_len - addr;
-	for (size_t i = 0; i < img->nsec; i++)
-		if (img->sec[i].start > addr && img->sec[i].start - addr < n)
-			n = img->sec[i].start - addr;
+	if (k < img->nmap && img->map[k].lo - addr < n)
+		n = img->map[k].lo - addr;
 	return (size_t)n;
 }
 

@@ -145,10 +145,59 @@ static void test_files(void)
 	unlink(elf);
 }
 
+/* Many overlapping sections: every byte reads from the newest section that
+ * covers it, and a lookup costs a binary search (50,000 sections and
+ * 200,000 reads would take minutes with a scan per miss). */
+static void test_many_sections(void)
+{
+	enum { NSEC = 50000, SPAN = 1 << 20 };
+	static uint8_t bytes[NSEC][64];
+	static int32_t owner[SPAN];
+	csd_image *img = csd_image_new();
+	CHECK(img != NULL);
+	for (size_t a = 0; a < SPAN; a++)
+		owner[a] = -1;
+	uint32_t x = 2463534242u;
+	for (int i = 0; i < NSEC; i++) {
+		x ^= x << 13;
+		x ^= x >> 17;
+		x ^= x << 5;
+		uint32_t at = x % (SPAN - 64), len = 1 + (x >> 20) % 64;
+		memset(bytes[i], (uint8_t)(i * 7 + 1), sizeof(bytes[i]));
+		CHECK_EQ(csd_image_add_buffer(img, 0x40000000u + at, bytes[i], len, 0), 0);
+		for (uint32_t k = 0; k < len; k++)
+			owner[at + k] = i;
+	}
+	CHECK_EQ(csd_image_num_sections(img), NSEC);
+	unsigned wrong = 0;
+	for (int r = 0; r < 200000; r++) {
+		x ^= x << 13;
+		x ^= x >> 17;
+		x ^= x << 5;
+		uint32_t at = x % SPAN;
+		uint8_t b[80];
+		int got = csd_image_read(img, 0x40000000u + at, b, sizeof(b));
+		/* Model: bytes up to the first uncovered one. */
+		int want = 0;
+		while (want < (int)sizeof(b) && at + (uint32_t)want < SPAN && owner[at + want] >= 0)
+			want++;
+		if (want == 0) {
+			wrong += got != CSD_ENOMAP;
+			continue;
+		}
+		wrong += got != want;
+		for (int k = 0; k < want && k < got; k++)
+			wrong += b[k] != (uint8_t)(owner[at + k] * 7 + 1);
+	}
+	CHECK_EQ(wrong, 0);
+	csd_image_free(img);
+}
+
 int main(void)
 {
 	test_buffers();
 	test_callback();
 	test_files();
+	test_many_sections();
 	return check_done("test_image");
 }
