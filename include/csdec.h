@@ -300,7 +300,7 @@ struct csd_packet {
 	uint32_t type;            /**< enum csd_pkt_type */
 	uint32_t flags;           /**< enum csd_pkt_flag bits */
 	uint64_t offset;          /**< capture offset of the first byte */
-	uint32_t size;            /**< bytes in the packet (NOSYNC, ASYNC, IGNORE: bytes in the run) */
+	uint64_t size;            /**< bytes in the packet (NOSYNC, ASYNC, IGNORE: bytes in the run, which may pass 4 GiB) */
 	uint8_t raw[CSD_PKT_RAW_MAX]; /**< the first min(size, CSD_PKT_RAW_MAX) bytes */
 
 	uint32_t addr;            /**< ISYNC / BRANCH / WAYPOINT / OOO_PLACEHOLDER: instruction address */
@@ -678,15 +678,15 @@ struct csd_record {
 	uint64_t cycles;        /**< with CSD_RECF_CYCLES */
 	uint64_t timestamp;     /**< TIMESTAMP */
 	uint32_t count;         /**< RANGE / NO_MEMORY: instructions (atoms) */
-	uint32_t size;          /**< INSN: bytes; NOSYNC: bytes skipped */
 	uint32_t opcode;        /**< INSN: as in struct csdi_insn: A32 word, T32 hw1 or hw1<<16|hw2 */
-	uint32_t context_id;    /**< CONTEXT */
-	uint16_t exception;     /**< EXCEPTION: number as traced */
+	uint64_t size;          /**< INSN: bytes; NOSYNC: bytes skipped (may pass 4 GiB) */
 	uint8_t isa;            /**< enum csd_isa of the instructions / context */
 	uint8_t cond;           /**< RANGE (last insn) / INSN: enum csd_cond */
 	uint8_t reason;         /**< TRACE_ON: enum csd_sync_reason */
 	uint8_t vmid;           /**< CONTEXT */
 	uint8_t id;             /**< trace ID of the source */
+	uint16_t exception;     /**< EXCEPTION: number as traced */
+	uint32_t context_id;    /**< CONTEXT */
 	const char *error;      /**< ERROR: static English reason */
 };
 

@@ -55,7 +55,7 @@ struct csdi_seg_range {
 	uint32_t cycles;
 	uint16_t count;
 	uint16_t flags;
-	uint8_t isa, cond;      /* in this order: bytes 82-83 of the record (seg_record) */
+	uint8_t isa, cond;      /* in this order: bytes 80-81 of the record (seg_record) */
 	uint8_t end_delta;      /* end - last */
 	uint8_t hdr;            /* the header (0..SEG_LEN-1) whose offset it has */
 };
@@ -425,17 +425,17 @@ static inline unsigned seg_bytes(const uint8_t *h, size_t n, uint64_t *bytes)
 
 /* Record r from a memo entry's range rs at capture offset off. */
 static inline __attribute__((always_inline)) void seg_record(struct csd_record *r, const struct csdi_seg_range *rs,
-							       uint64_t off, uint64_t tid48)
+							       uint64_t off, uint64_t tid_misc)
 {
 	/* isa and cond as one 16-bit load, in place (little-endian; the
 	 * byte order does not matter elsewhere). */
 	uint16_t isa_cond;
 	memcpy(&isa_cond, &rs->isa, 2);
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-	const uint64_t misc = (uint64_t)isa_cond << 16 | tid48;
+	const uint64_t misc = (uint64_t)isa_cond | tid_misc;
 #else
 	(void)isa_cond;
-	const uint64_t misc = csdi_rec_misc(rs->isa, rs->cond, (uint8_t)(tid48 >> 48));
+	const uint64_t misc = csdi_rec_misc(rs->isa, rs->cond, (uint8_t)(tid_misc >> 32));
 #endif
 	csdi_rec_range(r, rs->flags, off, rs->start, rs->last, rs->last + rs->end_delta, rs->cycles, rs->count, misc);
 }
@@ -576,7 +576,7 @@ static inline __attribute__((always_inline)) size_t run_range(csd_flow_decoder *
 					 * be reloaded after each record. */
 					const unsigned nrec = g->nrec;
 					const unsigned q0 = dec->qhead + dec->qlen;
-					const uint64_t tid = (uint64_t)dec->cfg.trace.trace_id << 48;
+					const uint64_t tid = csdi_rec_misc(0, 0, dec->cfg.trace.trace_id);
 					struct csd_record *const q = dec->q;
 					const struct csdi_seg_range *rs = g->rec;
 					if (offs) {

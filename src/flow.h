@@ -172,11 +172,11 @@ static inline void csdi_pkt_clear(struct csd_packet *p)
 	memset((unsigned char *)p + 64, 0, sizeof(*p) - 64);
 }
 
-/* The record bytes 80-87 of csdi_rec_range(): exception 0, isa, cond,
- * reason 0, vmid 0, id (little-endian). */
+/* The record bytes 80-87 of csdi_rec_range(): isa, cond, reason 0, vmid 0,
+ * id, padding, exception 0 (little-endian). */
 static inline uint64_t csdi_rec_misc(uint8_t isa, uint8_t cond, uint8_t id)
 {
-	return (uint64_t)isa << 16 | (uint64_t)cond << 24 | (uint64_t)id << 48;
+	return (uint64_t)isa | (uint64_t)cond << 8 | (uint64_t)id << 32;
 }
 
 /*
@@ -196,10 +196,11 @@ static inline __attribute__((always_inline)) void csdi_rec_range(struct csd_reco
 	_Static_assert(offsetof(struct csd_record, flags) == 4 && offsetof(struct csd_record, offset) == 8 &&
 			       offsetof(struct csd_record, addr) == 16 && offsetof(struct csd_record, end) == 24 &&
 			       offsetof(struct csd_record, last) == 32 && offsetof(struct csd_record, cycles) == 48 &&
-			       offsetof(struct csd_record, count) == 64 && offsetof(struct csd_record, exception) == 80 &&
-			       offsetof(struct csd_record, isa) == 82 && offsetof(struct csd_record, cond) == 83 &&
-			       offsetof(struct csd_record, id) == 86 && offsetof(struct csd_record, error) == 88 &&
-			       sizeof(struct csd_record) == 96,
+			       offsetof(struct csd_record, count) == 64 && offsetof(struct csd_record, size) == 72 &&
+			       offsetof(struct csd_record, isa) == 80 && offsetof(struct csd_record, cond) == 81 &&
+			       offsetof(struct csd_record, id) == 84 && offsetof(struct csd_record, exception) == 86 &&
+			       offsetof(struct csd_record, context_id) == 88 && offsetof(struct csd_record, error) == 96 &&
+			       sizeof(struct csd_record) == 104,
 		       "struct csd_record as csdi_rec_range() writes it");
 	typedef uint64_t csdi_v2u64 __attribute__((vector_size(16)));
 	const csdi_v2u64 w0 = { CSD_REC_RANGE | (uint64_t)flags << 32, offset };
@@ -215,6 +216,7 @@ static inline __attribute__((always_inline)) void csdi_rec_range(struct csd_reco
 	memcpy(b + 48, &w3, 16);
 	memcpy(b + 64, &w4, 16);
 	memcpy(b + 80, &w5, 16);
+	r->error = NULL;
 #else
 	csdi_rec_clear(r);
 	r->type = CSD_REC_RANGE;
@@ -225,9 +227,9 @@ static inline __attribute__((always_inline)) void csdi_rec_range(struct csd_reco
 	r->last = last;
 	r->cycles = cycles;
 	r->count = count;
-	r->isa = (uint8_t)(misc >> 16);
-	r->cond = (uint8_t)(misc >> 24);
-	r->id = (uint8_t)(misc >> 48);
+	r->isa = (uint8_t)misc;
+	r->cond = (uint8_t)(misc >> 8);
+	r->id = (uint8_t)(misc >> 32);
 #endif
 }
 

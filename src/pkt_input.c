@@ -104,7 +104,7 @@ static void nosync_packet(struct csdi_input *in, struct csd_packet *pkt)
 	memset(pkt, 0, sizeof(*pkt));
 	pkt->type = CSD_PKT_NOSYNC;
 	pkt->offset = in->skip_off;
-	pkt->size = in->skipped > UINT32_MAX ? UINT32_MAX : (uint32_t)in->skipped;
+	pkt->size = in->skipped;
 	memcpy(pkt->raw, in->skip_raw, in->skipped < CSD_PKT_RAW_MAX ? in->skipped : CSD_PKT_RAW_MAX);
 	in->skipped = 0;
 }
@@ -126,7 +126,7 @@ int csdi_in_seek_async(struct csdi_input *in, struct csd_packet *pkt)
 		memset(pkt, 0, sizeof(*pkt));
 		pkt->type = CSD_PKT_ASYNC;
 		pkt->offset = in->zero_off;
-		pkt->size = (uint32_t)in->async_len;
+		pkt->size = in->async_len;
 		size_t r = in->async_len < CSD_PKT_RAW_MAX ? in->async_len : CSD_PKT_RAW_MAX;
 		memset(pkt->raw, 0, r);
 		if (in->async_len <= CSD_PKT_RAW_MAX)
@@ -142,6 +142,15 @@ int csdi_in_seek_async(struct csdi_input *in, struct csd_packet *pkt)
 			break;
 		for (size_t i = 0; i < n; i++) {
 			uint8_t b = p[i];
+			if (b != 0x00 && in->zeros == 0 && in->skipped >= CSD_PKT_RAW_MAX) {
+				/* Junk without zeros cannot hold an A-sync: count the
+				 * run up to the next zero at once. */
+				const uint8_t *z = memchr(p + i, 0, n - i);
+				size_t run = z ? (size_t)(z - (p + i)) : n - i;
+				in->skipped += run;
+				i += run - 1;
+				continue;
+			}
 			if (b == 0x00) {
 				if (in->zeros == 0)
 					in->zero_off = csdi_in_offset(in, i);

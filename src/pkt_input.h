@@ -24,13 +24,13 @@ struct csdi_input {
 	size_t stage_len;       /* bytes kept from earlier runs */
 	size_t view_len;        /* stage_len + run bytes copied in by the last view */
 	/* A-sync search state (unsynchronised decoder). */
-	size_t skipped;         /* bytes passed over, not yet reported */
+	uint64_t skipped;       /* bytes passed over, not yet reported (64-bit: captures pass 4 GiB) */
 	uint64_t skip_off;
 	uint8_t skip_raw[CSD_PKT_RAW_MAX];
-	size_t zeros;           /* consecutive 0x00 bytes seen */
+	uint64_t zeros;         /* consecutive 0x00 bytes seen */
 	uint64_t zero_off;      /* offset of the first of them */
 	int async_ready;        /* an A-sync was found; report it next */
-	size_t async_len;
+	uint64_t async_len;
 };
 
 /* A plain I-sync (address, cycle count if has_cc, instruction set isa

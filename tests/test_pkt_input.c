@@ -1,6 +1,11 @@
 /* Unit tests of the shared packet-decoder input: staging across runs and
  * the A-sync search. */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
 #include "check.h"
+#include "csdec.h"
 #include "pkt_input.h"
 
 static void test_stage_across_runs(void)
@@ -91,10 +96,68 @@ static void test_seek_async(void)
 	CHECK_EQ(csdi_in_seek_async(&in, &pkt), 0);
 }
 
+/* A stretch without sync longer than 4 GiB is reported with its whole
+ * size (a 5 GB capture of junk once came out as 4,294,967,295 bytes), by
+ * both packet decoders and the flow decoder. */
+static void test_long_nosync(void)
+{
+	enum { CHUNK = 8 << 20 };
+	const uint64_t total = (UINT64_C(5) << 30) + 7;
+	uint8_t *junk = malloc(CHUNK);
+	CHECK(junk != NULL);
+	if (!junk)
+		return;
+	memset(junk, 0x11, CHUNK);
+	struct csd_trace_config cfg = { .size = sizeof(cfg), .protocol = CSD_PROTO_PTM };
+	csd_ptm_pkt_decoder *ptm = csd_ptm_pkt_new(&cfg);
+	cfg.protocol = CSD_PROTO_ETM3;
+	csd_etm3_pkt_decoder *etm3 = csd_etm3_pkt_new(&cfg);
+	csd_image *img = csd_image_new();
+	struct csd_flow_config fc = { .size = sizeof(fc), .trace = cfg, .image = img };
+	csd_flow_decoder *flow = csd_flow_new(&fc);
+	CHECK(ptm && etm3 && flow);
+	struct csd_packet pp, pe;
+	struct csd_record r;
+	int np = 0, ne = 0, nr = 0;
+	for (uint64_t off = 0; off < total; off += CHUNK) {
+		struct csd_bytes in = { .data = junk, .size = total - off < CHUNK ? (size_t)(total - off) : CHUNK,
+					.base = off };
+		CHECK_EQ(csd_ptm_pkt_feed(ptm, &in), 0);
+		CHECK_EQ(csd_etm3_pkt_feed(etm3, &in), 0);
+		CHECK_EQ(csd_flow_feed(flow, &in), 0);
+		while (csd_ptm_pkt_next(ptm, &pp) == 0)
+			np++;
+		while (csd_etm3_pkt_next(etm3, &pe) == 0)
+			ne++;
+		while (csd_flow_next(flow, &r) == 0)
+			nr++;
+	}
+	CHECK_EQ(np + ne + nr, 0);      /* nothing before the end: the stretch goes on */
+	csd_ptm_pkt_finish(ptm);
+	csd_etm3_pkt_finish(etm3);
+	csd_flow_finish(flow);
+	CHECK_EQ(csd_ptm_pkt_next(ptm, &pp), 0);
+	CHECK_EQ(pp.type, CSD_PKT_NOSYNC);
+	CHECK(pp.size == total);
+	CHECK_EQ(pp.offset, 0);
+	CHECK_EQ(csd_etm3_pkt_next(etm3, &pe), 0);
+	CHECK_EQ(pe.type, CSD_PKT_NOSYNC);
+	CHECK(pe.size == total);
+	CHECK_EQ(csd_flow_next(flow, &r), 0);
+	CHECK_EQ(r.type, CSD_REC_NOSYNC);
+	CHECK(r.size == total);
+	csd_ptm_pkt_free(ptm);
+	csd_etm3_pkt_free(etm3);
+	csd_flow_free(flow);
+	csd_image_free(img);
+	free(junk);
+}
+
 int main(void)
 {
 	test_stage_across_runs();
 	test_seek_async();
+	test_long_nosync();
 	CHECK_STR(csd_pkt_type_name(CSD_PKT_NOSYNC), "nosync");
 	CHECK_STR(csd_pkt_type_name(0), "unknown");
 	CHECK_STR(csd_errstr(CSD_EAGAIN), "more input needed");

@@ -51,7 +51,7 @@ void print_packet_text(FILE *out, uint8_t id, const struct csd_packet *p)
 	case CSD_PKT_NOSYNC:
 	case CSD_PKT_ASYNC:
 	case CSD_PKT_IGNORE:
-		fprintf(out, " %" PRIu32 " bytes", p->size);
+		fprintf(out, " %" PRIu64 " bytes", p->size);
 		break;
 	case CSD_PKT_ISYNC:
 		if (p->flags & CSD_PKTF_DATA_ONLY)
@@ -132,7 +132,7 @@ static void json_bool(FILE *out, const char *key, int v)
 void print_packet_json(FILE *out, uint8_t id, const struct csd_packet *p)
 {
 	char atoms[64];
-	fprintf(out, "{\"packet\":\"%s\",\"id\":%u,\"offset\":%" PRIu64 ",\"size\":%" PRIu32 ",\"bytes\":\"",
+	fprintf(out, "{\"packet\":\"%s\",\"id\":%u,\"offset\":%" PRIu64 ",\"size\":%" PRIu64 ",\"bytes\":\"",
 		csd_pkt_type_name((int)p->type), id, p->offset, p->size);
 	print_hex_bytes(out, p, NULL);
 	fputc('"', out);
@@ -478,7 +478,7 @@ void print_record_text(FILE *out, const struct source_slot *s, const struct csd_
 			lb_add(&b, " cyc=%" PRIu64, r->cycles);
 		break;
 	case CSD_REC_NOSYNC:
-		lb_add(&b, "no sync: %" PRIu32 " bytes at offset %" PRIu64, r->size, r->offset);
+		lb_add(&b, "no sync: %" PRIu64 " bytes at offset %" PRIu64, r->size, r->offset);
 		break;
 	case CSD_REC_ISA_UNSUPPORTED:
 		lb_add(&b, "cannot follow %s code at 0x%08" PRIx64, csd_isa_name(r->isa), r->addr);
@@ -564,7 +564,7 @@ void print_record_json(FILE *out, const struct source_slot *s, const struct csd_
 		fprintf(out, ",\"count\":%" PRIu32, r->count);
 		break;
 	case CSD_REC_NOSYNC:
-		fprintf(out, ",\"size\":%" PRIu32, r->size);
+		fprintf(out, ",\"size\":%" PRIu64, r->size);
 		break;
 	case CSD_REC_ISA_UNSUPPORTED:
 		fprintf(out, ",\"addr\":\"0x%08" PRIx64 "\",\"isa\":\"%s\"", r->addr, csd_isa_name(r->isa));
