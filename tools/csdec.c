@@ -111,8 +111,11 @@ static int cmd_decode(int argc, char **argv)
 	memset(&ctx, 0, sizeof(ctx));
 	ctx.format = o.format;
 	/* Printed records of several sources come out in timestamp order. */
-	if (ctx.format != FMT_NONE && !o.capture_order && !(ctx.merge = merge_new(cli_deliver_record)))
-		die_io("out of memory");
+	if (ctx.format != FMT_NONE && !o.capture_order) {
+		ctx.merge = merge_new(cli_deliver_record, cli_deliver_order_note);
+		if (!ctx.merge)
+			die_io("out of memory");
+	}
 	int rc = cli_run(&o, &ctx, SLOT_FLOW);
 	merge_free(ctx.merge);
 	return rc;
