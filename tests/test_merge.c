@@ -3,16 +3,16 @@
  * compiled in, with a recording deliver callback), and `csdec decode` in
  * time order against capture order.
  *
- * The merge: for random inputs (several sources, timestamps per source
+ * The merge, for random inputs (several sources, timestamps per source
  * rising or sometimes going back, sources without timestamps or with a
  * late first one, long runs of one source far above the queue's cap, a
- * source whose timestamp stops) every record pushed comes out exactly once,
- * each source's in its order, no source ever has more than MERGE_QUEUE_MAX
- * records held, a record that goes out while another source could still
- * give an earlier one (by this test's own account of the sources'
- * timestamps) is preceded by a note for its source, and two records out of
- * time order have a note for one of their sources before them. Cases made
- * by hand pin which notes come and that they do not repeat per record.
+ * source whose timestamp stops, allocations that fail), against the
+ * invariants of fuzz/merge_check.h (shared with fuzz/fuzz_merge.c): every
+ * record once, each source's in its order, never more than
+ * MERGE_QUEUE_MAX held, a note before any record that goes out while
+ * another source could still give an earlier one, time order wherever no
+ * note came, not a note per record. Cases made by hand pin which notes
+ * come, naming whom, and when the next one may.
  *
  * The tool: the three-source PTM capture of issue 17 (0x10 stops at
  * timestamp 100, 0x11 has 10 atoms at 200, 0x12 20,000 at 300) gives each
@@ -41,184 +41,33 @@ static void *test_alloc(size_t n)
 
 /* ---- The merge against a model of the sources ------------------------ */
 
-#define NSRC_MAX 8
+#define MC_CHECK(cond) CHECK(cond)
+#include "../fuzz/merge_check.h"
 
-/* What was pushed, by serial number (the record's offset). */
-struct pushed {
-	uint8_t src;            /* index into the case's sources */
-	uint8_t stamped;        /* the source had reported a timestamp */
-	uint64_t stamp;
-};
-
-static struct {
-	struct source_slot slot[NSRC_MAX];
-	int nsrc;
-	/* the sources as pushed so far */
-	uint64_t last_ts[NSRC_MAX];
-	int has_ts[NSRC_MAX];
-	uint64_t pushed_n[NSRC_MAX], delivered_n[NSRC_MAX];
-	uint64_t timestamps;
-	/* everything pushed */
-	struct pushed *p;
-	size_t n, cap;
-	uint8_t *seen;
-	/* the output */
-	int64_t last_serial[NSRC_MAX];
-	int noted[NSRC_MAX];             /* a note for the source came */
-	unsigned notes[NSRC_MAX];
-	const char *last_reason[NSRC_MAX];
-	int last_waiting[NSRC_MAX];      /* source index, -1 none */
-	uint64_t max_unnoted;            /* highest stamp out from a source without a note */
-	int flushing;
-	unsigned unsafe_out;             /* records out while another source could go before them */
-	unsigned failures_before;
-} M;
-
-/* Over all cases: notes by reason (full, no memory, back, late), records
- * out ahead of a lagging source. */
-static unsigned long notes_by_reason[4], unsafe_total;
-
-static int src_index(const struct source_slot *s)
-{
-	for (int i = 0; i < M.nsrc; i++)
-		if (&M.slot[i] == s)
-			return i;
-	return -1;
-}
-
-static void on_record(struct run_ctx *ctx, struct source_slot *s, const struct csd_record *r)
-{
-	(void)ctx;
-	int i = src_index(s);
-	CHECK(i >= 0);
-	CHECK(r->offset < M.n);
-	if (i < 0 || r->offset >= M.n)
-		return;
-	const struct pushed *p = &M.p[r->offset];
-	CHECK_EQ(p->src, i);
-	CHECK_EQ(M.seen[r->offset], 0);
-	M.seen[r->offset]++;
-	M.delivered_n[i]++;
-	CHECK((int64_t)r->offset > M.last_serial[i]);
-	M.last_serial[i] = (int64_t)r->offset;
-	if (!p->stamped)
-		return;
-	/* Out before another source's record that may still come earlier:
-	 * only after a note for this source. */
-	int unsafe = 0;
-	for (int k = 0; k < M.nsrc; k++)
-		if (k != i && M.has_ts[k] && M.last_ts[k] < p->stamp)
-			unsafe = 1;
-	if (unsafe && !M.flushing) {
-		M.unsafe_out++;
-		unsafe_total++;
-		CHECK(M.noted[i]);
-	}
-	/* Time order, except where a note came before. */
-	if (!M.noted[i]) {
-		CHECK(p->stamp >= M.max_unnoted);
-		if (p->stamp > M.max_unnoted)
-			M.max_unnoted = p->stamp;
-	}
-}
-
-static void on_note(struct run_ctx *ctx, struct source_slot *s, const char *reason, struct source_slot *waiting)
-{
-	(void)ctx;
-	int i = src_index(s);
-	CHECK(i >= 0);
-	CHECK(reason == reason_full || reason == reason_nomem || reason == reason_back || reason == reason_late);
-	if (i < 0)
-		return;
-	M.noted[i] = 1;
-	M.notes[i]++;
-	notes_by_reason[reason == reason_full ? 0 : reason == reason_nomem ? 1 : reason == reason_back ? 2 : 3]++;
-	M.last_reason[i] = reason;
-	M.last_waiting[i] = waiting ? src_index(waiting) : -1;
-	if (waiting) {
-		int w = src_index(waiting);
-		CHECK(w >= 0 && w != i);
-		CHECK(w >= 0 && M.has_ts[w]);
-	}
-}
+static unsigned case_failures;
 
 static struct merge *case_begin(int nsrc, const uint8_t *ids)
 {
-	free(M.p);
-	free(M.seen);
-	memset(&M, 0, sizeof(M));
-	M.nsrc = nsrc;
-	for (int i = 0; i < nsrc; i++) {
-		M.slot[i].id = ids[i];
-		M.last_serial[i] = -1;
-		M.last_waiting[i] = -1;
-	}
-	M.failures_before = (unsigned)check_failures;
-	struct merge *m = merge_new(on_record, on_note);
-	CHECK(m != NULL);
-	return m;
-}
-
-/* Push one record of source i: a timestamp (ts != NULL) or a range. */
-static void push(struct merge *m, int i, const uint64_t *ts)
-{
-	struct csd_record r;
-	memset(&r, 0, sizeof(r));
-	if (M.n == M.cap) {
-		M.cap = M.cap ? 2 * M.cap : 4096;
-		M.p = realloc(M.p, M.cap * sizeof(*M.p));
-		M.seen = realloc(M.seen, M.cap);
-		if (!M.p || !M.seen)
-			abort();
-	}
-	if (ts) {
-		r.type = CSD_REC_TIMESTAMP;
-		r.timestamp = *ts;
-		M.last_ts[i] = *ts;
-		M.has_ts[i] = 1;
-		M.timestamps++;
-	} else {
-		r.type = CSD_REC_RANGE;
-		r.count = 1;
-	}
-	r.offset = M.n;
-	M.p[M.n] = (struct pushed){ .src = (uint8_t)i, .stamped = (uint8_t)M.has_ts[i], .stamp = M.last_ts[i] };
-	M.seen[M.n] = 0;
-	M.n++;
-	M.pushed_n[i]++;
-	merge_push(m, NULL, &M.slot[i], &r);
-	/* Bounded: seen from outside and in the queues themselves. */
-	for (int k = 0; k < M.nsrc; k++)
-		CHECK(M.pushed_n[k] - M.delivered_n[k] <= MERGE_QUEUE_MAX);
-	for (int k = 0; k < m->nactive; k++)
-		CHECK(m->active[k]->len <= m->active[k]->cap && m->active[k]->cap <= MERGE_QUEUE_MAX);
+	case_failures = (unsigned)check_failures;
+	return mc_begin(nsrc, ids);
 }
 
 static void push_ts(struct merge *m, int i, uint64_t ts)
 {
-	push(m, i, &ts);
+	mc_push(m, i, &ts);
 }
 
 static void push_recs(struct merge *m, int i, unsigned n)
 {
 	while (n--)
-		push(m, i, NULL);
+		mc_push(m, i, NULL);
 }
 
-/* Flush, check that everything came out once; 1 if the case passed. */
+/* Flush and check; 1 if the case passed. */
 static int case_end(struct merge *m, const char *what)
 {
-	M.flushing = 1;
-	merge_flush(m, NULL);
-	M.flushing = 0;
-	size_t once = 0;
-	for (size_t k = 0; k < M.n; k++)
-		once += M.seen[k] == 1;
-	CHECK_EQ(once, M.n);
-	for (int i = 0; i < M.nsrc; i++)
-		CHECK_EQ(M.delivered_n[i], M.pushed_n[i]);
-	merge_free(m);
-	if ((unsigned)check_failures != M.failures_before) {
+	mc_end(m);
+	if ((unsigned)check_failures != case_failures) {
 		fprintf(stderr, "merge case failed: %s\n", what);
 		return 0;
 	}
@@ -228,8 +77,8 @@ static int case_end(struct merge *m, const char *what)
 static unsigned total_notes(void)
 {
 	unsigned n = 0;
-	for (int i = 0; i < M.nsrc; i++)
-		n += M.notes[i];
+	for (int i = 0; i < mc.nsrc; i++)
+		n += mc.notes[i];
 	return n;
 }
 
@@ -245,7 +94,7 @@ static void case_in_step(void)
 			push_recs(m, i, (unsigned)(round + i) % 40);
 		}
 	CHECK_EQ(total_notes(), 0);
-	CHECK_EQ(M.unsafe_out, 0);
+	CHECK_EQ(mc.unsafe_out, 0);
 	case_end(m, "in step");
 }
 
@@ -264,14 +113,14 @@ static void case_issue17(void)
 	push_recs(m, 2, 1);
 	push_ts(m, 2, 300);
 	push_recs(m, 2, 20000);
-	CHECK_EQ(M.notes[0], 0);
-	CHECK_EQ(M.notes[1], 1);
-	CHECK_EQ(M.notes[2], 1);
-	CHECK(M.last_reason[2] == reason_full);
-	CHECK_EQ(M.last_waiting[2], 0);
-	CHECK_EQ(M.last_waiting[1], 0);
+	CHECK_EQ(mc.notes[0], 0);
+	CHECK_EQ(mc.notes[1], 1);
+	CHECK_EQ(mc.notes[2], 1);
+	CHECK(mc.last_reason[2] == reason_full);
+	CHECK_EQ(mc.last_waiting[2], 0);
+	CHECK_EQ(mc.last_waiting[1], 0);
 	/* The queue full and one more pushed: exactly the excess is out. */
-	CHECK_EQ(M.pushed_n[2] - M.delivered_n[2], MERGE_QUEUE_MAX);
+	CHECK_EQ(mc.pushed_n[2] - mc.delivered_n[2], MERGE_QUEUE_MAX);
 	case_end(m, "issue 17");
 }
 
@@ -283,16 +132,16 @@ static void case_episodes(void)
 	push_ts(m, 0, 100);
 	push_ts(m, 1, 300);
 	push_recs(m, 1, MERGE_QUEUE_MAX + 5000);
-	CHECK_EQ(M.notes[1], 1);
+	CHECK_EQ(mc.notes[1], 1);
 	push_ts(m, 1, 310); /* 0x10 still behind: the same episode */
 	push_recs(m, 1, MERGE_QUEUE_MAX + 5000);
-	CHECK_EQ(M.notes[1], 1);
+	CHECK_EQ(mc.notes[1], 1);
 	push_ts(m, 0, 400); /* past everything delivered: order known again */
 	push_recs(m, 0, 3);
 	push_ts(m, 1, 500);
 	push_recs(m, 1, MERGE_QUEUE_MAX + 10);
-	CHECK_EQ(M.notes[1], 2);
-	CHECK_EQ(M.notes[0], 0);
+	CHECK_EQ(mc.notes[1], 2);
+	CHECK_EQ(mc.notes[0], 0);
 	case_end(m, "episodes");
 }
 
@@ -311,16 +160,16 @@ static void case_back_and_late(void)
 	CHECK_EQ(total_notes(), 0);
 	push_recs(m, 2, 2);
 	push_ts(m, 2, 700); /* first timestamp, below 900 delivered */
-	CHECK_EQ(M.notes[2], 1);
-	CHECK(M.last_reason[2] == reason_late);
-	CHECK_EQ(M.last_waiting[2], -1);
+	CHECK_EQ(mc.notes[2], 1);
+	CHECK(mc.last_reason[2] == reason_late);
+	CHECK_EQ(mc.last_waiting[2], -1);
 	push_recs(m, 2, 2);
 	push_ts(m, 0, 400); /* back */
-	CHECK_EQ(M.notes[0], 1);
-	CHECK(M.last_reason[0] == reason_back);
+	CHECK_EQ(mc.notes[0], 1);
+	CHECK(mc.last_reason[0] == reason_back);
 	push_recs(m, 0, 2);
 	push_ts(m, 0, 300); /* back again, same episode */
-	CHECK_EQ(M.notes[0], 1);
+	CHECK_EQ(mc.notes[0], 1);
 	push_recs(m, 0, 2);
 	case_end(m, "back and late");
 }
@@ -337,10 +186,10 @@ static void case_no_memory(void)
 	alloc_fail = 1;
 	push_ts(m, 2, 300); /* 0x12 has no ring: out at once, after 0x11's */
 	push_recs(m, 2, 5);
-	CHECK_EQ(M.notes[2], 1);
-	CHECK(M.last_reason[2] == reason_nomem);
-	CHECK_EQ(M.delivered_n[2], M.pushed_n[2]);
-	CHECK_EQ(M.delivered_n[1], M.pushed_n[1]);
+	CHECK_EQ(mc.notes[2], 1);
+	CHECK(mc.last_reason[2] == reason_nomem);
+	CHECK_EQ(mc.delivered_n[2], mc.pushed_n[2]);
+	CHECK_EQ(mc.delivered_n[1], mc.pushed_n[1]);
 	alloc_fail = 0;
 	case_end(m, "no memory, no ring");
 
@@ -352,9 +201,9 @@ static void case_no_memory(void)
 	alloc_fail = 1;
 	push_recs(m, 1, 5000);
 	alloc_fail = 0;
-	CHECK_EQ(M.notes[1], 1);
-	CHECK(M.last_reason[1] == reason_nomem);
-	CHECK(M.pushed_n[1] - M.delivered_n[1] < 5000);
+	CHECK_EQ(mc.notes[1], 1);
+	CHECK(mc.last_reason[1] == reason_nomem);
+	CHECK(mc.pushed_n[1] - mc.delivered_n[1] < 5000);
 	case_end(m, "no memory to grow");
 }
 
@@ -374,8 +223,8 @@ static unsigned rnd_below(unsigned n)
 /* Random sources and schedules. Returns the records pushed. */
 static size_t case_random(unsigned n_case)
 {
-	uint8_t ids[NSRC_MAX];
-	int nsrc = 2 + (int)rnd_below(NSRC_MAX - 1);
+	uint8_t ids[MC_NSRC_MAX];
+	int nsrc = 2 + (int)rnd_below(MC_NSRC_MAX - 1);
 	for (int i = 0; i < nsrc; i++) {
 		int fresh;
 		do {
@@ -387,12 +236,12 @@ static size_t case_random(unsigned n_case)
 	}
 	struct merge *m = case_begin(nsrc, ids);
 	/* Per source: timestamps never, from the start or from later on
-	 * (start_at records); how often; how far they step; whether they
+	 * (ts_from records); how often; how far they step; whether they
 	 * may go back; when the source falls silent. */
-	int ts_from[NSRC_MAX], ts_every[NSRC_MAX], back[NSRC_MAX];
-	unsigned step[NSRC_MAX], silent_after[NSRC_MAX], weight[NSRC_MAX];
-	uint64_t ts[NSRC_MAX];
-	unsigned count[NSRC_MAX] = { 0 };
+	int ts_from[MC_NSRC_MAX], ts_every[MC_NSRC_MAX], back[MC_NSRC_MAX];
+	unsigned step[MC_NSRC_MAX], silent_after[MC_NSRC_MAX], weight[MC_NSRC_MAX];
+	uint64_t ts[MC_NSRC_MAX];
+	unsigned count[MC_NSRC_MAX] = { 0 };
 	int nonmono = rnd_below(4) == 0;
 	for (int i = 0; i < nsrc; i++) {
 		unsigned kind = rnd_below(5);
@@ -428,16 +277,12 @@ static size_t case_random(unsigned n_case)
 					ts[i] += rnd_below(step[i]);
 				push_ts(m, i, ts[i]);
 			} else {
-				push(m, i, NULL);
+				mc_push(m, i, NULL);
 			}
 		}
 	}
 	alloc_fail = 0;
-	/* A note per source and episode, and an episode ends only at a
-	 * timestamp: never a note per record. */
-	for (int k = 0; k < nsrc; k++)
-		CHECK(M.notes[k] <= 1 + M.timestamps);
-	size_t n = M.n;
+	size_t n = mc.n;
 	char what[64];
 	snprintf(what, sizeof(what), "random case %u", n_case);
 	case_end(m, what);
@@ -735,8 +580,8 @@ int main(void)
 	case_episodes();
 	case_back_and_late();
 	case_no_memory();
-	memset(notes_by_reason, 0, sizeof(notes_by_reason));
-	unsafe_total = 0;
+	memset(mc_notes_by_reason, 0, sizeof(mc_notes_by_reason));
+	mc_unsafe_total = 0;
 	rng_state = 0x9E3779B97F4A7C15u;
 	size_t records = 0;
 	unsigned passed = 0, cases = 400;
@@ -747,13 +592,11 @@ int main(void)
 	}
 	printf("test_merge: %u of %u random cases passed, %zu records, %lu out ahead of a lagging source; notes: "
 	       "%lu queue full, %lu out of memory, %lu timestamp back, %lu late first timestamp\n",
-	       passed, cases, records, unsafe_total, notes_by_reason[0], notes_by_reason[1], notes_by_reason[2],
-	       notes_by_reason[3]);
+	       passed, cases, records, mc_unsafe_total, mc_notes_by_reason[0], mc_notes_by_reason[1],
+	       mc_notes_by_reason[2], mc_notes_by_reason[3]);
 	/* The random inputs reach every way out of order. */
 	for (int k = 0; k < 4; k++)
-		CHECK(notes_by_reason[k] > 0);
-	free(M.p);
-	free(M.seen);
+		CHECK(mc_notes_by_reason[k] > 0);
 	check_tool();
 	return check_done("test_merge");
 }

@@ -26,9 +26,13 @@
 
 #include "merge.h"
 
-/* The ring's allocator (a test may make it fail). */
+/* The ring's allocator (a test may make it fail) and first size (a fuzz
+ * harness with a small cap makes it smaller, so that rings grow). */
 #ifndef MERGE_ALLOC
 #define MERGE_ALLOC malloc
+#endif
+#ifndef MERGE_QUEUE_MIN
+#define MERGE_QUEUE_MIN 256
 #endif
 
 static const char reason_full[] = "queue full: records delivered before the time order was known";
@@ -173,7 +177,7 @@ static void settle(struct merge *m)
 
 static int grow(struct queue *q)
 {
-	size_t ncap = q->cap ? q->cap * 2 : 256;
+	size_t ncap = q->cap ? q->cap * 2 : MERGE_QUEUE_MIN;
 	if (ncap > MERGE_QUEUE_MAX)
 		ncap = MERGE_QUEUE_MAX;
 	struct held *nh = MERGE_ALLOC(ncap * sizeof(*nh));
