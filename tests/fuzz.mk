@@ -2,7 +2,7 @@
 # that `make test` includes. Details: docs/FUZZING.md.
 #
 #   make fuzz                 every harness for FUZZ_SECONDS (default 3600;
-#                             `make -j7 fuzz` runs them side by side); corpora
+#                             `make -j8 fuzz` runs them side by side); corpora
 #                             grow in build/fuzz/corpus/<name>, crashes go to
 #                             build/fuzz/artifacts/<name>/
 #   make fuzz-run-<name>      one harness (frame, etm3_pkt, ptm_pkt,
