@@ -13,7 +13,9 @@
  *     settings, aimed at the code image the flow harnesses map
  *     (fuzz_image.h), and formatter frames from the frame encoder (port
  *     format with FSYNC and HSYNC);
- *   - a small ELF file of that code image for the image harness.
+ *   - a small ELF file of that code image for the image harness;
+ *   - operation streams for the merge harness (issue 17's three sources,
+ *     sources in step, random ones).
  * Without CSD_SHARED only the encoder seeds are written.
  */
 #include <errno.h>
@@ -607,6 +609,72 @@ static void image_seeds(void)
 	put_seed("image", "ops-only", NULL, 0, in, n + sizeof(ops));
 }
 
+/* Merge harness (fuzz_merge.c): the op byte for `kind` on source `src`
+ * of nsrc (kind in bits 5:3, source op % nsrc, bits 7:6 free). */
+static uint8_t merge_op(unsigned kind, unsigned src, unsigned nsrc, unsigned high)
+{
+	for (unsigned op = kind << 3 | high << 6;; op++)
+		if (op % nsrc == src)
+			return (uint8_t)op;
+}
+
+/* Issue 17's sources (one stops at timestamp 100, one has 10 records at
+ * 200, one thousands at 300), sources in step, and random streams. */
+static void merge_seeds(void)
+{
+	static uint8_t in[3 * 512 + 2];
+	size_t n = 0;
+#define OP(kind, src, a, b) do { in[n++] = merge_op(kind, src, nsrc, 0); in[n++] = (uint8_t)(a); \
+		in[n++] = (uint8_t)(b); } while (0)
+	unsigned nsrc = 3;
+	in[n++] = (uint8_t)(nsrc - 1);
+	in[n++] = 0x0f;
+	OP(0, 0, 3, 0);         /* trace on */
+	OP(3, 0, 100, 0);       /* timestamp 100, then nothing */
+	OP(0, 1, 3, 0);
+	OP(3, 1, 200, 0);
+	OP(6, 1, 9, 0);         /* 10 records */
+	OP(0, 2, 3, 0);
+	OP(3, 2, 300 & 0xff, 300 >> 8);
+	for (int k = 0; k < 8; k++)
+		OP(6, 2, 255, 0); /* 2048 records */
+	put_seed("merge", "issue17", NULL, 0, in, n);
+
+	n = 0;
+	nsrc = 4;
+	in[n++] = (uint8_t)(nsrc - 1);
+	in[n++] = 0x40;
+	for (unsigned round = 0; round < 40; round++)
+		for (unsigned i = 0; i < nsrc; i++) {
+			OP(3, i, 1 + (round * 7 + i) % 13, 0);
+			OP(6, i, (round + i) % 40, 0);
+		}
+	OP(7, 0, 0, 1);         /* end of capture, then a second one */
+	OP(3, 0, 50, 0);
+	OP(6, 1, 200, 0);
+	OP(4, 0, 20, 0);        /* back */
+	put_seed("merge", "in-step", NULL, 0, in, n);
+
+	for (unsigned k = 0; k < 8; k++) {
+		n = 0;
+		nsrc = 2 + k % 7;
+		in[n++] = (uint8_t)(nsrc - 1);
+		in[n++] = (uint8_t)rnd();
+		while (n + 3 <= sizeof(in)) {
+			unsigned kind = rnd() % 8, src = rnd() % nsrc;
+			if (kind == 7 && rnd() % 4)
+				kind = 3;
+			in[n++] = merge_op(kind, src, nsrc, rnd() % 4);
+			in[n++] = (uint8_t)rnd();
+			in[n++] = (uint8_t)rnd();
+		}
+		char name[32];
+		snprintf(name, sizeof(name), "random-%u", k);
+		put_seed("merge", name, NULL, 0, in, n);
+	}
+#undef OP
+}
+
 int main(int argc, char **argv)
 {
 	if (argc != 2) {
@@ -615,7 +683,7 @@ int main(int argc, char **argv)
 	}
 	out_root = argv[1];
 	make_dir(out_root);
-	const char *names[] = { "frame", "etm3_pkt", "ptm_pkt", "etm3_flow", "ptm_flow", "snapshot", "image" };
+	const char *names[] = { "frame", "etm3_pkt", "ptm_pkt", "etm3_flow", "ptm_flow", "snapshot", "image", "merge" };
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
 		char path[1024];
 		snprintf(path, sizeof(path), "%s/%s", out_root, names[i]);
@@ -641,6 +709,7 @@ int main(int argc, char **argv)
 	}
 	minimal_snapshot();
 	image_seeds();
+	merge_seeds();
 	printf("seedgen: %u seeds in %s\n", seeds_written, out_root);
 	return 0;
 }

@@ -2,21 +2,22 @@
 # that `make test` includes. Details: docs/FUZZING.md.
 #
 #   make fuzz                 every harness for FUZZ_SECONDS (default 3600;
-#                             `make -j7 fuzz` runs them side by side); corpora
+#                             `make -j8 fuzz` runs them side by side); corpora
 #                             grow in build/fuzz/corpus/<name>, crashes go to
 #                             build/fuzz/artifacts/<name>/
 #   make fuzz-run-<name>      one harness (frame, etm3_pkt, ptm_pkt,
-#                             etm3_flow, ptm_flow, snapshot, image)
+#                             etm3_flow, ptm_flow, snapshot, image, merge)
 #   make fuzz-brief           every harness for FUZZ_BRIEF_RUNS inputs (default
 #                             2000, a few seconds), fixed PRNG seed
 #   make fuzz-seeds           regenerate build/fuzz/seeds/<name>/
 #   make fuzz-image           rebuild fuzz/fuzz_image.h from fuzz/image_code.c
 #                             (needs arm-linux-gnueabihf-gcc)
-#   make fuzz-coverage        line coverage of src/ reached by the corpora,
-#                             seeds and regression inputs (llvm-cov)
+#   make fuzz-coverage        line coverage of src/ and tools/merge.c reached
+#                             by the corpora, seeds and regression inputs
+#                             (llvm-cov)
 
 FUZZ_CC ?= clang
-FUZZ_NAMES := frame etm3_pkt ptm_pkt etm3_flow ptm_flow snapshot image
+FUZZ_NAMES := frame etm3_pkt ptm_pkt etm3_flow ptm_flow snapshot image merge
 FUZZ_SECONDS ?= 3600
 FUZZ_BRIEF_RUNS ?= 2000
 FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
@@ -46,6 +47,9 @@ FUZZ_HAVE_CC := $(shell command -v $(FUZZ_CC) >/dev/null 2>&1 && echo yes)
 # includes the harness sources.
 export CSD_FUZZ_REGRESS := $(abspath fuzz/regress)
 $(B)/tests/test_fuzz_regress $(B)/tests-san/test_fuzz_regress: $(wildcard fuzz/fuzz_*.c) $(wildcard fuzz/*.h)
+# The merge harness compiles the tool's merge in.
+FUZZ_MERGE_SRC := tools/merge.c tools/merge.h tools/cli.h
+$(B)/tests/test_fuzz_regress $(B)/tests-san/test_fuzz_regress $(B)/fuzz/fuzz_merge $(B)/fuzz/cov/fuzz_merge: $(FUZZ_MERGE_SRC)
 $(B)/tests/test_pkt_brief $(B)/tests-san/test_pkt_brief: fuzz/pkt_same.h
 
 .PHONY: fuzz fuzz-brief fuzz-seeds fuzz-image fuzz-bins fuzz-coverage $(FUZZ_NAMES:%=fuzz-run-%)
@@ -142,4 +146,4 @@ fuzz-coverage: $(FUZZ_COV_BIN) $(FUZZ_SEEDS)/.stamp
 	done
 	llvm-profdata merge -o $(B)/fuzz/cov/all.profdata $(B)/fuzz/cov/*.profraw
 	llvm-cov report $(firstword $(FUZZ_COV_BIN)) $(addprefix -object ,$(wordlist 2,99,$(FUZZ_COV_BIN))) \
-	  -instr-profile=$(B)/fuzz/cov/all.profdata $(LIB_SRC)
+	  -instr-profile=$(B)/fuzz/cov/all.profdata $(LIB_SRC) tools/merge.c

@@ -39,6 +39,9 @@
 #define LLVMFuzzerTestOneInput fuzz_image_entry
 #include "../fuzz/fuzz_image.c"
 #undef LLVMFuzzerTestOneInput
+#define LLVMFuzzerTestOneInput fuzz_merge_entry
+#include "../fuzz/fuzz_merge.c"
+#undef LLVMFuzzerTestOneInput
 
 typedef int (*entry_fn)(const uint8_t *data, size_t size);
 
@@ -53,6 +56,7 @@ static const struct {
 	{ "ptm_flow", fuzz_ptm_flow_entry },
 	{ "snapshot", fuzz_snapshot_entry },
 	{ "image", fuzz_image_entry },
+	{ "merge", fuzz_merge_entry },
 };
 
 static unsigned replayed, open_failing, open_passing;

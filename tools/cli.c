@@ -79,6 +79,17 @@ void cli_deliver_record(struct run_ctx *ctx, struct source_slot *s, const struct
 		print_record_text(ctx->out, s, r);
 }
 
+void cli_deliver_order_note(struct run_ctx *ctx, struct source_slot *s, const char *reason,
+			    struct source_slot *waiting)
+{
+	if (ctx->on_record)
+		return; /* the commands that accumulate keep no order */
+	if (ctx->format == FMT_JSONL)
+		print_order_json(ctx->out, s, reason);
+	else if (ctx->format == FMT_TEXT)
+		print_order_text(ctx->out, s, reason, waiting);
+}
+
 static void drain_slot(struct run_ctx *ctx, struct source_slot *s)
 {
 	if (s->flow) {

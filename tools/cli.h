@@ -69,6 +69,9 @@ struct run_ctx {
 
 /* Hand one record to the context's handler or printer. */
 void cli_deliver_record(struct run_ctx *ctx, struct source_slot *s, const struct csd_record *r);
+/* Print the time-order note of the merge (merge.h: merge_note_fn). */
+void cli_deliver_order_note(struct run_ctx *ctx, struct source_slot *s, const char *reason,
+			    struct source_slot *waiting);
 
 /* Command-line options of the commands that decode. */
 struct options {
@@ -153,5 +156,9 @@ void print_packet_text(FILE *out, uint8_t id, const struct csd_packet *p);
 void print_packet_json(FILE *out, uint8_t id, const struct csd_packet *p);
 void print_record_text(FILE *out, const struct source_slot *s, const struct csd_record *r);
 void print_record_json(FILE *out, const struct source_slot *s, const struct csd_record *r);
+/* The note that records of s may be out of time order (`waiting`: the
+ * source lagging behind them, or NULL). */
+void print_order_text(FILE *out, const struct source_slot *s, const char *reason, const struct source_slot *waiting);
+void print_order_json(FILE *out, const struct source_slot *s, const char *reason);
 
 #endif

@@ -72,7 +72,9 @@ static void usage_decode(FILE *out)
 		"  --format FMT       text (default), jsonl (one JSON object per record, with\n"
 		"                     \"type\"), or none (decode all, print one summary line)\n"
 		"  --order ORDER      time (default): several sources interleaved by their\n"
-		"                     timestamps; capture: in the order of the capture\n"
+		"                     timestamps; capture: in the order of the capture.\n"
+		"                     In time order, records printed before their order is\n"
+		"                     known follow a note {\"type\":\"order\",\"id\":N,\"reason\":...}\n"
 		"  --insn             one record per instruction instead of ranges:\n"
 		"                     {\"type\":\"insn\",\"addr\":\"0x...\",\"isa\":\"A32|T32|...\",\n"
 		"                      \"size\":N,\"cond\":\"pass|fail|unknown\",\"cycles\":N}\n"
@@ -111,8 +113,11 @@ static int cmd_decode(int argc, char **argv)
 	memset(&ctx, 0, sizeof(ctx));
 	ctx.format = o.format;
 	/* Printed records of several sources come out in timestamp order. */
-	if (ctx.format != FMT_NONE && !o.capture_order && !(ctx.merge = merge_new(cli_deliver_record)))
-		die_io("out of memory");
+	if (ctx.format != FMT_NONE && !o.capture_order) {
+		ctx.merge = merge_new(cli_deliver_record, cli_deliver_order_note);
+		if (!ctx.merge)
+			die_io("out of memory");
+	}
 	int rc = cli_run(&o, &ctx, SLOT_FLOW);
 	merge_free(ctx.merge);
 	return rc;

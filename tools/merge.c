@@ -2,20 +2,43 @@
  * merge.c - interleave the records of several sources by timestamp.
  *
  * Each record is stamped with the last timestamp its source reported before
- * it. A record can be delivered once no other source can still produce an
- * earlier stamp: a source's later records are stamped at least with its
- * current timestamp, so a record is safe when its stamp is not above the
- * current timestamp of every other source that reports timestamps. Equal
- * stamps keep capture order. Sources without timestamps never hold others
- * back. Memory is bounded: a queue that reaches QUEUE_MAX delivers its
- * oldest record regardless (the order then degrades to capture order).
+ * it (0 before the first: such records wait for nothing). A record can be
+ * delivered once no other source can still produce an earlier stamp: a
+ * source's later records are stamped at least with its current timestamp,
+ * so a record is safe when its stamp is not above the current timestamp of
+ * every other source that reports timestamps. Equal stamps keep capture
+ * order. Sources without timestamps never hold others back.
+ *
+ * Memory is bounded: a source holds at most MERGE_QUEUE_MAX records. When a
+ * full queue gets one more, the earliest held records of all sources are
+ * delivered until that queue has given one: in time order among themselves,
+ * but perhaps before records that a lagging source has yet to give. Every
+ * record still comes out exactly once, and each source's in its order.
+ * Before the first record of a source that goes out so, a note says that
+ * its records may be out of time order. The next note for that source comes
+ * only once the order is known again: every source's timestamp has reached
+ * the highest stamp delivered (and its own highest). One note per source
+ * and episode, however long the run. A timestamp that goes back, and a
+ * first timestamp below records already delivered, are noted the same way.
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "merge.h"
 
-#define QUEUE_MAX 16384
+/* The ring's allocator (a test may make it fail) and first size (a fuzz
+ * harness with a small cap makes it smaller, so that rings grow). */
+#ifndef MERGE_ALLOC
+#define MERGE_ALLOC malloc
+#endif
+#ifndef MERGE_QUEUE_MIN
+#define MERGE_QUEUE_MIN 256
+#endif
+
+static const char reason_full[] = "queue full: records delivered before the time order was known";
+static const char reason_nomem[] = "out of memory: records delivered before the time order was known";
+static const char reason_back[] = "timestamp went back";
+static const char reason_late[] = "first timestamp earlier than records already delivered";
 
 struct held {
 	struct csd_record r;
@@ -28,22 +51,29 @@ struct queue {
 	struct held *h;
 	size_t head, len, cap;
 	uint64_t last_ts;
-	int has_ts;
+	uint64_t top_ts;        /* the highest timestamp the source reported */
+	uint8_t has_ts;
+	uint8_t noted;          /* told out of order, and the order not known again since */
 };
 
 struct merge {
 	merge_deliver_fn deliver;
+	merge_note_fn note;
 	struct queue q[MAX_IDS];
 	struct queue *active[MAX_IDS];  /* the queues with a source, in order of first use */
 	int nactive;
+	int unsettled;                  /* some queue is noted */
 	uint64_t seq;
+	uint64_t delivered_ts;          /* the highest stamp delivered */
 };
 
-struct merge *merge_new(merge_deliver_fn deliver)
+struct merge *merge_new(merge_deliver_fn deliver, merge_note_fn note)
 {
 	struct merge *m = calloc(1, sizeof(*m));
-	if (m)
+	if (m) {
 		m->deliver = deliver;
+		m->note = note;
+	}
 	return m;
 }
 
@@ -76,22 +106,105 @@ static struct queue *first(struct merge *m)
 	return best;
 }
 
-static void pop_deliver(struct merge *m, struct run_ctx *ctx, struct queue *q)
+/* The source other than `from` that reports timestamps and is furthest
+ * behind, or NULL. */
+static struct queue *laggard(const struct merge *m, const struct queue *from)
 {
-	struct held h = *front(q);
-	q->head = (q->head + 1) % q->cap;
-	q->len--;
-	m->deliver(ctx, q->s, &h.r);
+	struct queue *low = NULL;
+	for (int i = 0; i < m->nactive; i++) {
+		struct queue *q = m->active[i];
+		if (q != from && q->has_ts && (!low || q->last_ts < low->last_ts))
+			low = q;
+	}
+	return low;
 }
 
 /* No source that reports timestamps can still go below this stamp? */
 static int safe(const struct merge *m, const struct queue *from, uint64_t stamp)
 {
+	const struct queue *low = laggard(m, from);
+	return !low || low->last_ts >= stamp;
+}
+
+/* Say once per episode that q's records may be out of time order. */
+static void tell(struct merge *m, struct run_ctx *ctx, struct queue *q, const char *reason, const struct queue *waiting)
+{
+	if (q->noted)
+		return;
+	q->noted = 1;
+	m->unsettled = 1;
+	m->note(ctx, q->s, reason, waiting ? waiting->s : NULL);
+}
+
+/* Deliver r of queue q, stamped `stamp`. With a reason it is forced out:
+ * noted when a lagging source could still give an earlier record. */
+static void deliver(struct merge *m, struct run_ctx *ctx, struct queue *q, const struct csd_record *r, uint64_t stamp,
+		    const char *forced)
+{
+	if (forced) {
+		const struct queue *low = laggard(m, q);
+		if (low && low->last_ts < stamp)
+			tell(m, ctx, q, forced, low);
+	}
+	if (stamp > m->delivered_ts)
+		m->delivered_ts = stamp;
+	m->deliver(ctx, q->s, r);
+}
+
+static void pop_deliver(struct merge *m, struct run_ctx *ctx, struct queue *q, const char *forced)
+{
+	const struct held *h = front(q);
+	/* The callback does not come back into the merge: h stays put. */
+	deliver(m, ctx, q, &h->r, h->stamp, forced);
+	q->head = (q->head + 1) % q->cap;
+	q->len--;
+}
+
+/* The order is known again once every source's timestamp has reached the
+ * highest stamp delivered and its own highest: no record still to come can
+ * go before one delivered. */
+static void settle(struct merge *m)
+{
 	for (int i = 0; i < m->nactive; i++) {
 		const struct queue *q = m->active[i];
-		if (q != from && q->has_ts && q->last_ts < stamp)
-			return 0;
+		if (q->has_ts && (q->last_ts < m->delivered_ts || q->last_ts < q->top_ts))
+			return;
 	}
+	for (int i = 0; i < m->nactive; i++)
+		m->active[i]->noted = 0;
+	m->unsettled = 0;
+}
+
+static int grow(struct queue *q)
+{
+	size_t ncap = q->cap ? q->cap * 2 : MERGE_QUEUE_MIN;
+	if (ncap > MERGE_QUEUE_MAX)
+		ncap = MERGE_QUEUE_MAX;
+	struct held *nh = MERGE_ALLOC(ncap * sizeof(*nh));
+	if (!nh)
+		return 0;
+	for (size_t i = 0; i < q->len; i++)
+		nh[i] = q->h[(q->head + i) % q->cap];
+	free(q->h);
+	q->h = nh;
+	q->head = 0;
+	q->cap = ncap;
+	return 1;
+}
+
+/* Room in q for one more record: a larger ring, or else the earliest held
+ * records of all sources go out until q has given one (the order among
+ * everything held stays, and only a lagging source can still get ahead of
+ * them). 0 if q cannot hold a record at all. */
+static int make_room(struct merge *m, struct run_ctx *ctx, struct queue *q)
+{
+	if (q->len < q->cap || (q->cap < MERGE_QUEUE_MAX && grow(q)))
+		return 1;
+	if (!q->cap)
+		return 0;
+	const char *why = q->cap < MERGE_QUEUE_MAX ? reason_nomem : reason_full;
+	while (q->len == q->cap)
+		pop_deliver(m, ctx, first(m), why);
 	return 1;
 }
 
@@ -102,44 +215,45 @@ void merge_push(struct merge *m, struct run_ctx *ctx, struct source_slot *s, con
 		m->active[m->nactive++] = q;
 	q->s = s;
 	if (r->type == CSD_REC_TIMESTAMP) {
+		if (q->has_ts ? r->timestamp < q->last_ts : r->timestamp < m->delivered_ts)
+			tell(m, ctx, q, q->has_ts ? reason_back : reason_late, NULL);
 		q->last_ts = r->timestamp;
+		if (!q->has_ts || r->timestamp > q->top_ts)
+			q->top_ts = r->timestamp;
 		q->has_ts = 1;
+		if (m->unsettled)
+			settle(m);
 	}
-	if (q->len == q->cap) {
-		if (q->cap == QUEUE_MAX) {
-			pop_deliver(m, ctx, first(m) ? first(m) : q);
-		} else {
-			size_t ncap = q->cap ? q->cap * 2 : 256;
-			struct held *nh = malloc(ncap * sizeof(*nh));
-			if (!nh) {
-				m->deliver(ctx, s, r); /* out of memory: no ordering */
-				return;
-			}
-			for (size_t i = 0; i < q->len; i++)
-				nh[i] = q->h[(q->head + i) % q->cap];
-			free(q->h);
-			q->h = nh;
-			q->head = 0;
-			q->cap = ncap;
-		}
+	if (!make_room(m, ctx, q)) {
+		/* Out of memory with nothing of q held: r goes out now, after
+		 * the records held that come before it. */
+		for (struct queue *f; (f = first(m)) && front(f)->stamp <= q->last_ts;)
+			pop_deliver(m, ctx, f, reason_nomem);
+		deliver(m, ctx, q, r, q->last_ts, reason_nomem);
+	} else {
+		struct held *h = &q->h[(q->head + q->len) % q->cap];
+		h->r = *r;
+		h->stamp = q->last_ts;
+		h->seq = m->seq++;
+		q->len++;
 	}
-	struct held *h = &q->h[(q->head + q->len) % q->cap];
-	h->r = *r;
-	h->stamp = q->last_ts;
-	h->seq = m->seq++;
-	q->len++;
 	for (struct queue *f; (f = first(m)) && safe(m, f, front(f)->stamp);)
-		pop_deliver(m, ctx, f);
+		pop_deliver(m, ctx, f, NULL);
 }
 
 void merge_flush(struct merge *m, struct run_ctx *ctx)
 {
 	for (struct queue *f; (f = first(m));)
-		pop_deliver(m, ctx, f);
+		pop_deliver(m, ctx, f, NULL);
 	for (int i = 0; i < m->nactive; i++) {
-		m->active[i]->s = NULL;
-		m->active[i]->has_ts = 0;
-		m->active[i]->last_ts = 0;
+		struct queue *q = m->active[i];
+		q->s = NULL;
+		q->has_ts = 0;
+		q->noted = 0;
+		q->last_ts = 0;
+		q->top_ts = 0;
 	}
 	m->nactive = 0;
+	m->unsettled = 0;
+	m->delivered_ts = 0;
 }

@@ -5,16 +5,31 @@
 
 #include "cli.h"
 
+/* The most records held per source (tests and the fuzz harness may set
+ * a smaller one). */
+#ifndef MERGE_QUEUE_MAX
+#define MERGE_QUEUE_MAX 16384
+#endif
+
 struct merge;
 
 typedef void (*merge_deliver_fn)(struct run_ctx *ctx, struct source_slot *s, const struct csd_record *r);
 
-/* A merger delivering through `deliver`; NULL if memory is short. */
-struct merge *merge_new(merge_deliver_fn deliver);
+/* The records of source s that follow may be out of time order, for
+ * `reason` (a static string). `waiting` is the source whose timestamp lags
+ * behind them, when one does (else NULL). */
+typedef void (*merge_note_fn)(struct run_ctx *ctx, struct source_slot *s, const char *reason,
+			      struct source_slot *waiting);
+
+/* A merger delivering records through `deliver` and notes through `note`;
+ * NULL if memory is short. */
+struct merge *merge_new(merge_deliver_fn deliver, merge_note_fn note);
 void merge_free(struct merge *m);
 
 /* A record of source s, in that source's order. Delivers every record that
- * can no longer be preceded by one of another source. */
+ * can no longer be preceded by one of another source. Every record pushed
+ * is delivered exactly once, each source's in its order; at most
+ * MERGE_QUEUE_MAX of a source are held. */
 void merge_push(struct merge *m, struct run_ctx *ctx, struct source_slot *s, const struct csd_record *r);
 
 /* End of the capture: deliver everything held, in timestamp order. */

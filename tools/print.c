@@ -580,3 +580,17 @@ void print_record_json(FILE *out, const struct source_slot *s, const struct csd_
 	fputs("}\n", out);
 }
 
+
+void print_order_text(FILE *out, const struct source_slot *s, const char *reason, const struct source_slot *waiting)
+{
+	struct line_buf b = { .n = 0 };
+	lb_add(&b, "0x%02x  -- order: %s", s->id, reason);
+	if (waiting)
+		lb_add(&b, " (0x%02x's timestamps lag behind)", waiting->id);
+	print_line(out, &b);
+}
+
+void print_order_json(FILE *out, const struct source_slot *s, const char *reason)
+{
+	fprintf(out, "{\"type\":\"order\",\"id\":%u,\"reason\":\"%s\"}\n", s->id, reason);
+}
