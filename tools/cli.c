@@ -85,7 +85,7 @@ void cli_deliver_order_note(struct run_ctx *ctx, struct source_slot *s, const ch
 	if (ctx->on_record)
 		return; /* the commands that accumulate keep no order */
 	if (ctx->format == FMT_JSONL)
-		print_order_json(ctx->out, s, reason);
+		print_order_json(ctx->out, s, reason, waiting);
 	else if (ctx->format == FMT_TEXT)
 		print_order_text(ctx->out, s, reason, waiting);
 }

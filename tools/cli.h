@@ -159,6 +159,6 @@ void print_record_json(FILE *out, const struct source_slot *s, const struct csd_
 /* The note that records of s may be out of time order (`waiting`: the
  * source lagging behind them, or NULL). */
 void print_order_text(FILE *out, const struct source_slot *s, const char *reason, const struct source_slot *waiting);
-void print_order_json(FILE *out, const struct source_slot *s, const char *reason);
+void print_order_json(FILE *out, const struct source_slot *s, const char *reason, const struct source_slot *waiting);
 
 #endif

@@ -2,7 +2,9 @@
  * merge.c - interleave the records of several sources by timestamp.
  *
  * Each record is stamped with the last timestamp its source reported before
- * it (0 before the first: such records wait for nothing). A record can be
+ * it (0 before the first: such records wait for nothing). A source counts
+ * as reporting timestamps once it gave one, or from its first record when
+ * its ETMCR enables them. A record can be
  * delivered once no other source can still produce an earlier stamp: a
  * source's later records are stamped at least with its current timestamp,
  * so a record is safe when its stamp is not above the current timestamp of
@@ -52,7 +54,8 @@ struct queue {
 	size_t head, len, cap;
 	uint64_t last_ts;
 	uint64_t top_ts;        /* the highest timestamp the source reported */
-	uint8_t has_ts;
+	uint8_t has_ts;         /* reports timestamps: set up to (ETMCR[28]), or seen one */
+	uint8_t seen_ts;        /* has reported one */
 	uint8_t noted;          /* told out of order, and the order not known again since */
 };
 
@@ -211,16 +214,22 @@ static int make_room(struct merge *m, struct run_ctx *ctx, struct queue *q)
 void merge_push(struct merge *m, struct run_ctx *ctx, struct source_slot *s, const struct csd_record *r)
 {
 	struct queue *q = &m->q[s->id % MAX_IDS];
-	if (!q->s)
+	if (!q->s) {
 		m->active[m->nactive++] = q;
+		/* A source set up to give timestamps (ETMCR[28], both
+		 * protocols) holds the others back from its first record on:
+		 * its first timestamp may come after theirs in the capture. */
+		if (s->cfg.etmcr & (1u << 28))
+			q->has_ts = 1;
+	}
 	q->s = s;
 	if (r->type == CSD_REC_TIMESTAMP) {
-		if (q->has_ts ? r->timestamp < q->last_ts : r->timestamp < m->delivered_ts)
-			tell(m, ctx, q, q->has_ts ? reason_back : reason_late, NULL);
+		if (q->seen_ts ? r->timestamp < q->last_ts : r->timestamp < m->delivered_ts)
+			tell(m, ctx, q, q->seen_ts ? reason_back : reason_late, NULL);
 		q->last_ts = r->timestamp;
-		if (!q->has_ts || r->timestamp > q->top_ts)
+		if (!q->seen_ts || r->timestamp > q->top_ts)
 			q->top_ts = r->timestamp;
-		q->has_ts = 1;
+		q->has_ts = q->seen_ts = 1;
 		if (m->unsettled)
 			settle(m);
 	}
@@ -248,7 +257,7 @@ void merge_flush(struct merge *m, struct run_ctx *ctx)
 	for (int i = 0; i < m->nactive; i++) {
 		struct queue *q = m->active[i];
 		q->s = NULL;
-		q->has_ts = 0;
+		q->has_ts = q->seen_ts = 0;
 		q->noted = 0;
 		q->last_ts = 0;
 		q->top_ts = 0;

@@ -590,7 +590,10 @@ void print_order_text(FILE *out, const struct source_slot *s, const char *reason
 	print_line(out, &b);
 }
 
-void print_order_json(FILE *out, const struct source_slot *s, const char *reason)
+void print_order_json(FILE *out, const struct source_slot *s, const char *reason, const struct source_slot *waiting)
 {
-	fprintf(out, "{\"type\":\"order\",\"id\":%u,\"reason\":\"%s\"}\n", s->id, reason);
+	fprintf(out, "{\"type\":\"order\",\"id\":%u,\"reason\":\"%s\"", s->id, reason);
+	if (waiting)
+		fprintf(out, ",\"waiting\":%u", waiting->id);
+	fputs("}\n", out);
 }
