@@ -552,7 +552,7 @@ static void check_tool(void)
 			notes++;
 			CHECK(json_id(tl.line[k]) == 0x11 || json_id(tl.line[k]) == 0x12);
 			CHECK(strstr(tl.line[k], "\"reason\":\"queue full: records delivered before the time order was "
-						 "known\"}") != NULL);
+						 "known\",\"waiting\":16}") != NULL);
 		}
 	CHECK_EQ(notes, 2);
 	for (size_t k = 0; k < cl.n; k++)
