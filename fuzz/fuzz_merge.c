@@ -4,7 +4,8 @@
  * MERGE_QUEUE_MAX = 64 so that short inputs overflow it, and rings that
  * start at 4 records so that they grow).
  *
- * Input: [0] the number of sources (1 + b % 8; IDs distinct, from [1]),
+ * Input: [0] the number of sources (1 + b % 8) and, bits 3-7, which of
+ * the first five are set up to give timestamps (ETMCR[28]); IDs distinct, from [1];
  * then operations of 3 bytes [op][a][b], the source being op % sources:
  *   (op >> 3) % 8 == 0..2  one record (a type other than timestamp, by a)
  *                  3       timestamp: the source's last plus (a | b << 8)
@@ -60,7 +61,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		ids[i] = (uint8_t)(1 + (base + 13u * (unsigned)i) % 0x6f);
 	}
 	fuzz_merge_alloc_fail = 0;
-	struct merge *m = mc_begin(nsrc, ids);
+	struct merge *m = mc_begin_cfg(nsrc, ids, data[0] >> 3);
 	if (!m)
 		return 0;
 	uint64_t ts[MC_NSRC_MAX] = { 0 };

@@ -17,7 +17,8 @@
  *     before them: the stamps of records from sources without a note so far
  *     never go down;
  *   - notes name a known reason and, if any, a lagging source other than
- *     their own that reports timestamps; a source gets at most one note per
+ *     their own that reports timestamps (or is set up to and has given a
+ *     record: such a source holds the others back from then on); a source gets at most one note per
  *     timestamp pushed and per capture (an episode ends only at a timestamp
  *     or with the capture).
  */
@@ -41,7 +42,9 @@ static struct {
 	int nsrc;
 	/* the sources as pushed so far in this capture */
 	uint64_t last_ts[MC_NSRC_MAX];
-	int has_ts[MC_NSRC_MAX];
+	int has_ts[MC_NSRC_MAX];            /* reported a timestamp */
+	int cfg_ts[MC_NSRC_MAX];            /* set up to give them (ETMCR[28]) */
+	int active[MC_NSRC_MAX];            /* pushed a record this capture */
 	uint64_t pushed_n[MC_NSRC_MAX], delivered_n[MC_NSRC_MAX];
 	uint64_t timestamps, captures;
 	/* every record pushed, by number */
@@ -58,6 +61,12 @@ static struct {
 	int flushing;
 	unsigned unsafe_out;                /* records out while another source could go before them */
 } mc;
+
+/* Does source k hold back a record stamped `stamp`? */
+static int mc_holds_back(int k, uint64_t stamp)
+{
+	return (mc.has_ts[k] || (mc.cfg_ts[k] && mc.active[k])) && mc.last_ts[k] < stamp;
+}
 
 /* Over all runs: notes by reason (full, no memory, back, late), records out
  * ahead of a lagging source. */
@@ -90,7 +99,7 @@ static void mc_on_record(struct run_ctx *ctx, struct source_slot *s, const struc
 		return;
 	int unsafe = 0;
 	for (int k = 0; k < mc.nsrc; k++)
-		if (k != i && mc.has_ts[k] && mc.last_ts[k] < p->stamp)
+		if (k != i && mc_holds_back(k, p->stamp))
 			unsafe = 1;
 	if (unsafe && !mc.flushing) {
 		mc.unsafe_out++;
@@ -121,12 +130,13 @@ static void mc_on_note(struct run_ctx *ctx, struct source_slot *s, const char *r
 	if (waiting) {
 		int w = mc_src_index(waiting);
 		MC_CHECK(w >= 0 && w != i);
-		MC_CHECK(w >= 0 && mc.has_ts[w]);
+		MC_CHECK(w >= 0 && (mc.has_ts[w] || (mc.cfg_ts[w] && mc.active[w])));
 	}
 }
 
-/* A merger for sources with these (distinct) IDs. */
-static struct merge *mc_begin(int nsrc, const uint8_t *ids)
+/* A merger for sources with these (distinct) IDs; bit i of cfg_ts: source
+ * i is set up to give timestamps. */
+static struct merge *mc_begin_cfg(int nsrc, const uint8_t *ids, unsigned cfg_ts)
 {
 	free(mc.p);
 	free(mc.seen);
@@ -134,6 +144,8 @@ static struct merge *mc_begin(int nsrc, const uint8_t *ids)
 	mc.nsrc = nsrc;
 	for (int i = 0; i < nsrc; i++) {
 		mc.slot[i].id = ids[i];
+		mc.cfg_ts[i] = (cfg_ts >> i) & 1;
+		mc.slot[i].cfg.etmcr = mc.cfg_ts[i] ? 1u << 28 : 0;
 		mc.last_serial[i] = -1;
 		mc.last_waiting[i] = -1;
 	}
@@ -141,6 +153,7 @@ static struct merge *mc_begin(int nsrc, const uint8_t *ids)
 	MC_CHECK(m != NULL);
 	return m;
 }
+
 
 /* Push one record of source i: a timestamp (ts != NULL) or else `type`. */
 static void mc_push_type(struct merge *m, int i, const uint64_t *ts, uint32_t type)
@@ -164,6 +177,7 @@ static void mc_push_type(struct merge *m, int i, const uint64_t *ts, uint32_t ty
 		r.type = type;
 		r.count = 1;
 	}
+	mc.active[i] = 1;
 	r.offset = mc.n;
 	mc.p[mc.n] = (struct mc_pushed){ .src = (uint8_t)i, .stamped = (uint8_t)mc.has_ts[i], .stamp = mc.last_ts[i] };
 	mc.seen[mc.n] = 0;
@@ -196,6 +210,7 @@ static void mc_flush(struct merge *m)
 		MC_CHECK(mc.delivered_n[i] == mc.pushed_n[i]);
 		MC_CHECK(mc.notes[i] <= 1 + mc.captures + mc.timestamps);
 		mc.has_ts[i] = 0;
+		mc.active[i] = 0;
 		mc.last_ts[i] = 0;
 		mc.noted[i] = 0;
 	}

@@ -46,10 +46,15 @@ static void *test_alloc(size_t n)
 
 static unsigned case_failures;
 
-static struct merge *case_begin(int nsrc, const uint8_t *ids)
+static struct merge *case_begin_cfg(int nsrc, const uint8_t *ids, unsigned cfg_ts)
 {
 	case_failures = (unsigned)check_failures;
-	return mc_begin(nsrc, ids);
+	return mc_begin_cfg(nsrc, ids, cfg_ts);
+}
+
+static struct merge *case_begin(int nsrc, const uint8_t *ids)
+{
+	return case_begin_cfg(nsrc, ids, 0);
 }
 
 static void push_ts(struct merge *m, int i, uint64_t ts)
@@ -234,7 +239,7 @@ static size_t case_random(unsigned n_case)
 				fresh &= ids[k] != ids[i];
 		} while (!fresh);
 	}
-	struct merge *m = case_begin(nsrc, ids);
+	struct merge *m = case_begin_cfg(nsrc, ids, rnd_below(2) ? (unsigned)rnd_below(1u << nsrc) : 0);
 	/* Per source: timestamps never, from the start or from later on
 	 * (ts_from records); how often; how far they step; whether they
 	 * may go back; when the source falls silent. */
