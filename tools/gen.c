@@ -325,6 +325,8 @@ int csd_cmd_gen(int argc, char **argv)
 	for (int i = 0; i < nproto; i++)
 		if (mprof && protocols[i] == CSD_PROTO_PTM)
 			gen_fail("%s", "Cortex-M cores have an ETM (--protocol etm3), not a PTM");
+	if (mprof && ts)
+		gen_fail("%s", "the Cortex-M ETM (ETMv3.4) has no timestamps: drop --timestamps or --core");
 	c->core_type = core_type;
 
 	csd_image *img = csd_image_new();
