@@ -445,8 +445,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		c.rng = 1;
 	c.mprof = s.gc.trace.core_profile == CSD_CORE_M;
 	c.code_size = code_size;
+	/* 0 leaves the generator its default, 0xFFFF0008. */
 	c.svc_vector = data[13] & 0x40 ? FUZZ_IMAGE_A32_ADDR + 8 : 0xFFFF0008u;
-	s.gc.svc_vector = c.svc_vector;
+	s.gc.svc_vector = data[13] & 0x40 ? c.svc_vector : 0;
 
 	csd_image *img = csd_image_new();
 	FUZZ_CHECK(img != NULL);
