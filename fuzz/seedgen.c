@@ -15,7 +15,11 @@
  *     format with FSYNC and HSYNC);
  *   - a small ELF file of that code image for the image harness;
  *   - operation streams for the merge harness (issue 17's three sources,
- *     sources in step, random ones).
+ *     sources in step, random ones);
+ *   - for the tool's harnesses: qemu logs (by hand, and the start of the
+ *     test programs' runs when $CSD_PROGRAMS / $CSD_PROGRAMS_M hold them),
+ *     generator configurations with operations, and the packets and
+ *     records of examples/sample ($CSD_FUZZ_SAMPLE) for the printers.
  * Without CSD_SHARED only the encoder seeds are written.
  */
 #include <errno.h>
@@ -28,6 +32,7 @@
 #include "frame_enc.h"
 #include "fuzz_common.h"
 #include "fuzz_image.h"
+#include "fuzz_print.h"
 
 #define MAX_STREAM (1u << 20)
 
@@ -675,6 +680,265 @@ static void merge_seeds(void)
 #undef OP
 }
 
+/* ---- qemu log reader ----------------------------------------------------- */
+
+/* [0] filler on, [1..2] where the FILE reader's chunk boundary falls. */
+static void qemu_log_seed(const char *name, uint8_t filler, uint16_t at, const char *text, size_t n)
+{
+	uint8_t h[3] = { filler, (uint8_t)at, (uint8_t)(at >> 8) };
+	put_seed("qemu_log", name, h, sizeof(h), (const uint8_t *)text, n);
+}
+
+/* Up to 12 KiB of a real log, cut after a line. */
+static void qemu_log_file_seed(const char *dir, const char *file, const char *name)
+{
+	char path[2048];
+	snprintf(path, sizeof(path), "%s/%s", dir, file);
+	FILE *f = fopen(path, "rb");
+	if (!f)
+		return;
+	static char buf[12288];
+	size_t n = fread(buf, 1, sizeof(buf), f);
+	fclose(f);
+	while (n && buf[n - 1] != '\n')
+		n--;
+	if (n) {
+		qemu_log_seed(name, 0, 0, buf, n);
+		snprintf(path, sizeof(path), "%s-chunk", name);
+		qemu_log_seed(path, 1, (uint16_t)(n / 2), buf, n);
+	}
+}
+
+static void qemu_log_seeds(void)
+{
+	/* Every kind of line the reader knows (docs/qemu-log.md). */
+	static const char kinds[] =
+		"Trace 0: 0x7f3e594a4500 [00000480/000103b4/00000000/00000201] main\n"
+		"Trace 0: 0x7f3e594a4600 [00800480/000103b8/00000000/00000201] main\n"
+		"Stopped execution of TB chain before 0x7f3e594a4600 [000103b8]\r\n"
+		"Trace 0: 0x7f3e594a4700 [0c800480/00010504/00000000/00000201] \n"
+		"Trace 0: 0x7f3e594a4800 [18800480/0000000000010506/00000000/00000201]\r\n"
+		"cpu_io_recompile: rewound execution of TB to 00010506\n"
+		"Trace 0: 0x7f3e594a4900 [00000480/00010508/00000000/00000201]\n"
+		"Linking TBs 0x7f3e594a4900 [00010508] index 0 -> 0x7f3e594a4a00 [0001050c]\n"
+		"Trace 0: 0x7f3e594a4a00 [00000480/0001050c/00000000/00000003] f\n"
+		"Trace 1: 0x7f3e594a4b00 [00000480/00010510/00000000/00000201] g\n"
+		"Trace 0: 0x7f3e594a4c00 [00000480/00010512/00000000/00000201] g\n"
+		"Trace 0: 0x7f3e594a4c00 [00000480/100010514/00000000/00000201] g\n"
+		"Trace 0 0x7f3e594a4d00 [00000480/00010518/00000000/00000201] g\n"
+		"random text\n"
+		"Trace 0: 0x7f3e594a4e00 [00000480/0001051c/00000000/00000201] last";
+	qemu_log_seed("line-kinds", 0, 0, kinds, sizeof(kinds) - 1);
+	qemu_log_seed("line-kinds-chunk", 1, 200, kinds, sizeof(kinds) - 1);
+	/* A walk of the flow harnesses' code image as qemu logs it: A32 then
+	 * T32 with IT states, symbol names of every length. */
+	static char walk[16384];
+	size_t n = 0;
+	for (unsigned i = 0; i < 160 && n + 200 < sizeof(walk); i++) {
+		int thumb = (i / 40) & 1;
+		uint32_t pc = thumb ? FUZZ_IMAGE_T32_ADDR + 2 * (i % 40) : FUZZ_IMAGE_A32_ADDR + 4 * (i % 40);
+		uint32_t cs = thumb ? 0x00800480u | (uint32_t)(i % 7 == 3 ? 0x18 : 0) << 24 : 0x480u;
+		n += (size_t)snprintf(walk + n, sizeof(walk) - n, "Trace 0: 0x7f%08x [%08x/%08x/00000000/00000201] %.*s\n",
+				      0x1000 * i, cs, pc, (int)(i % 23), "func_with_a_long_name_x");
+	}
+	qemu_log_seed("image-walk", 0, 0, walk, n);
+	qemu_log_seed("image-walk-chunk", 1, (uint16_t)(n / 3), walk, n);
+	/* Lines about the reader's longest (QEMU_LOG_LINE_MAX, 1024 bytes):
+	 * Trace lines of 1023, 1024 and 1025 bytes, one of 1024 + CR. */
+	static char longl[8192];
+	n = 0;
+	for (int k = 0; k < 4; k++) {
+		int want = k == 3 ? 1024 : 1023 + k;
+		int head = snprintf(longl + n, sizeof(longl) - n, "Trace 0: 0x7f00%04x [00000480/%08x/00000000/00000201] ",
+				    k, FUZZ_IMAGE_A32_ADDR + 4 * k);
+		memset(longl + n + head, 's', (size_t)(want - head));
+		n += (size_t)want;
+		if (k == 3)
+			longl[n++] = '\r';
+		longl[n++] = '\n';
+	}
+	qemu_log_seed("line-max", 0, 0, longl, n);
+	qemu_log_seed("line-max-chunk", 1, 1500, longl, n);
+	/* Real runs when the test programs were built (make programs). */
+	const char *progs = getenv("CSD_PROGRAMS");
+	if (progs && *progs) {
+		qemu_log_file_seed(progs, "interwork-thumb-O2.log", "prog-interwork");
+		qemu_log_file_seed(progs, "bare_mix-arm-O0.log", "prog-bare-mix");
+	}
+	const char *progs_m = getenv("CSD_PROGRAMS_M");
+	if (progs_m && *progs_m)
+		qemu_log_file_seed(progs_m, "cm3demo.log", "prog-cm3demo");
+}
+
+/* ---- trace generator ---------------------------------------------------- */
+
+/* fuzz_gen.c's header for configuration `cfg` (its byte 0), then
+ * operations that run the image's code with calls, exceptions, ISA
+ * changes, unmapped calls and jumps. */
+static void gen_seeds(void)
+{
+	static const uint8_t cfgs[] = {
+		0x00, 0x02, 0x06, 0x0E, 0x12, 0x40, /* ETMv3: plain, CA, CID, TS, DMB */
+		0x01, 0x03, 0x21, 0x23, 0x31, 0x35, 0x41, 0x2F, /* PTM: CA, RS, TS, CID */
+		0x80, 0x82, 0x8A,                   /* Cortex-M */
+	};
+	static const uint8_t ops[] = {
+		0x7F, 0x7F, 0x90, 0x07, 0x7F, 0xA0, 0x7F, 0xE2, 0x7F, 0xB0, 0x3F, 0xB0, 0x7F,
+		0x81, 0x20, 0x00, 0x7F, 0xC3, 0xD0, 0x7F, 0x93, 0x11, 0x7F, 0x7F, 0xA0, 0x84, 0x05, 0x00,
+		0x7F, 0x8B, 0x30, 0x00, 0x7F, 0xE5, 0x7F, 0x86, 0xF0, 0xFF, 0x7F, 0x7F,
+	};
+	for (size_t i = 0; i < sizeof(cfgs); i++) {
+		uint8_t in[16 + 16 + sizeof(ops)];
+		memset(in, 0, sizeof(in));
+		in[0] = cfgs[i];
+		in[1] = (cfgs[i] & 0x80) ? 4 : (cfgs[i] & 1) ? 1 : (uint8_t)(i % 2 ? 5 : 0xFF);
+		in[2] = (uint8_t)(i % 3 == 0 ? 0 : 40 + 20 * i);      /* sync period */
+		in[4] = (uint8_t)(i % 4 == 0 ? 0 : 3 + i);           /* timestamp interval */
+		fuzz_put_le32(in + 5, 0x4A5B6C7Du);
+		in[9] = (uint8_t)((cfgs[i] & 0x80) || (i & 1) ? 1 : 0);
+		in[10] = (uint8_t)(i % 5);                           /* split mode */
+		in[11] = (uint8_t)(7 * i);
+		in[12] = (uint8_t)(13 * i + 1);
+		in[13] = (uint8_t)(4 | (i % 3 == 1 ? 0x40 : 0) | (i % 4 == 2 ? 0x80 : 0));
+		/* extra code: BL, BX LR, SVC, a DMB (A32) */
+		static const uint32_t code[4] = { 0xEB000000u, 0xE12FFF1Eu, 0xEF000000u, 0xF57FF05Fu };
+		for (int k = 0; k < 4; k++)
+			fuzz_put_le32(in + 16 + 4 * k, code[k]);
+		memcpy(in + 32, ops, sizeof(ops));
+		char name[64];
+		snprintf(name, sizeof(name), "cfg-%02x-%zu", cfgs[i], i);
+		put_seed("gen", name, NULL, 0, in, sizeof(in));
+	}
+}
+
+/* ---- printers ----------------------------------------------------------- */
+
+/* Packets and records of the sample capture's sources, as the tool gets
+ * them, in fuzz_print.h's layout; a few of each kind per seed. */
+static void print_seeds(void)
+{
+	const char *dir = getenv("CSD_FUZZ_SAMPLE");
+	if (!dir || !*dir)
+		dir = "examples/sample";
+	char err[512];
+	csd_snapshot *snap;
+	if (csd_snapshot_open(dir, &snap, err, sizeof(err)) != 0) {
+		fprintf(stderr, "seedgen: %s: %s (no printer seeds from it)\n", dir, err);
+		return;
+	}
+	csd_image *img = csd_image_new();
+	if (!img || csd_snapshot_load_image(snap, NULL, img) < 0)
+		die("sample image");
+	static uint8_t out_buf[1 << 16];
+	uint8_t *stream = malloc(MAX_STREAM);
+	if (!stream)
+		die("out of memory");
+	for (size_t b = 0; b < csd_snapshot_num_buffers(snap); b++) {
+		const struct csd_snapshot_buffer *buf = csd_snapshot_buffer(snap, b);
+		size_t n;
+		uint8_t *cap = read_file(buf->path, &n);
+		if (!cap)
+			continue;
+		for (size_t si = 0; si < csd_snapshot_num_sources(snap); si++) {
+			const struct csd_snapshot_source *src = csd_snapshot_source(snap, si);
+			const struct csd_trace_config *cfg = &src->config;
+			if (src->buffer != (int)b || cfg->protocol == CSD_PROTO_UNKNOWN)
+				continue;
+			size_t len = extract(cap, n, buf->frame_format, cfg->trace_id, stream);
+			int core_m = cfg->core_profile == CSD_CORE_M;
+			/* Packets: up to 4 of each type, then a bad stream's. */
+			struct fuzz_print_out o = { out_buf, 0, sizeof(out_buf) };
+			unsigned per_type[CSD_PKT_TYPE_COUNT] = { 0 };
+			for (int pass = 0; pass < 2; pass++) {
+				csd_etm3_pkt_decoder *e = cfg->protocol == CSD_PROTO_ETM3 ? csd_etm3_pkt_new(cfg) : NULL;
+				csd_ptm_pkt_decoder *pd = cfg->protocol == CSD_PROTO_PTM ? csd_ptm_pkt_new(cfg) : NULL;
+				uint8_t junk[64];
+				for (size_t i = 0; i < sizeof(junk); i++)
+					junk[i] = (uint8_t)(rnd() | 0x40);
+				struct csd_bytes in = { .data = pass ? junk : stream, .size = pass ? sizeof(junk) : len };
+				if ((!e && !pd) || (e ? csd_etm3_pkt_feed(e, &in) : csd_ptm_pkt_feed(pd, &in)) != 0)
+					die("packet decoder");
+				if (e)
+					csd_etm3_pkt_finish(e);
+				else
+					csd_ptm_pkt_finish(pd);
+				struct csd_packet p;
+				while ((e ? csd_etm3_pkt_next(e, &p) : csd_ptm_pkt_next(pd, &p)) == 0)
+					if (p.type < CSD_PKT_TYPE_COUNT && per_type[p.type]++ < 4)
+						fuzz_print_put_packet(&o, cfg->trace_id, core_m, &p);
+				csd_etm3_pkt_free(e);
+				csd_ptm_pkt_free(pd);
+			}
+			char name[128];
+			snprintf(name, sizeof(name), "sample-%s-packets", src->name);
+			put_seed("print", name, NULL, 0, out_buf, o.n < o.cap ? o.n : o.cap);
+			/* Records, ranges and instructions. */
+			for (int insn = 0; insn < 2; insn++) {
+				struct csd_flow_config fc = { .size = sizeof(fc), .trace = *cfg, .image = img,
+							      .flags = insn ? CSD_FLOW_INSN : 0 };
+				csd_flow_decoder *fd = csd_flow_new(&fc);
+				struct csd_bytes in = { .data = stream, .size = len };
+				if (!fd || csd_flow_feed(fd, &in) != 0 || csd_flow_finish(fd) != 0)
+					die("flow decoder");
+				struct fuzz_print_out ro = { out_buf, 0, sizeof(out_buf) };
+				unsigned per_rec[CSD_REC_TYPE_COUNT] = { 0 };
+				struct csd_record r;
+				while (csd_flow_next(fd, &r) == 0)
+					if (r.type < CSD_REC_TYPE_COUNT && per_rec[r.type]++ < 6)
+						fuzz_print_put_record(&ro, cfg->trace_id, core_m, &r);
+				csd_flow_free(fd);
+				snprintf(name, sizeof(name), "sample-%s-%s", src->name, insn ? "insns" : "ranges");
+				put_seed("print", name, NULL, 0, out_buf, ro.n < ro.cap ? ro.n : ro.cap);
+			}
+		}
+		free(cap);
+	}
+	free(stream);
+	csd_image_free(img);
+	csd_snapshot_free(snap);
+	/* Every record and packet type with an error string from the input
+	 * and all flags, Cortex-M exception names. */
+	struct fuzz_print_out o = { out_buf, 0, sizeof(out_buf) };
+	for (uint32_t t = 0; t <= CSD_REC_TYPE_COUNT; t++) {
+		struct csd_record r;
+		memset(&r, 0, sizeof(r));
+		r.type = t;
+		r.flags = 0x3FF;
+		r.offset = 1000 + t;
+		r.addr = 0x10000 + 4 * t;
+		r.end = r.addr + 8;
+		r.last = r.addr + 4;
+		r.count = 2;
+		r.size = 4;
+		r.opcode = 0xE1A00000u;
+		r.isa = CSD_ISA_ARM;
+		r.exception = (uint16_t)(t * 3);
+		size_t at = o.n;
+		fuzz_print_put_record(&o, 0x10, t & 1, &r);
+		if (at < o.cap)
+			o.p[at] |= FUZZ_PRINT_ERR_INLINE << FUZZ_PRINT_ERR_SHIFT | (t & 2 ? FUZZ_PRINT_NEAR_SYMBOL : 0);
+		fuzz_print_put(&o, 8, 1);
+		for (unsigned i = 0; i < 8; i++)
+			fuzz_print_put(&o, 'a' - 0x20 + i, 1);
+	}
+	for (uint32_t t = 0; t <= CSD_PKT_TYPE_COUNT; t++) {
+		struct csd_packet p;
+		memset(&p, 0, sizeof(p));
+		p.type = t;
+		p.flags = 0xFFFF;
+		p.offset = 2000 + t;
+		p.size = 30;
+		p.atoms.num = 5;
+		p.atoms.en = 0x15;
+		p.atoms.w = 2;
+		p.atoms.format = 1;
+		p.data_size = 4;
+		p.tag = 2;
+		fuzz_print_put_packet(&o, 0x13, 0, &p);
+	}
+	put_seed("print", "every-type", NULL, 0, out_buf, o.n < o.cap ? o.n : o.cap);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc != 2) {
@@ -683,7 +947,8 @@ int main(int argc, char **argv)
 	}
 	out_root = argv[1];
 	make_dir(out_root);
-	const char *names[] = { "frame", "etm3_pkt", "ptm_pkt", "etm3_flow", "ptm_flow", "snapshot", "image", "merge" };
+	const char *names[] = { "frame", "etm3_pkt", "ptm_pkt", "etm3_flow", "ptm_flow", "snapshot", "image",
+				"merge", "qemu_log", "gen", "print" };
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
 		char path[1024];
 		snprintf(path, sizeof(path), "%s/%s", out_root, names[i]);
@@ -710,6 +975,9 @@ int main(int argc, char **argv)
 	minimal_snapshot();
 	image_seeds();
 	merge_seeds();
+	qemu_log_seeds();
+	gen_seeds();
+	print_seeds();
 	printf("seedgen: %u seeds in %s\n", seeds_written, out_root);
 	return 0;
 }

@@ -290,6 +290,10 @@ static void waypoint_update(struct csdi_gen *g, uint32_t addr, uint8_t isa)
 	struct csd_packet p = packet(CSD_PKT_WAYPOINT);
 	p.addr = addr;
 	p.isa = isa;
+	/* The encoder follows the instruction set only through address
+	 * packets; atoms of a BLX or of an ISA change since the last one
+	 * left it behind, so the waypoint states it. */
+	p.flags = CSD_PKTF_ISA;
 	emit(g, &p);
 	g->nonwp = 0;
 }
@@ -565,6 +569,11 @@ struct csdi_gen *csdi_gen_new(const struct csdi_gen_config *cfg, csd_image *img,
 	g->cid_bytes = cid[(cr >> 14) & 3];
 	/* ETMv3.3 and later have the format 4 P-header; ETMIDR 0 means 3.5. */
 	uint32_t idr = cfg->trace.etmidr;
+	if (!g->ptm && g->ts_on && idr != 0 && ((idr >> 4) & 0xF) < 5) {
+		/* Timestamp packets came with ETMv3.5. */
+		free(g);
+		return NULL;
+	}
 	g->fmt4_ok = idr == 0 || ((idr >> 4) & 0xF) >= 3;
 	g->wp_flags = CSDI_INSNF_ISB | ((cfg->trace.etmccer >> 24) & 1 ? CSDI_INSNF_DMB_DSB : 0);
 	g->mprof = cfg->trace.core_profile == CSD_CORE_M;

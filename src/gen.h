@@ -44,7 +44,8 @@ struct csdi_gen_stats {
 struct csdi_gen;
 
 /* Create a generator writing to sink; img is the program image (not
- * owned). NULL on bad configuration or memory shortage. */
+ * owned). NULL on bad configuration (e.g. timestamps on an ETM before
+ * ETMv3.5, which has no timestamp packet) or memory shortage. */
 struct csdi_gen *csdi_gen_new(const struct csdi_gen_config *cfg, csd_image *img, csdi_gen_sink sink, void *ctx);
 void csdi_gen_free(struct csdi_gen *g);
 

@@ -2,13 +2,15 @@
 # that `make test` includes. Details: docs/FUZZING.md.
 #
 #   make fuzz                 every harness for FUZZ_SECONDS (default 3600;
-#                             `make -j8 fuzz` runs them side by side); corpora
+#                             `make -j11 fuzz` runs them side by side); corpora
 #                             grow in build/fuzz/corpus/<name>, crashes go to
 #                             build/fuzz/artifacts/<name>/
 #   make fuzz-run-<name>      one harness (frame, etm3_pkt, ptm_pkt,
-#                             etm3_flow, ptm_flow, snapshot, image, merge)
+#                             etm3_flow, ptm_flow, snapshot, image, merge,
+#                             qemu_log, gen, print)
 #   make fuzz-brief           every harness for FUZZ_BRIEF_RUNS inputs (default
-#                             2000, a few seconds), fixed PRNG seed
+#                             2000, a few seconds; gen: FUZZ_BRIEF_RUNS_GEN,
+#                             200), fixed PRNG seed
 #   make fuzz-seeds           regenerate build/fuzz/seeds/<name>/
 #   make fuzz-image           rebuild fuzz/fuzz_image.h from fuzz/image_code.c
 #                             (needs arm-linux-gnueabihf-gcc)
@@ -17,9 +19,12 @@
 #                             (llvm-cov)
 
 FUZZ_CC ?= clang
-FUZZ_NAMES := frame etm3_pkt ptm_pkt etm3_flow ptm_flow snapshot image merge
+FUZZ_NAMES := frame etm3_pkt ptm_pkt etm3_flow ptm_flow snapshot image merge qemu_log gen print
 FUZZ_SECONDS ?= 3600
 FUZZ_BRIEF_RUNS ?= 2000
+# An input of the gen harness runs thousands of instructions through the
+# generator and the decoder (about 15 ms with the sanitizers).
+FUZZ_BRIEF_RUNS_GEN ?= 200
 FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 FUZZ_CFLAGS := $(CSTD) $(WARN) -O1 -g $(FUZZ_SAN)
 # Only what a harness input reaches matters; inputs bigger than the largest
@@ -63,6 +68,23 @@ $(B)/fuzz/fuzz_%: fuzz/fuzz_%.c $(FUZZ_HDRS) $(FUZZ_OBJ)
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(CPPFLAGS) -Isrc $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $< $(FUZZ_OBJ)
 
+# Harnesses of the tool's code: the tools/*.c files they need
+# (FUZZ_TOOLS_<name>) compiled in, with the fuzzer's flags and the tool's
+# optional libraries (tools/tools.mk); test_fuzz_regress links them too.
+FUZZ_TOOLS_qemu_log := tools/qemu_log.c
+FUZZ_TOOLS_print := tools/print.c tools/disasm.c tools/symbols.c
+FUZZ_TOOL_HARNESSES := qemu_log print
+define fuzz_tool_rule
+$(B)/fuzz/fuzz_$(1): fuzz/fuzz_$(1).c $(FUZZ_HDRS) $(FUZZ_OBJ) $(FUZZ_TOOLS_$(1)) $(wildcard tools/*.h)
+	@mkdir -p $$(dir $$@)
+	$(FUZZ_CC) $(CPPFLAGS) -Isrc $(FUZZ_CFLAGS) $(TOOL_CFLAGS) -fsanitize=fuzzer -o $$@ $$< $(FUZZ_TOOLS_$(1)) $(FUZZ_OBJ) $(TOOL_LDLIBS)
+$(B)/fuzz/cov/fuzz_$(1): $(FUZZ_TOOLS_$(1)) $(wildcard tools/*.h)
+endef
+$(foreach h,$(FUZZ_TOOL_HARNESSES),$(eval $(call fuzz_tool_rule,$(h))))
+FUZZ_TOOLS_ALL := $(sort $(foreach h,$(FUZZ_TOOL_HARNESSES),$(FUZZ_TOOLS_$(h))))
+$(B)/tests/test_fuzz_regress $(B)/tests-san/test_fuzz_regress: $(FUZZ_TOOLS_ALL) $(wildcard tools/*.h)
+TEST_LDLIBS_test_fuzz_regress += $(FUZZ_TOOLS_ALL) $(TOOL_CFLAGS) $(TOOL_LDLIBS)
+
 fuzz-bins: $(FUZZ_BIN)
 
 # Seeds are made at run time from the shared captures (never copied into
@@ -99,10 +121,11 @@ ifeq ($(FUZZ_HAVE_CC),yes)
 fuzz-brief: $(FUZZ_BIN) $(FUZZ_SEEDS)/.stamp
 	@set -e; for h in $(FUZZ_NAMES); do \
 	  d=$(B)/fuzz/brief/$$h; rm -rf $$d; mkdir -p $$d/corpus $$d/artifacts; \
-	  echo "== fuzz_$$h (brief, $(FUZZ_BRIEF_RUNS) runs)"; \
+	  runs=$(FUZZ_BRIEF_RUNS); [ $$h = gen ] && runs=$(FUZZ_BRIEF_RUNS_GEN); \
+	  echo "== fuzz_$$h (brief, $$runs runs)"; \
 	  dict=; [ -f fuzz/$$h.dict ] && dict=-dict=fuzz/$$h.dict; \
 	  if ! CSD_FUZZ_FLOW_COMPARE=$(FUZZ_BRIEF_FLOW_COMPARE) $(B)/fuzz/fuzz_$$h $(FUZZ_OPTS) $$dict \
-	    -seed=1 -runs=$(FUZZ_BRIEF_RUNS) -max_total_time=60 -print_final_stats=1 \
+	    -seed=1 -runs=$$runs -max_total_time=60 -print_final_stats=1 \
 	    -artifact_prefix=$$d/artifacts/ $$d/corpus $(FUZZ_SEEDS)/$$h >$$d/log 2>&1; then \
 	    tail -60 $$d/log; echo "fuzz_$$h failed; input in $$d/artifacts/"; exit 1; fi; \
 	  grep -E '^stat::number_of_executed_units' $$d/log | sed "s/^/fuzz_$$h /"; \
@@ -135,7 +158,8 @@ FUZZ_COV_BIN := $(FUZZ_NAMES:%=$(B)/fuzz/cov/fuzz_%)
 $(B)/fuzz/cov/fuzz_%: fuzz/fuzz_%.c fuzz/replay_main.c $(FUZZ_HDRS) $(LIB_SRC) include/csdec.h $(wildcard src/*.h)
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(CPPFLAGS) -Isrc $(CSTD) $(WARN) -O1 -g -fprofile-instr-generate -fcoverage-mapping \
-	  -o $@ $< fuzz/replay_main.c $(LIB_SRC)
+	  $(if $(FUZZ_TOOLS_$*),$(TOOL_CFLAGS)) -o $@ $< fuzz/replay_main.c $(LIB_SRC) $(FUZZ_TOOLS_$*) \
+	  $(if $(FUZZ_TOOLS_$*),$(TOOL_LDLIBS))
 
 fuzz-coverage: $(FUZZ_COV_BIN) $(FUZZ_SEEDS)/.stamp
 	@rm -f $(B)/fuzz/cov/*.profraw
@@ -146,4 +170,4 @@ fuzz-coverage: $(FUZZ_COV_BIN) $(FUZZ_SEEDS)/.stamp
 	done
 	llvm-profdata merge -o $(B)/fuzz/cov/all.profdata $(B)/fuzz/cov/*.profraw
 	llvm-cov report $(firstword $(FUZZ_COV_BIN)) $(addprefix -object ,$(wordlist 2,99,$(FUZZ_COV_BIN))) \
-	  -instr-profile=$(B)/fuzz/cov/all.profdata $(LIB_SRC) tools/merge.c
+	  -instr-profile=$(B)/fuzz/cov/all.profdata $(LIB_SRC) tools/merge.c $(FUZZ_TOOLS_ALL)

@@ -10,6 +10,8 @@
  * Each input runs in a child process, since a harness aborts on a broken
  * invariant. The directory comes from CSD_FUZZ_REGRESS (set by
  * tests/fuzz.mk), else fuzz/regress relative to the working directory.
+ * The harnesses of the tool's code need files of tools/, which
+ * tests/fuzz.mk links in (FUZZ_TOOLS_ALL).
  */
 #include <dirent.h>
 #include <sys/stat.h>
@@ -42,6 +44,15 @@
 #define LLVMFuzzerTestOneInput fuzz_merge_entry
 #include "../fuzz/fuzz_merge.c"
 #undef LLVMFuzzerTestOneInput
+#define LLVMFuzzerTestOneInput fuzz_qemu_log_entry
+#include "../fuzz/fuzz_qemu_log.c"
+#undef LLVMFuzzerTestOneInput
+#define LLVMFuzzerTestOneInput fuzz_gen_entry
+#include "../fuzz/fuzz_gen.c"
+#undef LLVMFuzzerTestOneInput
+#define LLVMFuzzerTestOneInput fuzz_print_entry
+#include "../fuzz/fuzz_print.c"
+#undef LLVMFuzzerTestOneInput
 
 typedef int (*entry_fn)(const uint8_t *data, size_t size);
 
@@ -57,6 +68,9 @@ static const struct {
 	{ "snapshot", fuzz_snapshot_entry },
 	{ "image", fuzz_image_entry },
 	{ "merge", fuzz_merge_entry },
+	{ "qemu_log", fuzz_qemu_log_entry },
+	{ "gen", fuzz_gen_entry },
+	{ "print", fuzz_print_entry },
 };
 
 static unsigned replayed, open_failing, open_passing;

@@ -85,7 +85,7 @@ static void gen_usage(FILE *out)
 		"  --elf ELF               the program (its PT_LOAD segments become the memory dumps)\n"
 		"  --protocol P            ptm or etm3; repeat for several sources of one run\n"
 		"  --cycle-accurate        cycle-accurate trace (ETMCR bit 12)\n"
-		"  --timestamps            timestamp packets (ETMCR bit 28)\n"
+		"  --timestamps            timestamp packets (ETMCR bit 28; not for Cortex-M)\n"
 		"  --return-stack          PTM return stack (ETMCR bit 29)\n"
 		"  --context-id-bytes N    context ID size in I-sync packets: 0, 1, 2 or 4\n"
 		"  --sync-period BYTES     A-sync + I-sync about every BYTES bytes (default 1024)\n"
@@ -326,6 +326,8 @@ int csd_cmd_gen(int argc, char **argv)
 	for (int i = 0; i < nproto; i++)
 		if (mprof && protocols[i] == CSD_PROTO_PTM)
 			gen_fail("%s", "Cortex-M cores have an ETM (--protocol etm3), not a PTM");
+	if (mprof && ts)
+		gen_fail("%s", "the Cortex-M ETM (ETMv3.4) has no timestamps: drop --timestamps or --core");
 	c->core_type = core_type;
 
 	csd_image *img = csd_image_new();

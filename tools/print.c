@@ -20,6 +20,13 @@ static void print_hex_bytes(FILE *out, const struct csd_packet *p, const char *s
 		fputs(" ...", out);
 }
 
+/* Atom i of a packet: 1 for E. `en` holds 32; a count beyond is not
+ * from a decoder, but must not shift past the word. */
+static int atom_e(const struct csd_atoms *a, unsigned i)
+{
+	return i < 32 && ((a->en >> i) & 1);
+}
+
 /* Atoms as letters, oldest first; ETMv3 cycle-accurate headers show their
  * W (cycle) atoms where they fall (IHI 0014 table 7.3). */
 static void atoms_string(const struct csd_packet *p, char *buf, size_t cap)
@@ -31,13 +38,13 @@ static void atoms_string(const struct csd_packet *p, char *buf, size_t cap)
 	if (p->type == CSD_PKT_PHEADER && a->format == 1 && a->w) {
 		for (i = 0; i < a->num; i++) {
 			PUT('W');
-			PUT((a->en >> i) & 1 ? 'E' : 'N');
+			PUT(atom_e(a, i) ? 'E' : 'N');
 		}
 	} else {
 		for (i = 0; i < a->w; i++)
 			PUT('W');
 		for (i = 0; i < a->num; i++)
-			PUT((a->en >> i) & 1 ? 'E' : 'N');
+			PUT(atom_e(a, i) ? 'E' : 'N');
 	}
 	buf[k] = 0;
 #undef PUT
@@ -129,6 +136,22 @@ static void json_bool(FILE *out, const char *key, int v)
 	fprintf(out, ",\"%s\":%s", key, v ? "true" : "false");
 }
 
+/* ,"key":"str" with str escaped: error reasons are the decoders' English
+ * text, which nothing keeps free of quotes or backslashes. */
+static void json_string(FILE *out, const char *key, const char *str)
+{
+	fprintf(out, ",\"%s\":\"", key);
+	for (const unsigned char *c = (const unsigned char *)str; *c; c++) {
+		if (*c == '"' || *c == '\\')
+			fprintf(out, "\\%c", *c);
+		else if (*c < 0x20)
+			fprintf(out, "\\u%04x", *c);
+		else
+			fputc(*c, out);
+	}
+	fputc('"', out);
+}
+
 void print_packet_json(FILE *out, uint8_t id, const struct csd_packet *p)
 {
 	char atoms[64];
@@ -186,7 +209,7 @@ void print_packet_json(FILE *out, uint8_t id, const struct csd_packet *p)
 			json_bool(out, "big_endian", 1);
 		break;
 	case CSD_PKT_ERROR:
-		fprintf(out, ",\"reason\":\"%s\"", p->error ? p->error : "bad packet");
+		json_string(out, "reason", p->error ? p->error : "bad packet");
 		break;
 	default:
 		break;
@@ -570,7 +593,7 @@ void print_record_json(FILE *out, const struct source_slot *s, const struct csd_
 		fprintf(out, ",\"addr\":\"0x%08" PRIx64 "\",\"isa\":\"%s\"", r->addr, csd_isa_name(r->isa));
 		break;
 	case CSD_REC_ERROR:
-		fprintf(out, ",\"reason\":\"%s\"", r->error ? r->error : "bad trace");
+		json_string(out, "reason", r->error ? r->error : "bad trace");
 		break;
 	default:
 		break;
