@@ -527,6 +527,10 @@ struct symtab *cli_load_symbols(const struct options *o)
 		uint64_t bias = split_at(o->elfs[i], path, sizeof(path), "--elf", 0);
 		if (symtab_add_elf(st, path, (int64_t)bias, err, sizeof(err)) < 0)
 			die_io("%s", err);
+		for (unsigned w = 0; w < symtab_num_warnings(st); w++)
+			fprintf(stderr, "%s: warning: %s\n", prog, symtab_warning(st, w));
+		if (symtab_more_warnings(st))
+			fprintf(stderr, "%s: warning: %s: %u more problems not shown\n", prog, path, symtab_more_warnings(st));
 	}
 	symtab_finish(st);
 	return st;
