@@ -6,7 +6,8 @@
 #                             grow in build/fuzz/corpus/<name>, crashes go to
 #                             build/fuzz/artifacts/<name>/
 #   make fuzz-run-<name>      one harness (frame, etm3_pkt, ptm_pkt,
-#                             etm3_flow, ptm_flow, snapshot, image)
+#                             etm3_flow, ptm_flow, snapshot, image,
+#                             symbols, accum)
 #   make fuzz-brief           every harness for FUZZ_BRIEF_RUNS inputs (default
 #                             2000, a few seconds), fixed PRNG seed
 #   make fuzz-seeds           regenerate build/fuzz/seeds/<name>/
@@ -16,7 +17,7 @@
 #                             seeds and regression inputs (llvm-cov)
 
 FUZZ_CC ?= clang
-FUZZ_NAMES := frame etm3_pkt ptm_pkt etm3_flow ptm_flow snapshot image
+FUZZ_NAMES := frame etm3_pkt ptm_pkt etm3_flow ptm_flow snapshot image symbols accum
 FUZZ_SECONDS ?= 3600
 FUZZ_BRIEF_RUNS ?= 2000
 FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
@@ -46,6 +47,11 @@ FUZZ_HAVE_CC := $(shell command -v $(FUZZ_CC) >/dev/null 2>&1 && echo yes)
 # includes the harness sources.
 export CSD_FUZZ_REGRESS := $(abspath fuzz/regress)
 $(B)/tests/test_fuzz_regress $(B)/tests-san/test_fuzz_regress: $(wildcard fuzz/fuzz_*.c) $(wildcard fuzz/*.h)
+# fuzz_symbols and fuzz_accum compile the tool's symbol reader and counting
+# (fuzz/fuzz_tools.h), with libdw when the tool has it.
+$(B)/tests/test_fuzz_regress $(B)/tests-san/test_fuzz_regress: $(wildcard tools/*.c) $(wildcard tools/*.h)
+$(B)/tests/test_fuzz_regress $(B)/tests-san/test_fuzz_regress: private CPPFLAGS += $(LIBDW_CFLAGS)
+TEST_LDLIBS_test_fuzz_regress := $(LIBDW_LDLIBS)
 $(B)/tests/test_pkt_brief $(B)/tests-san/test_pkt_brief: fuzz/pkt_same.h
 
 .PHONY: fuzz fuzz-brief fuzz-seeds fuzz-image fuzz-bins fuzz-coverage $(FUZZ_NAMES:%=fuzz-run-%)
@@ -55,9 +61,9 @@ $(B)/fuzz/obj/%.o: src/%.c include/csdec.h $(wildcard src/*.h)
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(CPPFLAGS) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -c -o $@ $<
 
-$(B)/fuzz/fuzz_%: fuzz/fuzz_%.c $(FUZZ_HDRS) $(FUZZ_OBJ)
+$(B)/fuzz/fuzz_%: fuzz/fuzz_%.c $(FUZZ_HDRS) $(FUZZ_OBJ) $(wildcard tools/*.c) $(wildcard tools/*.h)
 	@mkdir -p $(dir $@)
-	$(FUZZ_CC) $(CPPFLAGS) -Isrc $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $< $(FUZZ_OBJ)
+	$(FUZZ_CC) $(CPPFLAGS) -Isrc $(LIBDW_CFLAGS) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $< $(FUZZ_OBJ) $(LIBDW_LDLIBS)
 
 fuzz-bins: $(FUZZ_BIN)
 
@@ -130,8 +136,8 @@ fuzz-image: fuzz/image_code.c
 FUZZ_COV_BIN := $(FUZZ_NAMES:%=$(B)/fuzz/cov/fuzz_%)
 $(B)/fuzz/cov/fuzz_%: fuzz/fuzz_%.c fuzz/replay_main.c $(FUZZ_HDRS) $(LIB_SRC) include/csdec.h $(wildcard src/*.h)
 	@mkdir -p $(dir $@)
-	$(FUZZ_CC) $(CPPFLAGS) -Isrc $(CSTD) $(WARN) -O1 -g -fprofile-instr-generate -fcoverage-mapping \
-	  -o $@ $< fuzz/replay_main.c $(LIB_SRC)
+	$(FUZZ_CC) $(CPPFLAGS) -Isrc $(LIBDW_CFLAGS) $(CSTD) $(WARN) -O1 -g -fprofile-instr-generate -fcoverage-mapping \
+	  -o $@ $< fuzz/replay_main.c $(LIB_SRC) $(LIBDW_LDLIBS)
 
 fuzz-coverage: $(FUZZ_COV_BIN) $(FUZZ_SEEDS)/.stamp
 	@rm -f $(B)/fuzz/cov/*.profraw

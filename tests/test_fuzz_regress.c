@@ -39,6 +39,12 @@
 #define LLVMFuzzerTestOneInput fuzz_image_entry
 #include "../fuzz/fuzz_image.c"
 #undef LLVMFuzzerTestOneInput
+#define LLVMFuzzerTestOneInput fuzz_symbols_entry
+#include "../fuzz/fuzz_symbols.c"
+#undef LLVMFuzzerTestOneInput
+#define LLVMFuzzerTestOneInput fuzz_accum_entry
+#include "../fuzz/fuzz_accum.c"
+#undef LLVMFuzzerTestOneInput
 
 typedef int (*entry_fn)(const uint8_t *data, size_t size);
 
@@ -53,6 +59,8 @@ static const struct {
 	{ "ptm_flow", fuzz_ptm_flow_entry },
 	{ "snapshot", fuzz_snapshot_entry },
 	{ "image", fuzz_image_entry },
+	{ "symbols", fuzz_symbols_entry },
+	{ "accum", fuzz_accum_entry },
 };
 
 static unsigned replayed, open_failing, open_passing;

@@ -52,14 +52,15 @@ struct sinsn {
 	const struct sym_func *fn;
 };
 
-static int fail(const struct cov *cc, int rc)
+static int cov_fail(const struct cov *cc, int rc)
 {
 	struct cov *c = (struct cov *)cc;
 	if (rc == SLOT_LIMIT)
 		snprintf(c->err, sizeof(c->err),
-			 "the counters of the instructions executed would need more than %zu MiB (the limit): "
+			 "the counters of the instructions executed would need more than %zu %s (the limit): "
 			 "the trace covers too much of the memory image",
-			 c->budget.limit >> 20);
+			 c->budget.limit >> (c->budget.limit >= (1u << 20) ? 20 : 10),
+			 c->budget.limit >= (1u << 20) ? "MiB" : "KiB");
 	else
 		snprintf(c->err, sizeof(c->err), "out of memory");
 	return -1;
@@ -122,7 +123,7 @@ int cov_record(struct cov *c, unsigned src, const struct csd_record *r)
 		if (!*d) {
 			*d = malloc(sizeof(**d));
 			if (!*d)
-				return fail(c, SLOT_NOMEM);
+				return cov_fail(c, SLOT_NOMEM);
 			ctab_init(*d, &c->budget);
 		}
 		rc = slot_range(*d, r->isa, 0, r->addr, r->end);
@@ -141,7 +142,7 @@ int cov_record(struct cov *c, unsigned src, const struct csd_record *r)
 	}
 	if (rc == SLOT_OK && (r->flags & (CSD_RECF_BRANCH | CSD_RECF_TAKEN)) == (CSD_RECF_BRANCH | CSD_RECF_TAKEN))
 		rc = ctab_add(&c->taken, 0, at, 1);
-	return rc == SLOT_OK ? 0 : fail(c, rc);
+	return rc == SLOT_OK ? 0 : cov_fail(c, rc);
 }
 
 int cov_source_end(struct cov *c, unsigned src, csd_image *img)
@@ -150,7 +151,7 @@ int cov_source_end(struct cov *c, unsigned src, csd_image *img)
 	if (!d)
 		return 0;
 	int rc = slot_fold(d, img, &c->counts, &c->isa);
-	return rc == SLOT_OK ? 0 : fail(c, rc);
+	return rc == SLOT_OK ? 0 : cov_fail(c, rc);
 }
 
 /* ---- the program's code ---- */
@@ -218,7 +219,7 @@ static int walk(struct cov *c, csd_image *img, uint64_t start, uint64_t end, int
 		if (rc == SLOT_OK && cur != CSD_ISA_ARM)
 			rc = btab_set(&c->code, cur == CSD_ISA_THUMBEE ? CODE_TEE : CODE_T32, a);
 		if (rc != SLOT_OK)
-			return fail(c, rc);
+			return cov_fail(c, rc);
 		c->ncode++;
 		a += in.size;
 	}
@@ -231,7 +232,7 @@ static int add_span(struct cov *c, uint64_t start, uint64_t end, size_t fn)
 		size_t ncap = c->capspans ? c->capspans * 2 : 64;
 		struct span *n = realloc(c->spans, ncap * sizeof(*n));
 		if (!n)
-			return fail(c, SLOT_NOMEM);
+			return cov_fail(c, SLOT_NOMEM);
 		c->spans = n;
 		c->capspans = ncap;
 	}
@@ -332,7 +333,7 @@ static int code_keys(const struct cov *c, struct code_walk *w)
 	int failed = 0;
 	w->c = c;
 	w->keys = btab_keys(&c->code, &w->nkeys, &failed);
-	return failed ? fail(c, SLOT_NOMEM) : 0;
+	return failed ? cov_fail(c, SLOT_NOMEM) : 0;
 }
 
 /* ---- reports ---- */
@@ -377,7 +378,7 @@ static int each_executed(const struct cov *c, exec_fn fn, void *ctx, size_t *n)
 	int failed = 0;
 	uint64_t *keys = ctab_keys(&c->counts, &nk, &failed);
 	if (failed)
-		return fail(c, SLOT_NOMEM);
+		return cov_fail(c, SLOT_NOMEM);
 	*n = 0;
 	for (size_t k = 0; k < nk; k++) {
 		const struct count_chunk *cc = ctab_find(&c->counts, keys[k]);
@@ -451,7 +452,7 @@ int cov_print_summary(const struct cov *c, FILE *out)
 	s.sum = calloc(nf ? nf : 1, sizeof(*s.sum));
 	if (!s.sum) {
 		free((void *)w.keys);
-		return fail(c, SLOT_NOMEM);
+		return cov_fail(c, SLOT_NOMEM);
 	}
 	each_code(&w, 0, UINT64_MAX, sum_insn, &s);
 	fprintf(out, "%" PRIu64 " instructions executed, at %zu addresses\n", c->executions, addresses);
@@ -655,7 +656,7 @@ int cov_write_lcov(const struct cov *c, FILE *f)
 		free(files);
 		free(rank);
 		free((void *)w.keys);
-		return fail(c, SLOT_NOMEM);
+		return cov_fail(c, SLOT_NOMEM);
 	}
 	for (uint32_t i = 0; i < nfiles; i++)
 		files[i] = i;

@@ -103,14 +103,15 @@ struct prof {
 	char err[256];
 };
 
-static int fail(const struct prof *pc, int rc)
+static int prof_fail(const struct prof *pc, int rc)
 {
 	struct prof *p = (struct prof *)pc;
 	if (rc == SLOT_LIMIT)
 		snprintf(p->err, sizeof(p->err),
-			 "the profile's counters would need more than %zu MiB (the limit): the trace covers too much "
+			 "the profile's counters would need more than %zu %s (the limit): the trace covers too much "
 			 "of the memory image, or makes too many different calls",
-			 p->budget.limit >> 20);
+			 p->budget.limit >> (p->budget.limit >= (1u << 20) ? 20 : 10),
+			 p->budget.limit >= (1u << 20) ? "MiB" : "KiB");
 	else
 		snprintf(p->err, sizeof(p->err), "out of memory");
 	return -1;
@@ -137,7 +138,7 @@ int prof_needs_insns(const struct csd_trace_config *cfg)
 }
 
 /* Grow an array charged to the budget. */
-static int grow(struct prof *p, void **arr, size_t *cap, size_t n, size_t elem, size_t first)
+static int prof_grow(struct prof *p, void **arr, size_t *cap, size_t n, size_t elem, size_t first)
 {
 	if (n < *cap)
 		return SLOT_OK;
@@ -209,7 +210,7 @@ static int set_reserve(struct prof *p, struct index_set *s, uint64_t (*hash)(con
 
 static int add_fn(struct prof *p, uint64_t entry, const char *name, uint32_t *id)
 {
-	int rc = grow(p, (void **)&p->fn, &p->capfn, p->nfn, sizeof(*p->fn), 256);
+	int rc = prof_grow(p, (void **)&p->fn, &p->capfn, p->nfn, sizeof(*p->fn), 256);
 	if (rc != SLOT_OK)
 		return rc;
 	if (p->nfn >= SLOT_GROUP_MAX)
@@ -272,7 +273,7 @@ static int get_edge(struct prof *p, uint32_t caller, uint32_t callee, uint64_t s
 	}
 	int rc = set_reserve(p, s, edge_hash);
 	if (rc == SLOT_OK)
-		rc = grow(p, (void **)&p->edges, &p->capedge, p->nedge, sizeof(*p->edges), 256);
+		rc = prof_grow(p, (void **)&p->edges, &p->capedge, p->nedge, sizeof(*p->edges), 256);
 	if (rc == SLOT_OK && p->nedge >= UINT32_MAX - 1)
 		rc = SLOT_LIMIT;
 	if (rc != SLOT_OK)
@@ -377,7 +378,7 @@ static int on_insns(struct prof *p, struct src_state *s, const struct csd_record
 			uint32_t callee, edge;
 			if ((rc = callee_fn(p, first, &callee)) != SLOT_OK ||
 			    (rc = get_edge(p, s->pend.caller, callee, s->pend.site, first, &edge)) != SLOT_OK)
-				return fail(p, rc);
+				return prof_fail(p, rc);
 			struct frame f;
 			f.ret = s->pend.ret;
 			f.instr0 = s->pend.instr0;
@@ -422,7 +423,7 @@ static int on_insns(struct prof *p, struct src_state *s, const struct csd_record
 		if (rc == SLOT_OK && cyc)
 			rc = ctab_add(&p->cycles, group, last, (int64_t)cyc);
 		if (rc != SLOT_OK)
-			return fail(p, rc);
+			return prof_fail(p, rc);
 	}
 	s->instr += n;
 	s->cycles += cyc;
@@ -449,7 +450,7 @@ int prof_record(struct prof *p, unsigned src, const struct csd_record *r)
 {
 	struct src_state *s = source(p, src);
 	if (!s)
-		return fail(p, SLOT_NOMEM);
+		return prof_fail(p, SLOT_NOMEM);
 	switch (r->type) {
 	case CSD_REC_RANGE:
 		if (!r->count)
@@ -498,7 +499,7 @@ int prof_source_end(struct prof *p, unsigned src, csd_image *img)
 	if (!s)
 		return 0;
 	int rc = slot_fold(&s->diff, img, &p->counts, NULL);
-	return rc == SLOT_OK ? 0 : fail(p, rc);
+	return rc == SLOT_OK ? 0 : prof_fail(p, rc);
 }
 
 /* Values of group in [from, to), in address order, through fn. */
@@ -553,7 +554,7 @@ int prof_finish(struct prof *p)
 	if (failed) {
 		free(keys);
 		free(ckeys);
-		return fail(p, SLOT_NOMEM);
+		return prof_fail(p, SLOT_NOMEM);
 	}
 	each_value(&p->counts, keys, nk, 0, 0, UINT64_MAX, add_instr, p);
 	each_value(&p->cycles, ckeys, nc, 0, 0, UINT64_MAX, add_cycles, p);
@@ -610,7 +611,7 @@ int prof_print_top(const struct prof *p, FILE *out, unsigned long top, int by_cy
 	size_t n = 0;
 	char name[256];
 	if (!order)
-		return fail(p, SLOT_NOMEM);
+		return prof_fail(p, SLOT_NOMEM);
 	for (size_t i = 0; i < p->nfn; i++)
 		if (p->fn[i].instr || p->fn[i].calls)
 			order[n++] = (uint32_t)i;
@@ -682,7 +683,7 @@ int prof_write_callgrind(struct prof *p, FILE *f, int argc, char **argv)
 	int failed = 0;
 	uint64_t *keys = ctab_keys(&p->counts, &nk, &failed);
 	if (failed)
-		return fail(p, SLOT_NOMEM);
+		return prof_fail(p, SLOT_NOMEM);
 	fprintf(f, "# callgrind format\nversion: 1\ncreator: csdec %s\ncmd: csdec", csd_version());
 	for (int i = 0; i < argc; i++) {
 		fputc(' ', f);
