@@ -10,12 +10,15 @@
  *   bit 4      profile keeps costs per address (as for --callgrind)
  *   bit 5      a small memory limit (64 KiB): operations fail cleanly
  *   bit 6      decoder: ETMv3 (else PTM)
+ *   bit 7      decoder: also every report as text (else the counts compared
+ *              directly, and the summaries written)
  *
  * Decoder records: the rest is the flow harnesses' input (fuzz_flow.h).
  * The trace is decoded as ranges and instruction by instruction; both
  * decodes go through coverage and through profile (as the tool decodes
- * for it: instructions where prof_needs_insns) and every report must be
- * byte for byte the same.
+ * for it: instructions where prof_needs_insns) and must give the same
+ * counts per address, functions and call edges, and with bit 7 every
+ * report byte for byte the same.
  *
  * Records from the input: byte 1 seeds the bytes of a region of mixed 16-
  * and 32-bit T32 halfwords; then 8 bytes a record: kind (range,
@@ -41,7 +44,7 @@
 #define ACC_MODEL_END (ACC_ZERO_ADDR + ACC_ZERO_SIZE)
 #define ACC_REC_SIZE 8
 #define ACC_SMALL_LIMIT ((size_t)64 << 10)
-#define ACC_WALK_BUDGET 1000000u
+#define ACC_WALK_BUDGET 100000u
 
 static FILE *acc_null;
 
@@ -171,6 +174,65 @@ static void acc_same(const char *what, char *a, char *b)
 	free(b);
 }
 
+/* Every value of a is b's and the other way round. */
+static int acc_ctab_same(const struct ctab *a, const struct ctab *b)
+{
+	for (int k = 0; k < 2; k++) {
+		const struct ctab *x = k ? b : a, *y = k ? a : b;
+		for (size_t i = 0; i < x->cap; i++) {
+			if (x->e[i].key == UINT64_MAX)
+				continue;
+			const struct count_chunk *o = ctab_find(y, x->e[i].key);
+			for (unsigned j = 0; j < SLOT_CHUNK; j++)
+				if (count_chunk_get(x->e[i].c, j) != (o ? count_chunk_get(o, j) : 0))
+					return 0;
+		}
+	}
+	return 1;
+}
+
+static int acc_btab_same(const struct btab *a, const struct btab *b)
+{
+	for (int k = 0; k < 2; k++) {
+		const struct btab *x = k ? b : a, *y = k ? a : b;
+		for (size_t i = 0; i < x->cap; i++) {
+			if (x->e[i].key == UINT64_MAX)
+				continue;
+			const uint64_t *o = btab_find(y, x->e[i].key);
+			for (unsigned j = 0; j < SLOT_CHUNK / 64; j++)
+				if (x->e[i].w[j] != (o ? o[j] : 0))
+					return 0;
+		}
+	}
+	return 1;
+}
+
+static void acc_cov_same(const struct cov *a, const struct cov *b)
+{
+	FUZZ_CHECK(a->executions == b->executions);
+	FUZZ_CHECK(acc_ctab_same(&a->counts, &b->counts));
+	FUZZ_CHECK(acc_ctab_same(&a->taken, &b->taken));
+	FUZZ_CHECK(acc_btab_same(&a->isa, &b->isa));
+}
+
+static void acc_prof_same(struct prof *a, struct prof *b)
+{
+	FUZZ_CHECK(prof_finish(a) == 0 && prof_finish(b) == 0);
+	FUZZ_CHECK(a->instr == b->instr && a->cycles_total == b->cycles_total && a->other_cycles == b->other_cycles);
+	FUZZ_CHECK(a->nfn == b->nfn && a->nedge == b->nedge && a->sources == b->sources);
+	for (size_t i = 0; i < a->nfn; i++)
+		FUZZ_CHECK(a->fn[i].entry == b->fn[i].entry && a->fn[i].instr == b->fn[i].instr &&
+			   a->fn[i].cycles == b->fn[i].cycles && a->fn[i].calls == b->fn[i].calls);
+	if (a->nedge) {
+		qsort(a->edges, a->nedge, sizeof(*a->edges), cmp_edge_caller);
+		qsort(b->edges, b->nedge, sizeof(*b->edges), cmp_edge_caller);
+	}
+	for (size_t i = 0; i < a->nedge; i++)
+		FUZZ_CHECK(memcmp(&a->edges[i], &b->edges[i], sizeof(a->edges[i])) == 0);
+	FUZZ_CHECK(acc_ctab_same(&a->counts, &b->counts));
+	FUZZ_CHECK(acc_ctab_same(&a->cycles, &b->cycles));
+}
+
 /* ---- records of the flow decoder ---- */
 
 static void acc_feed_list(struct cov *c, struct prof *p, const struct fuzz_rec_list *l, csd_image *img)
@@ -236,12 +298,20 @@ static void acc_decoder(uint8_t opt, const uint8_t *data, size_t size)
 			acc_check_memory(cov_memory(c[k]), limit, image_bytes);
 			acc_check_memory(prof_memory(p[k]), limit, image_bytes);
 		}
-		acc_same("coverage", acc_cov_text(c[0], img), acc_cov_text(c[1], img));
-		/* p[0] had ranges; as the tool decodes, profile needs the same */
-		if (as_tool == &ranges)
-			acc_same("profile", acc_prof_text(p[0]), acc_prof_text(p[1]));
-		else
-			free(acc_prof_text(p[1]));
+		acc_cov_same(c[0], c[1]);
+		if (opt & 0x80) {
+			acc_same("coverage", acc_cov_text(c[0], img), acc_cov_text(c[1], img));
+			/* p[0] had ranges; as the tool decodes, profile needs the same */
+			if (as_tool == &ranges)
+				acc_same("profile", acc_prof_text(p[0]), acc_prof_text(p[1]));
+			else
+				free(acc_prof_text(p[1]));
+		} else {
+			if (as_tool == &ranges)
+				acc_prof_same(p[0], p[1]);
+			FUZZ_CHECK(cov_load_code(c[0], img) == 0 && cov_print_summary(c[0], acc_devnull()) == 0);
+			FUZZ_CHECK(prof_finish(p[1]) == 0 && prof_print_top(p[1], acc_devnull(), 20, 0) == 0);
+		}
 		for (int k = 0; k < 2; k++) {
 			cov_free(c[k]);
 			prof_free(p[k]);
