@@ -99,8 +99,8 @@ static void slot_model(void)
 				CHECK_EQ(btab_set(&isa_bits, slot_isa_index(isa) << 28, first), SLOT_OK);
 		}
 	}
-	CHECK_EQ(slot_fold(&diff[0], img, &counts, &isa_bits), SLOT_OK);
-	CHECK_EQ(slot_fold(&diff[1], img, &counts, &isa_bits), SLOT_OK);
+	CHECK_EQ(slot_fold(&diff[0], img, &counts, &isa_bits, 7), SLOT_OK);
+	CHECK_EQ(slot_fold(&diff[1], img, &counts, &isa_bits, 7), SLOT_OK);
 	CHECK_EQ(diff[0].n, 0);
 	uint64_t sum = 0;
 	unsigned bad = 0, widths[4] = { 0, 0, 0, 0 };
@@ -160,6 +160,46 @@ static void slot_model(void)
 	ctab_free(&diff[1]);
 	btab_free(&isa_bits);
 	CHECK_EQ(budget.used, 0);
+	csd_image_free(img);
+}
+
+/* Past the memory limit, coverage and profile fail with a message naming
+ * it (the tool then stops with exit status 2). */
+static void limits(void)
+{
+	static uint8_t zeros[0x10000];
+	csd_image *img = csd_image_new();
+	CHECK_EQ(csd_image_add_buffer(img, 0x20000, zeros, sizeof(zeros), 0), 0);
+	struct csd_record r;
+	memset(&r, 0, sizeof(r));
+	r.type = CSD_REC_RANGE;
+	r.isa = CSD_ISA_ARM;
+	r.addr = 0x20000;
+	r.end = 0x30000;
+	r.last = 0x2FFFC;
+	r.count = 0x4000;
+	struct cov *c = cov_new(NULL, 16384);
+	CHECK_EQ(cov_record(c, 0x10, &r), 0);
+	CHECK_EQ(cov_source_end(c, 0x10, img), -1);
+	CHECK(strstr(cov_error(c), "would need more than 16 KiB (the limit)") != NULL);
+	CHECK(cov_memory(c) <= 16384);
+	cov_free(c);
+	struct prof *p = prof_new(NULL, 1, 16384);
+	CHECK(p != NULL);
+	if (!p)
+		return;
+	CHECK_EQ(prof_record(p, 0x10, &r), 0);
+	CHECK_EQ(prof_source_end(p, 0x10, img), -1);
+	CHECK(strstr(prof_error(p), "would need more than 16 KiB (the limit)") != NULL);
+	CHECK(prof_memory(p) <= 16384);
+	prof_free(p);
+	/* the tool's own limit takes the same walk easily */
+	c = cov_new(NULL, ACCUM_MEM_LIMIT);
+	CHECK_EQ(cov_record(c, 0x10, &r), 0);
+	CHECK_EQ(cov_source_end(c, 0x10, img), 0);
+	printf("limits: a walk over 64 KiB of A32 code keeps %zu bytes of counts\n", cov_memory(c));
+	CHECK(cov_memory(c) < 64 * 1024);
+	cov_free(c);
 	csd_image_free(img);
 }
 
@@ -752,6 +792,7 @@ static void symbols(void)
 int main(void)
 {
 	slot_model();
+	limits();
 	symbols();
 	both_ways_all();
 	return check_done("test_accum");

@@ -34,7 +34,7 @@ struct cov {
 	struct slot_budget budget;
 	struct ctab counts;        /* group 0: executions per instruction */
 	struct ctab taken;         /* group 0: of them, taken branches */
-	struct btab isa;           /* group index << 28: ran in that instruction set */
+	struct btab isa;           /* group index << 28: ran as T32 / ThumbEE there */
 	struct ctab *diff[ACCUM_SOURCES]; /* per source: ranges not folded yet */
 	uint64_t executions;
 	struct btab code;          /* the program's instructions (CODE_*) */
@@ -132,7 +132,7 @@ int cov_record(struct cov *c, unsigned src, const struct csd_record *r)
 			c->executions += r->count;
 	} else if (r->type == CSD_REC_INSN) {
 		rc = ctab_add(&c->counts, 0, r->addr, 1);
-		if (rc == SLOT_OK)
+		if (rc == SLOT_OK && slot_isa_index(r->isa) != SLOT_ISA_A32)
 			rc = btab_set(&c->isa, slot_isa_index(r->isa) << 28, r->addr);
 		at = r->addr;
 		if (rc == SLOT_OK)
@@ -150,7 +150,7 @@ int cov_source_end(struct cov *c, unsigned src, csd_image *img)
 	struct ctab *d = c->diff[src % ACCUM_SOURCES];
 	if (!d)
 		return 0;
-	int rc = slot_fold(d, img, &c->counts, &c->isa);
+	int rc = slot_fold(d, img, &c->counts, &c->isa, 1u << SLOT_ISA_T32 | 1u << SLOT_ISA_TEE);
 	return rc == SLOT_OK ? 0 : cov_fail(c, rc);
 }
 
@@ -167,14 +167,16 @@ static int is_cond_branch(const struct csdi_insn *in)
 	       (in->opcode & 0xF500u) == 0xB100u;
 }
 
-/* The instruction set an address ran in (the first of A32, T32, ThumbEE
- * that it ran in), or 0. */
+/* The instruction set an address ran in (T32, else ThumbEE, else A32:
+ * only T32 and ThumbEE are marked, A32 code is most of a program's and
+ * needs no bits), or 0 if it did not run. */
 static int executed_isa(const struct cov *c, uint64_t addr)
 {
-	for (unsigned i = 0; i < SLOT_NISA; i++)
-		if (btab_test(&c->isa, i << 28, addr))
-			return slot_isa_of_index(i);
-	return 0;
+	if (btab_test(&c->isa, SLOT_ISA_T32 << 28, addr))
+		return CSD_ISA_THUMB;
+	if (btab_test(&c->isa, SLOT_ISA_TEE << 28, addr))
+		return CSD_ISA_THUMBEE;
+	return ctab_get(&c->counts, 0, addr) ? CSD_ISA_ARM : 0;
 }
 
 /*

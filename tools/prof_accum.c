@@ -498,7 +498,7 @@ int prof_source_end(struct prof *p, unsigned src, csd_image *img)
 	struct src_state *s = p->src[src % SOURCES];
 	if (!s)
 		return 0;
-	int rc = slot_fold(&s->diff, img, &p->counts, NULL);
+	int rc = slot_fold(&s->diff, img, &p->counts, NULL, 0);
 	return rc == SLOT_OK ? 0 : prof_fail(p, rc);
 }
 

@@ -406,7 +406,7 @@ static int halfword_at(csd_image *img, uint64_t base, const uint8_t *code, int g
 	return 1;
 }
 
-int slot_fold(struct ctab *diff, csd_image *img, struct ctab *counts, struct btab *isa_bits)
+int slot_fold(struct ctab *diff, csd_image *img, struct ctab *counts, struct btab *isa_bits, unsigned mark)
 {
 	size_t n = 0;
 	int failed = 0, rc = SLOT_OK;
@@ -464,7 +464,7 @@ int slot_fold(struct ctab *diff, csd_image *img, struct ctab *counts, struct bta
 			}
 			if (any) {
 				rc = ctab_add_chunk(counts, (uint64_t)group << 32 | chunk, acc);
-				if (rc == SLOT_OK && isa_bits)
+				if (rc == SLOT_OK && isa_bits && (mark >> isa & 1))
 					rc = btab_or(isa_bits, (uint64_t)g << 32 | chunk, bits);
 				if (rc != SLOT_OK)
 					break;

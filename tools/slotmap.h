@@ -151,13 +151,13 @@ int slot_range(struct ctab *diff, int isa, uint32_t group, uint64_t addr, uint64
 
 /*
  * Turn the differences of diff (one source's, decoded with img) into
- * counts per instruction added to counts (same group), and, when isa_bits
- * is not NULL, mark in it (group isa_index << 28 | group) where each
- * instruction set ran. The instructions of a range are found again from
+ * counts per instruction added to counts (same group), and mark in
+ * isa_bits (group isa_index << 28 | group) where the instruction sets of
+ * the mask `mark` (bit isa_index) ran. The instructions of a range are found again from
  * its first one as the decoder found them: A32 every 4 bytes, T32 2 or 4
  * bytes by the first halfword. A count never flows through memory the
  * image cannot read, so the work is bounded by the image. diff is emptied.
  */
-int slot_fold(struct ctab *diff, csd_image *img, struct ctab *counts, struct btab *isa_bits);
+int slot_fold(struct ctab *diff, csd_image *img, struct ctab *counts, struct btab *isa_bits, unsigned mark);
 
 #endif
