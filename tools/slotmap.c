@@ -11,11 +11,6 @@ unsigned slot_isa_index(int isa)
 	return isa == CSD_ISA_THUMB ? SLOT_ISA_T32 : isa == CSD_ISA_THUMBEE ? SLOT_ISA_TEE : SLOT_ISA_A32;
 }
 
-int slot_isa_of_index(unsigned index)
-{
-	return index == SLOT_ISA_T32 ? CSD_ISA_THUMB : index == SLOT_ISA_TEE ? CSD_ISA_THUMBEE : CSD_ISA_ARM;
-}
-
 static size_t hash_key(uint64_t key, size_t cap)
 {
 	key ^= key >> 31;

@@ -43,7 +43,6 @@ struct slot_budget {
 /* The instruction sets a fold tells apart (by how the next instruction is found). */
 enum { SLOT_ISA_A32, SLOT_ISA_T32, SLOT_ISA_TEE, SLOT_NISA };
 unsigned slot_isa_index(int isa);
-int slot_isa_of_index(unsigned index);
 
 static inline uint64_t slot_key(uint32_t group, uint64_t addr)
 {
