@@ -718,7 +718,7 @@ static void symbols(void)
 	printf("symbols: %zu functions, %zu mapping symbols, %zu line rows; with 4000 more headers: %zu, %zu, %zu\n",
 	       a->nfn, a->nmap, a->nrows, b->nfn, b->nmap, b->nrows);
 	CHECK(rc > 0);
-	CHECK(a->nfn > 3 && a->nmap > 0 && a->nrows > 10);
+	CHECK(a->nfn > 3 && a->nmap > 0 && (a->nrows > 10 || !symtab_reads_lines()));
 	CHECK(symtab_same(a, b));
 	CHECK(warned(b, "4000 more section headers name a symbol table already read"));
 	symtab_free(b);
