@@ -323,7 +323,7 @@ static void fuzz_flow_compare(csd_image *img, const struct fuzz_rec_list *a, con
 	FUZZ_CHECK(j == b->n);
 }
 
-static int fuzz_flow_run(uint32_t protocol, const uint8_t *data, size_t size)
+static inline int fuzz_flow_run(uint32_t protocol, const uint8_t *data, size_t size)
 {
 	struct fuzz_hdr h;
 	if (!fuzz_hdr_parse(data, size, &h))

@@ -20,6 +20,11 @@
  *     test programs' runs when $CSD_PROGRAMS / $CSD_PROGRAMS_M hold them),
  *     generator configurations with operations, and the packets and
  *     records of examples/sample ($CSD_FUZZ_SAMPLE) for the printers.
+ *   - ELF files with symbols, mapping symbols and line tables (the sample
+ *     program's, a made one, and both with section headers repeated) for
+ *     the symbols harness;
+ *   - the flow harnesses' inputs after an option byte, and made record
+ *     streams, for the accum harness.
  * Without CSD_SHARED only the encoder seeds are written.
  */
 #include <errno.h>
@@ -65,6 +70,19 @@ static void put_seed(const char *harness, const char *name, const uint8_t *head,
 	if (!f || (hn && fwrite(head, 1, hn, f) != hn) || (n && fwrite(data, 1, n, f) != n) || fclose(f) != 0)
 		die(path);
 	seeds_written++;
+	/* fuzz_accum takes the flow harnesses' inputs after its option byte
+	 * (options cycling through symbols, per-address costs, the limit). */
+	int etm3 = strcmp(harness, "etm3_flow") == 0;
+	if ((etm3 || strcmp(harness, "ptm_flow") == 0) && hn < 64) {
+		static unsigned k;
+		uint8_t h2[65];
+		h2[0] = (uint8_t)((etm3 ? 0x40 : 0) | (k % 8) << 1 | (k & 8 ? 0x10 : 0) | (k % 16 == 5 ? 0x20 : 0));
+		k++;
+		char n2[256];
+		memcpy(h2 + 1, head, hn);
+		snprintf(n2, sizeof(n2), "%s-%s", etm3 ? "etm3" : "ptm", name);
+		put_seed("accum", n2, h2, hn + 1, data, n);
+	}
 }
 
 /* A packet or flow seed: the header for `cfg` and the stream bytes. */
@@ -939,6 +957,122 @@ static void print_seeds(void)
 	put_seed("print", "every-type", NULL, 0, out_buf, o.n < o.cap ? o.n : o.cap);
 }
 
+/* Symbols harness: ELF files as they are, and with their section headers
+ * repeated (the symbol table named 40 more times). */
+static void symbol_seed(const char *name, const uint8_t *elf, size_t n)
+{
+	put_seed("symbols", name, NULL, 0, elf, n);
+	if (n < 52)
+		return;
+	uint32_t shoff = fuzz_le32(elf + 32);
+	unsigned shnum = (unsigned)(elf[48] | elf[49] << 8), sym = shnum;
+	if (elf[46] != 40 || (uint64_t)shoff + 40u * shnum > n)
+		return;
+	for (unsigned i = 0; i < shnum; i++)
+		if (fuzz_le32(elf + shoff + 40 * i + 4) == 2 /* SHT_SYMTAB */)
+			sym = i;
+	if (sym == shnum)
+		return;
+	size_t at = (n + 3) & ~(size_t)3, m = at + 40u * (shnum + 40);
+	uint8_t *b = calloc(1, m);
+	if (!b)
+		die("out of memory");
+	memcpy(b, elf, n);
+	memcpy(b + at, elf + shoff, 40u * shnum);
+	for (unsigned i = 0; i < 40; i++)
+		memcpy(b + at + 40u * (shnum + i), elf + shoff + 40 * sym, 40);
+	fuzz_put_le32(b + 32, (uint32_t)at);
+	b[48] = (uint8_t)(shnum + 40);
+	b[49] = (uint8_t)((shnum + 40) >> 8);
+	char more[128];
+	snprintf(more, sizeof(more), "%s-repeated", name);
+	put_seed("symbols", more, NULL, 0, b, m);
+	free(b);
+}
+
+/* A made ELF: a symbol table with functions (ARM and Thumb), mapping
+ * symbols and data, its string table, no code. */
+static void made_symbols(void)
+{
+	static const char strs[] = "\0main\0helper\0$a\0$t\0$d\0table\0.symtab\0.strtab\0.shstrtab";
+	static const struct {
+		uint32_t name, value, size;
+		uint8_t info;
+	} syms[] = {
+		{ 1, 0x8000, 0x40, 0x12 }, { 6, 0x9001, 0x20, 0x12 }, { 13, 0x8000, 0, 0 },
+		{ 16, 0x9000, 0, 0 },     { 19, 0x8040, 0, 0 },      { 22, 0x8040, 0x10, 0x11 },
+	};
+	uint8_t b[1024];
+	size_t nsym = sizeof(syms) / sizeof(syms[0]) + 1, off_sym = 52, off_str = off_sym + 16 * nsym;
+	size_t off_sh = (off_str + sizeof(strs) + 3) & ~(size_t)3;
+	memset(b, 0, sizeof(b));
+	memcpy(b, "\177ELF\1\1\1", 7);
+	b[16] = 2;  /* ET_EXEC */
+	b[18] = 40; /* EM_ARM */
+	b[20] = 1;
+	fuzz_put_le32(b + 32, (uint32_t)off_sh);
+	b[40] = 52;
+	b[46] = 40; /* e_shentsize */
+	b[48] = 4;  /* e_shnum */
+	b[50] = 3;  /* e_shstrndx */
+	for (size_t i = 1; i < nsym; i++) {
+		uint8_t *s = b + off_sym + 16 * i;
+		fuzz_put_le32(s, syms[i - 1].name);
+		fuzz_put_le32(s + 4, syms[i - 1].value);
+		fuzz_put_le32(s + 8, syms[i - 1].size);
+		s[12] = syms[i - 1].info;
+		s[14] = 1; /* st_shndx */
+	}
+	memcpy(b + off_str, strs, sizeof(strs));
+	uint8_t *sh = b + off_sh;
+	fuzz_put_le32(sh + 40 + 0, 28);
+	fuzz_put_le32(sh + 40 + 4, 2); /* SHT_SYMTAB */
+	fuzz_put_le32(sh + 40 + 16, (uint32_t)off_sym);
+	fuzz_put_le32(sh + 40 + 20, (uint32_t)(16 * nsym));
+	fuzz_put_le32(sh + 40 + 24, 2); /* sh_link */
+	fuzz_put_le32(sh + 40 + 36, 16);
+	for (int i = 2; i < 4; i++) {
+		fuzz_put_le32(sh + 40 * i + 0, i == 2 ? 36 : 44);
+		fuzz_put_le32(sh + 40 * i + 4, 3); /* SHT_STRTAB */
+		fuzz_put_le32(sh + 40 * i + 16, (uint32_t)off_str);
+		fuzz_put_le32(sh + 40 * i + 20, sizeof(strs));
+	}
+	symbol_seed("made", b, off_sh + 4 * 40);
+}
+
+static void symbols_seeds(void)
+{
+	size_t n;
+	uint8_t *elf = read_file("examples/sample/demo.elf", &n);
+	if (elf)
+		symbol_seed("demo", elf, n);
+	else
+		fprintf(stderr, "seedgen: examples/sample/demo.elf not found (run from the top directory)\n");
+	free(elf);
+	made_symbols();
+}
+
+/* Accum harness, records from the input: option byte (bit 0 set), image
+ * seed, then 8-byte records of every kind over the regions. */
+static void accum_record_seeds(void)
+{
+	static uint8_t b[1 + 1 + 8 * 512];
+	for (unsigned k = 0; k < 16; k++) {
+		size_t n = 2 + 8 * (16u + rnd() % 496u);
+		b[0] = (uint8_t)(1 | (k % 8) << 1 | (k & 8 ? 0x10 : 0) | (k == 13 ? 0x20 : 0));
+		b[1] = (uint8_t)rnd();
+		for (size_t i = 2; i < n; i++)
+			b[i] = (uint8_t)rnd();
+		for (size_t i = 2; i + 8 <= n; i += 8) {
+			b[i] = (uint8_t)((b[i] & 0xF8) | (rnd() % 4 ? rnd() % 4 : 4 + rnd() % 4));
+			b[i + 3] = (uint8_t)(rnd() % 8 ? rnd() % 40 : 0x80 | rnd() % 64);
+		}
+		char name[32];
+		snprintf(name, sizeof(name), "records-%02u", k);
+		put_seed("accum", name, NULL, 0, b, n);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	if (argc != 2) {
@@ -948,7 +1082,7 @@ int main(int argc, char **argv)
 	out_root = argv[1];
 	make_dir(out_root);
 	const char *names[] = { "frame", "etm3_pkt", "ptm_pkt", "etm3_flow", "ptm_flow", "snapshot", "image",
-				"merge", "qemu_log", "gen", "print" };
+				"merge", "qemu_log", "gen", "print", "symbols", "accum" };
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
 		char path[1024];
 		snprintf(path, sizeof(path), "%s/%s", out_root, names[i]);
@@ -978,6 +1112,8 @@ int main(int argc, char **argv)
 	qemu_log_seeds();
 	gen_seeds();
 	print_seeds();
+	symbols_seeds();
+	accum_record_seeds();
 	printf("seedgen: %u seeds in %s\n", seeds_written, out_root);
 	return 0;
 }

@@ -2,24 +2,24 @@
 # that `make test` includes. Details: docs/FUZZING.md.
 #
 #   make fuzz                 every harness for FUZZ_SECONDS (default 3600;
-#                             `make -j11 fuzz` runs them side by side); corpora
+#                             `make -j13 fuzz` runs them side by side); corpora
 #                             grow in build/fuzz/corpus/<name>, crashes go to
 #                             build/fuzz/artifacts/<name>/
 #   make fuzz-run-<name>      one harness (frame, etm3_pkt, ptm_pkt,
 #                             etm3_flow, ptm_flow, snapshot, image, merge,
-#                             qemu_log, gen, print)
+#                             qemu_log, gen, print, symbols, accum)
 #   make fuzz-brief           every harness for FUZZ_BRIEF_RUNS inputs (default
 #                             2000, a few seconds; gen: FUZZ_BRIEF_RUNS_GEN,
 #                             200), fixed PRNG seed
 #   make fuzz-seeds           regenerate build/fuzz/seeds/<name>/
 #   make fuzz-image           rebuild fuzz/fuzz_image.h from fuzz/image_code.c
 #                             (needs arm-linux-gnueabihf-gcc)
-#   make fuzz-coverage        line coverage of src/ and tools/merge.c reached
+#   make fuzz-coverage        line coverage of src/ and the fuzzed tools/ files reached
 #                             by the corpora, seeds and regression inputs
 #                             (llvm-cov)
 
 FUZZ_CC ?= clang
-FUZZ_NAMES := frame etm3_pkt ptm_pkt etm3_flow ptm_flow snapshot image merge qemu_log gen print
+FUZZ_NAMES := frame etm3_pkt ptm_pkt etm3_flow ptm_flow snapshot image merge qemu_log gen print symbols accum
 FUZZ_SECONDS ?= 3600
 FUZZ_BRIEF_RUNS ?= 2000
 # An input of the gen harness runs thousands of instructions through the
@@ -55,6 +55,11 @@ $(B)/tests/test_fuzz_regress $(B)/tests-san/test_fuzz_regress: $(wildcard fuzz/f
 # The merge harness compiles the tool's merge in.
 FUZZ_MERGE_SRC := tools/merge.c tools/merge.h tools/cli.h
 $(B)/tests/test_fuzz_regress $(B)/tests-san/test_fuzz_regress $(B)/fuzz/fuzz_merge $(B)/fuzz/cov/fuzz_merge: $(FUZZ_MERGE_SRC)
+# fuzz_symbols and fuzz_accum compile the tool's symbol reader and counting
+# in (fuzz/fuzz_tools.h: FUZZ_TOOLS_INCLUDED), with libdw when the tool has it.
+FUZZ_TOOLS_INCLUDED := tools/slotmap.c tools/symbols.c tools/cov_accum.c tools/prof_accum.c
+$(B)/tests/test_fuzz_regress $(B)/tests-san/test_fuzz_regress: $(wildcard tools/*.c) $(wildcard tools/*.h)
+$(B)/tests/test_fuzz_regress $(B)/tests-san/test_fuzz_regress: private CPPFLAGS += $(LIBDW_CFLAGS)
 $(B)/tests/test_pkt_brief $(B)/tests-san/test_pkt_brief: fuzz/pkt_same.h
 
 .PHONY: fuzz fuzz-brief fuzz-seeds fuzz-image fuzz-bins fuzz-coverage $(FUZZ_NAMES:%=fuzz-run-%)
@@ -64,9 +69,9 @@ $(B)/fuzz/obj/%.o: src/%.c include/csdec.h $(wildcard src/*.h)
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(CPPFLAGS) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -c -o $@ $<
 
-$(B)/fuzz/fuzz_%: fuzz/fuzz_%.c $(FUZZ_HDRS) $(FUZZ_OBJ)
+$(B)/fuzz/fuzz_%: fuzz/fuzz_%.c $(FUZZ_HDRS) $(FUZZ_OBJ) $(wildcard tools/*.c) $(wildcard tools/*.h)
 	@mkdir -p $(dir $@)
-	$(FUZZ_CC) $(CPPFLAGS) -Isrc $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $< $(FUZZ_OBJ)
+	$(FUZZ_CC) $(CPPFLAGS) -Isrc $(LIBDW_CFLAGS) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $< $(FUZZ_OBJ) $(LIBDW_LDLIBS)
 
 # Harnesses of the tool's code: the tools/*.c files they need
 # (FUZZ_TOOLS_<name>) compiled in, with the fuzzer's flags and the tool's
@@ -83,7 +88,8 @@ endef
 $(foreach h,$(FUZZ_TOOL_HARNESSES),$(eval $(call fuzz_tool_rule,$(h))))
 FUZZ_TOOLS_ALL := $(sort $(foreach h,$(FUZZ_TOOL_HARNESSES),$(FUZZ_TOOLS_$(h))))
 $(B)/tests/test_fuzz_regress $(B)/tests-san/test_fuzz_regress: $(FUZZ_TOOLS_ALL) $(wildcard tools/*.h)
-TEST_LDLIBS_test_fuzz_regress += $(FUZZ_TOOLS_ALL) $(TOOL_CFLAGS) $(TOOL_LDLIBS)
+# (test_fuzz_regress includes fuzz_tools.h too: those files are not linked twice.)
+TEST_LDLIBS_test_fuzz_regress += $(filter-out $(FUZZ_TOOLS_INCLUDED),$(FUZZ_TOOLS_ALL)) $(TOOL_CFLAGS) $(TOOL_LDLIBS)
 
 fuzz-bins: $(FUZZ_BIN)
 
@@ -158,8 +164,8 @@ FUZZ_COV_BIN := $(FUZZ_NAMES:%=$(B)/fuzz/cov/fuzz_%)
 $(B)/fuzz/cov/fuzz_%: fuzz/fuzz_%.c fuzz/replay_main.c $(FUZZ_HDRS) $(LIB_SRC) include/csdec.h $(wildcard src/*.h)
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(CPPFLAGS) -Isrc $(CSTD) $(WARN) -O1 -g -fprofile-instr-generate -fcoverage-mapping \
-	  $(if $(FUZZ_TOOLS_$*),$(TOOL_CFLAGS)) -o $@ $< fuzz/replay_main.c $(LIB_SRC) $(FUZZ_TOOLS_$*) \
-	  $(if $(FUZZ_TOOLS_$*),$(TOOL_LDLIBS))
+	  $(if $(FUZZ_TOOLS_$*),$(TOOL_CFLAGS),$(LIBDW_CFLAGS)) -o $@ $< fuzz/replay_main.c $(LIB_SRC) $(FUZZ_TOOLS_$*) \
+	  $(if $(FUZZ_TOOLS_$*),$(TOOL_LDLIBS),$(LIBDW_LDLIBS))
 
 fuzz-coverage: $(FUZZ_COV_BIN) $(FUZZ_SEEDS)/.stamp
 	@rm -f $(B)/fuzz/cov/*.profraw
@@ -170,4 +176,4 @@ fuzz-coverage: $(FUZZ_COV_BIN) $(FUZZ_SEEDS)/.stamp
 	done
 	llvm-profdata merge -o $(B)/fuzz/cov/all.profdata $(B)/fuzz/cov/*.profraw
 	llvm-cov report $(firstword $(FUZZ_COV_BIN)) $(addprefix -object ,$(wordlist 2,99,$(FUZZ_COV_BIN))) \
-	  -instr-profile=$(B)/fuzz/cov/all.profdata $(LIB_SRC) tools/merge.c $(FUZZ_TOOLS_ALL)
+	  -instr-profile=$(B)/fuzz/cov/all.profdata $(LIB_SRC) $(sort tools/merge.c $(FUZZ_TOOLS_ALL) $(FUZZ_TOOLS_INCLUDED))

@@ -53,6 +53,12 @@
 #define LLVMFuzzerTestOneInput fuzz_print_entry
 #include "../fuzz/fuzz_print.c"
 #undef LLVMFuzzerTestOneInput
+#define LLVMFuzzerTestOneInput fuzz_symbols_entry
+#include "../fuzz/fuzz_symbols.c"
+#undef LLVMFuzzerTestOneInput
+#define LLVMFuzzerTestOneInput fuzz_accum_entry
+#include "../fuzz/fuzz_accum.c"
+#undef LLVMFuzzerTestOneInput
 
 typedef int (*entry_fn)(const uint8_t *data, size_t size);
 
@@ -71,6 +77,8 @@ static const struct {
 	{ "qemu_log", fuzz_qemu_log_entry },
 	{ "gen", fuzz_gen_entry },
 	{ "print", fuzz_print_entry },
+	{ "symbols", fuzz_symbols_entry },
+	{ "accum", fuzz_accum_entry },
 };
 
 static unsigned replayed, open_failing, open_passing;

@@ -482,6 +482,11 @@ static int slot_init(struct source_slot *s, int kind, const struct csd_trace_con
 	return s->etm3 || s->ptm ? 0 : -1;
 }
 
+static int slot_insn(const struct options *o, struct run_ctx *ctx, const struct csd_trace_config *cfg)
+{
+	return ctx->insn_mode ? ctx->insn_mode(ctx, cfg) : o->insn;
+}
+
 static void add_totals(struct run_ctx *ctx, const struct source_slot *s)
 {
 	ctx->items += s->items;
@@ -522,10 +527,12 @@ static int run_trace_file(struct options *o, struct run_ctx *ctx)
 		die_io("out of memory");
 	load_extra_images(o, img);
 	struct source_slot slot;
-	if (slot_init(&slot, SLOT_FLOW, &cfg, img, o->insn) < 0)
+	if (slot_init(&slot, SLOT_FLOW, &cfg, img, slot_insn(o, ctx, &cfg)) < 0)
 		die_io("cannot create a decoder for this configuration");
 	ctx->slot[cfg.trace_id] = &slot;
 	int io = run_buffer(ctx, o->trace, o->frame_format, cfg.trace_id, 1) < 0;
+	if (ctx->on_source_end)
+		ctx->on_source_end(ctx, &slot);
 	add_totals(ctx, &slot);
 	slot_free(&slot);
 	csd_image_free(img);
@@ -600,7 +607,7 @@ static int run_snapshot(struct options *o, struct run_ctx *ctx, int kind)
 			}
 			images[nslots] = img;
 			names[nslots] = src->name;
-			if (slot_init(&slots[nslots], kind, &src->config, img, o->insn) < 0)
+			if (slot_init(&slots[nslots], kind, &src->config, img, slot_insn(o, ctx, &src->config)) < 0)
 				die_io("cannot create a decoder for source %s (protocol and ETMIDR 0x%08x disagree?)",
 				       src->name, src->config.etmidr);
 			ctx->slot[id] = &slots[nslots];
@@ -613,6 +620,8 @@ static int run_snapshot(struct options *o, struct run_ctx *ctx, int kind)
 		if (run_buffer(ctx, buf->path, buf->frame_format, raw_id, 0) < 0)
 			io = 1;
 		for (int i = 0; i < nslots; i++) {
+			if (ctx->on_source_end && kind == SLOT_FLOW)
+				ctx->on_source_end(ctx, &slots[i]);
 			add_totals(ctx, &slots[i]);
 			slot_free(&slots[i]);
 			csd_image_free(images[i]);
@@ -628,83 +637,6 @@ static int run_snapshot(struct options *o, struct run_ctx *ctx, int kind)
 }
 
 
-static size_t count_slot(uint64_t key, size_t cap)
-{
-	key ^= key >> 29;
-	key *= UINT64_C(0xBF58476D1CE4E5B9);
-	key ^= key >> 32;
-	return (size_t)key & (cap - 1);
-}
-
-struct count_entry *count_map_get(struct count_map *m, uint64_t key)
-{
-	if (m->n * 2 >= m->cap) {
-		size_t ncap = m->cap ? m->cap * 2 : 1024;
-		struct count_entry *ne = calloc(ncap, sizeof(*ne));
-		if (!ne)
-			die_io("out of memory");
-		for (size_t i = 0; i < m->cap; i++) {
-			if (!m->e[i].used)
-				continue;
-			size_t k = count_slot(m->e[i].key, ncap);
-			while (ne[k].used)
-				k = (k + 1) & (ncap - 1);
-			ne[k] = m->e[i];
-		}
-		free(m->e);
-		m->e = ne;
-		m->cap = ncap;
-	}
-	size_t k = count_slot(key, m->cap);
-	while (m->e[k].used && m->e[k].key != key)
-		k = (k + 1) & (m->cap - 1);
-	if (!m->e[k].used) {
-		m->e[k].used = 1;
-		m->e[k].key = key;
-		m->n++;
-	}
-	return &m->e[k];
-}
-
-const struct count_entry *count_map_find(const struct count_map *m, uint64_t key)
-{
-	if (!m->cap)
-		return NULL;
-	size_t k = count_slot(key, m->cap);
-	while (m->e[k].used) {
-		if (m->e[k].key == key)
-			return &m->e[k];
-		k = (k + 1) & (m->cap - 1);
-	}
-	return NULL;
-}
-
-static int cmp_count_key(const void *a, const void *b)
-{
-	const struct count_entry *x = a, *y = b;
-	return x->key < y->key ? -1 : x->key > y->key;
-}
-
-struct count_entry *count_map_sorted(const struct count_map *m, size_t *n)
-{
-	struct count_entry *v = malloc((m->n ? m->n : 1) * sizeof(*v));
-	size_t k = 0;
-	if (!v)
-		die_io("out of memory");
-	for (size_t i = 0; i < m->cap; i++)
-		if (m->e[i].used)
-			v[k++] = m->e[i];
-	qsort(v, k, sizeof(*v), cmp_count_key);
-	*n = k;
-	return v;
-}
-
-void count_map_free(struct count_map *m)
-{
-	free(m->e);
-	memset(m, 0, sizeof(*m));
-}
-
 struct symtab *cli_load_symbols(const struct options *o)
 {
 	char path[4096], err[4200];
@@ -717,6 +649,10 @@ struct symtab *cli_load_symbols(const struct options *o)
 		uint64_t bias = split_at(o->elfs[i], path, sizeof(path), "--elf", 0);
 		if (symtab_add_elf(st, path, (int64_t)bias, err, sizeof(err)) < 0)
 			die_io("%s", err);
+		for (unsigned w = 0; w < symtab_num_warnings(st); w++)
+			fprintf(stderr, "%s: warning: %s\n", prog, symtab_warning(st, w));
+		if (symtab_more_warnings(st))
+			fprintf(stderr, "%s: warning: %s: %u more problems not shown\n", prog, path, symtab_more_warnings(st));
 	}
 	symtab_finish(st);
 	return st;

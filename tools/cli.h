@@ -65,6 +65,10 @@ struct run_ctx {
 	void *user;
 	/* Interleave the sources' records by timestamp (NULL: capture order). */
 	struct merge *merge;
+	/* Decode this source instruction by instruction? (NULL: as --insn says.) */
+	int (*insn_mode)(struct run_ctx *ctx, const struct csd_trace_config *cfg);
+	/* A source's records are all delivered; its image still exists. */
+	void (*on_source_end)(struct run_ctx *ctx, struct source_slot *s);
 };
 
 /* Hand one record to the context's handler or printer. */
@@ -122,26 +126,6 @@ struct symtab;
 struct symtab *cli_load_symbols(const struct options *o);
 /* A new image holding the --elf files' code (exits on errors). */
 csd_image *cli_elf_image(const struct options *o);
-
-/* Counters per 64-bit key (an address; a function and an address), for
- * the commands that add up what the instructions did. */
-struct count_entry {
-	uint64_t key;
-	uint64_t count, taken, cycles;
-	uint32_t aux;          /* the command's own (e.g. an id) */
-	uint8_t isa, size, used;
-};
-struct count_map {
-	struct count_entry *e;
-	size_t cap, n;
-};
-/* The entry of key, added (zeroed) if new; exits when memory is short. */
-struct count_entry *count_map_get(struct count_map *m, uint64_t key);
-/* The entry of key, or NULL. */
-const struct count_entry *count_map_find(const struct count_map *m, uint64_t key);
-/* The used entries sorted by key (malloc'ed, *n of them; exits when memory is short). */
-struct count_entry *count_map_sorted(const struct count_map *m, size_t *n);
-void count_map_free(struct count_map *m);
 
 /* Commands in their own files: argv[0] is the command name. */
 int csd_cmd_coverage(int argc, char **argv);

@@ -178,7 +178,7 @@ static void settle(struct merge *m)
 	m->unsettled = 0;
 }
 
-static int grow(struct queue *q)
+static int queue_grow(struct queue *q)
 {
 	size_t ncap = q->cap ? q->cap * 2 : MERGE_QUEUE_MIN;
 	if (ncap > MERGE_QUEUE_MAX)
@@ -201,7 +201,7 @@ static int grow(struct queue *q)
  * them). 0 if q cannot hold a record at all. */
 static int make_room(struct merge *m, struct run_ctx *ctx, struct queue *q)
 {
-	if (q->len < q->cap || (q->cap < MERGE_QUEUE_MAX && grow(q)))
+	if (q->len < q->cap || (q->cap < MERGE_QUEUE_MAX && queue_grow(q)))
 		return 1;
 	if (!q->cap)
 		return 0;

@@ -1,20 +1,24 @@
 /* symbols.c - function symbols, mapping symbols and line table of ELF
  * files. The ELF is untrusted input: every offset, size and string is
- * checked against the file before use. */
+ * checked against the file before use, and the work is linear in the
+ * file's size however its headers point (each symbol table, string table
+ * and line table is read once). */
 #include <elf.h>
 #include <errno.h>
-#include <fcntl.h>
+#include <inttypes.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
 #include "csdec.h"
 #include "symbols.h"
 
 #ifdef CSD_HAVE_LIBDW
+#include <dwarf.h>
 #include <elfutils/libdw.h>
+#include <libelf.h>
 #endif
 
 /* A function symbol without a size ends at the next one, but not further. */
@@ -39,6 +43,10 @@ struct symtab {
 	uint32_t *file_hash;   /* open addressing: index + 1, 0 = empty */
 	size_t file_slots;
 	int have_lines;
+	char **names;          /* per ELF file: its string tables, printable (names point into them) */
+	size_t nnames, capnames;
+	char warn[SYMTAB_WARNINGS][256]; /* of the last symtab_add_elf() */
+	unsigned nwarn, more_warn;
 };
 
 struct symtab *symtab_new(void)
@@ -50,10 +58,11 @@ void symtab_free(struct symtab *st)
 {
 	if (!st)
 		return;
-	for (size_t i = 0; i < st->nfn; i++)
-		free((char *)st->fn[i].name);
 	for (size_t i = 0; i < st->nfiles; i++)
 		free(st->files[i]);
+	for (size_t i = 0; i < st->nnames; i++)
+		free(st->names[i]);
+	free(st->names);
 	free(st->fn);
 	free(st->map);
 	free(st->rows);
@@ -86,53 +95,52 @@ static int moved(uint64_t addr, int64_t bias, uint64_t *out)
 
 /* ---- ELF symbol tables ---- */
 
-struct elf_file {
-	uint8_t *data;
+struct elf_in {
+	struct symtab *st;
+	const uint8_t *data;
 	uint64_t size;
+	const char *name;      /* for messages */
+	int64_t bias;
 	Elf32_Ehdr eh;
+	unsigned nsec;         /* section headers inside the file */
 };
 
-static int read_file(const char *path, struct elf_file *ef, char *err, size_t errlen)
+/* A symbol table to read, and its string table. */
+struct sym_table {
+	unsigned index;        /* section */
+	uint64_t off, size, entsize;
+	unsigned strndx;
+	uint64_t str_off, str_size;
+	uint64_t names;        /* where its string table starts in the printable copy */
+	int64_t last_nul;      /* file offset of its string table's last NUL; -1: none */
+};
+
+static void warn(struct elf_in *in, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void warn(struct elf_in *in, const char *fmt, ...)
 {
-	FILE *f = fopen(path, "rb");
-	struct stat sb;
-	if (!f || fstat(fileno(f), &sb) != 0) {
-		snprintf(err, errlen, "%s: %s", path, strerror(errno));
-		if (f)
-			fclose(f);
-		return -1;
+	struct symtab *st = in->st;
+	if (st->nwarn == SYMTAB_WARNINGS) {
+		st->more_warn++;
+		return;
 	}
-	if (!S_ISREG(sb.st_mode) || (uint64_t)sb.st_size > ELF_MAX) {
-		snprintf(err, errlen, "%s: not a regular file of a readable size", path);
-		fclose(f);
-		return -1;
-	}
-	ef->size = (uint64_t)sb.st_size;
-	ef->data = malloc(ef->size ? (size_t)ef->size : 1);
-	if (!ef->data || fread(ef->data, 1, (size_t)ef->size, f) != (size_t)ef->size) {
-		snprintf(err, errlen, "%s: %s", path, ef->data ? "read error" : "out of memory");
-		free(ef->data);
-		ef->data = NULL;
-		fclose(f);
-		return -1;
-	}
-	fclose(f);
-	return 0;
+	char *w = st->warn[st->nwarn++];
+	int n = snprintf(w, sizeof(st->warn[0]), "%s: ", in->name);
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(w + n, sizeof(st->warn[0]) - (size_t)n, fmt, ap);
+	va_end(ap);
 }
 
-/* Section header i, if it lies inside the file. */
-static int section_header(const struct elf_file *ef, unsigned i, Elf32_Shdr *sh)
+static uint64_t shdr_offset(const struct elf_in *in, unsigned i)
 {
-	uint64_t off = (uint64_t)ef->eh.e_shoff + (uint64_t)i * ef->eh.e_shentsize;
-	if (i >= ef->eh.e_shnum || off + sizeof(*sh) > ef->size)
-		return 0;
-	memcpy(sh, ef->data + off, sizeof(*sh));
-	return 1;
+	return (uint64_t)in->eh.e_shoff + (uint64_t)i * in->eh.e_shentsize;
 }
 
-static int in_file(const struct elf_file *ef, const Elf32_Shdr *sh)
+/* Section header i (< in->nsec). */
+static void section_header(const struct elf_in *in, unsigned i, Elf32_Shdr *sh)
 {
-	return sh->sh_type != SHT_NOBITS && (uint64_t)sh->sh_offset + sh->sh_size <= ef->size;
+	memcpy(sh, in->data + shdr_offset(in, i), sizeof(*sh));
 }
 
 /* "$a", "$t", "$d", optionally followed by ".anything". */
@@ -152,62 +160,193 @@ static int mapping_isa(const char *name)
 	}
 }
 
-/* A copy of a name from the file with control characters as '?', so that
- * no name can break a line of the tool's output (listing, lcov, callgrind). */
-static char *printable_copy(const char *name)
+/* Control characters as '?', so that no name from the file can break a
+ * line of the tool's output (listing, lcov, callgrind). */
+static void printable(char *s, size_t n)
 {
-	char *copy = strdup(name);
-	if (copy)
-		for (char *c = copy; *c; c++)
-			if ((unsigned char)*c < 0x20 || *c == 0x7F)
-				*c = '?';
-	return copy;
+	for (size_t i = 0; i < n; i++)
+		if (((unsigned char)s[i] < 0x20 && s[i] != 0) || s[i] == 0x7F)
+			s[i] = '?';
 }
 
 static int add_func(struct symtab *st, uint64_t addr, uint32_t size, int thumb, const char *name)
 {
 	if (grow((void **)&st->fn, &st->capfn, st->nfn, sizeof(*st->fn)) < 0)
 		return -1;
-	char *copy = printable_copy(name);
-	if (!copy)
-		return -1;
 	struct sym_func *f = &st->fn[st->nfn++];
 	f->start = addr;
 	f->end = addr + size;
 	f->sized = size != 0;
 	f->thumb = thumb;
-	f->name = copy;
+	f->name = name;
 	return 0;
 }
 
-static int read_symbols(struct symtab *st, const struct elf_file *ef, const Elf32_Shdr *symsh, int64_t bias)
+/* The symbol table of section header i (type SYMTAB or DYNSYM), checked;
+ * 0 with a warning when it cannot be read. */
+static int check_table(struct elf_in *in, unsigned i, const Elf32_Shdr *sh, struct sym_table *t)
 {
+	uint64_t at = shdr_offset(in, i);
 	Elf32_Shdr strsh;
-	size_t entsize = symsh->sh_entsize ? symsh->sh_entsize : sizeof(Elf32_Sym);
-	if (entsize < sizeof(Elf32_Sym) || !in_file(ef, symsh) || !section_header(ef, symsh->sh_link, &strsh) ||
-	    !in_file(ef, &strsh))
-		return 0; /* a broken table is skipped, not fatal */
-	const char *strtab = (const char *)ef->data + strsh.sh_offset;
-	size_t nsym = symsh->sh_size / entsize;
-	int added = 0;
-	for (size_t i = 1; i < nsym; i++) {
+	memset(t, 0, sizeof(*t));
+	t->index = i;
+	t->off = sh->sh_offset;
+	t->size = sh->sh_size;
+	t->entsize = sh->sh_entsize ? sh->sh_entsize : sizeof(Elf32_Sym);
+	t->strndx = sh->sh_link;
+	if (t->entsize >= sizeof(Elf32_Sym) && t->size / t->entsize < 2)
+		return 0; /* nothing after the null symbol */
+	if (t->entsize < sizeof(Elf32_Sym)) {
+		warn(in, "section %u (header at offset 0x%" PRIx64 "): symbol size %" PRIu64
+			 " (sh_entsize) is below %zu; its symbols are not read", i, at, t->entsize, sizeof(Elf32_Sym));
+		return 0;
+	}
+	if (t->off + t->size > in->size) {
+		warn(in, "section %u (header at offset 0x%" PRIx64 "): symbol table at 0x%" PRIx64 ", 0x%" PRIx64
+			 " bytes, ends past the end of the file (0x%" PRIx64 " bytes); its symbols are not read",
+		     i, at, t->off, t->size, in->size);
+		return 0;
+	}
+	if (t->strndx >= in->nsec) {
+		warn(in, "section %u (header at offset 0x%" PRIx64 "): string table section %u (sh_link) is not "
+			 "one of the %u section headers in the file; its symbols are not read", i, at, t->strndx, in->nsec);
+		return 0;
+	}
+	section_header(in, t->strndx, &strsh);
+	t->str_off = strsh.sh_offset;
+	t->str_size = strsh.sh_size;
+	if (strsh.sh_type == SHT_NOBITS || t->str_off + t->str_size > in->size) {
+		warn(in, "section %u (header at offset 0x%" PRIx64 "): its string table, section %u at 0x%" PRIx64
+			 ", 0x%" PRIx64 " bytes, %s; its symbols are not read", i, at, t->strndx, t->str_off, t->str_size,
+		     strsh.sh_type == SHT_NOBITS ? "has no bytes in the file (SHT_NOBITS)"
+						 : "ends past the end of the file");
+		return 0;
+	}
+	return 1;
+}
+
+static int cmp_table_off(const void *a, const void *b)
+{
+	const struct sym_table *x = a, *y = b;
+	if (x->off != y->off)
+		return x->off < y->off ? -1 : 1;
+	if (x->size != y->size)
+		return x->size > y->size ? -1 : 1;
+	return x->index < y->index ? -1 : x->index > y->index;
+}
+
+static int cmp_table_index(const void *a, const void *b)
+{
+	const struct sym_table *x = a, *y = b;
+	return x->index < y->index ? -1 : x->index > y->index;
+}
+
+/* Sort key of a string table interval: by start, then end. */
+struct str_span {
+	uint64_t start, end;
+};
+
+static int cmp_span(const void *a, const void *b)
+{
+	const struct str_span *x = a, *y = b;
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	return x->end < y->end ? -1 : x->end > y->end;
+}
+
+static int cmp_table_strend(const void *a, const void *b)
+{
+	const struct sym_table *x = *(struct sym_table *const *)a, *y = *(struct sym_table *const *)b;
+	uint64_t ex = x->str_off + x->str_size, ey = y->str_off + y->str_size;
+	return ex < ey ? -1 : ex > ey;
+}
+
+/*
+ * One printable copy of the bytes of every string table the tables use
+ * (overlapping ones once), kept with the symtab; each table learns where
+ * its strings start in it and where its last NUL is (a name must end
+ * inside its own string table). Returns the copy, NULL if memory is short.
+ */
+static char *copy_strings(struct sym_table *t, size_t n, const uint8_t *data)
+{
+	struct str_span *sp = malloc((n ? n : 1) * sizeof(*sp));
+	struct sym_table **by_end = malloc((n ? n : 1) * sizeof(*by_end));
+	char *copy = NULL;
+	size_t m = 0, total = 0;
+	if (!sp || !by_end)
+		goto out;
+	for (size_t i = 0; i < n; i++) {
+		sp[i].start = t[i].str_off;
+		sp[i].end = t[i].str_off + t[i].str_size;
+		by_end[i] = &t[i];
+	}
+	if (n)
+		qsort(sp, n, sizeof(*sp), cmp_span);
+	for (size_t i = 0; i < n; i++) { /* merge into disjoint spans */
+		if (m && sp[i].start <= sp[m - 1].end) {
+			if (sp[i].end > sp[m - 1].end)
+				sp[m - 1].end = sp[i].end;
+		} else {
+			sp[m++] = sp[i];
+		}
+	}
+	for (size_t i = 0; i < m; i++)
+		total += (size_t)(sp[i].end - sp[i].start);
+	copy = malloc(total ? total : 1);
+	if (!copy)
+		goto out;
+	/* Copy the spans in order; the tables sorted by where their string
+	 * table ends learn its last NUL on the way. */
+	if (n)
+		qsort(by_end, n, sizeof(*by_end), cmp_table_strend);
+	size_t pos = 0, q = 0;
+	for (size_t i = 0; i < m; i++) {
+		int64_t last_nul = -1;
+		for (uint64_t o = sp[i].start;; o++) {
+			while (q < n && by_end[q]->str_off + by_end[q]->str_size == o) {
+				struct sym_table *bt = by_end[q++];
+				bt->names = pos - (o - bt->str_off);
+				bt->last_nul = last_nul >= (int64_t)bt->str_off ? last_nul : -1;
+			}
+			if (o == sp[i].end)
+				break;
+			if (!data[o])
+				last_nul = (int64_t)o;
+			copy[pos++] = (char)data[o];
+		}
+	}
+	printable(copy, total);
+out:
+	free(sp);
+	free(by_end);
+	return copy;
+}
+
+static int read_table(struct elf_in *in, const struct sym_table *t, const char *names)
+{
+	struct symtab *st = in->st;
+	uint64_t nsym = t->size / t->entsize, bad_names = 0;
+	for (uint64_t i = 1; i < nsym; i++) {
 		Elf32_Sym s;
-		memcpy(&s, ef->data + symsh->sh_offset + i * entsize, sizeof(s));
-		if (s.st_shndx == SHN_UNDEF || s.st_name >= strsh.sh_size)
+		memcpy(&s, in->data + t->off + i * t->entsize, sizeof(s));
+		if (s.st_shndx == SHN_UNDEF)
 			continue;
-		const char *name = strtab + s.st_name;
-		if (!memchr(name, 0, strsh.sh_size - s.st_name) || !*name)
+		if (s.st_name >= t->str_size || (int64_t)(t->str_off + s.st_name) > t->last_nul) {
+			bad_names++;
+			continue;
+		}
+		const char *name = names + t->names + s.st_name;
+		if (!*name)
 			continue;
 		unsigned type = ELF32_ST_TYPE(s.st_info);
 		uint64_t addr;
-		if (!moved(s.st_value & ~1u, bias, &addr))
+		if (!moved(s.st_value & ~1u, in->bias, &addr))
 			continue;
 		if (type == STT_FUNC || type == STT_GNU_IFUNC) {
 			if (addr + s.st_size > (UINT64_C(1) << 32))
 				continue;
 			if (add_func(st, addr, s.st_size, s.st_value & 1, name) < 0)
 				return -1;
-			added++;
 		} else if (type == STT_NOTYPE && mapping_isa(name) >= 0) {
 			if (grow((void **)&st->map, &st->capmap, st->nmap, sizeof(*st->map)) < 0)
 				return -1;
@@ -216,7 +355,80 @@ static int read_symbols(struct symtab *st, const struct elf_file *ef, const Elf3
 			st->nmap++;
 		}
 	}
-	return added;
+	if (bad_names)
+		warn(in, "section %u: %" PRIu64 " symbols whose names are not inside its string table (section %u) "
+			 "are not read", t->index, bad_names, t->strndx);
+	return 0;
+}
+
+/*
+ * The symbol tables: .symtab (which has everything .dynsym has), or
+ * .dynsym without it. A table is read once however many section headers
+ * name it; one that overlaps a table already taken is not read.
+ */
+static int read_symbols(struct elf_in *in, char *err, size_t errlen)
+{
+	struct symtab *st = in->st;
+	Elf32_Shdr sh;
+	unsigned want = SHT_DYNSYM, n = 0, taken = 0, dups = 0;
+	for (unsigned i = 0; i < in->nsec; i++) {
+		section_header(in, i, &sh);
+		if (sh.sh_type == SHT_SYMTAB)
+			want = SHT_SYMTAB;
+	}
+	for (unsigned i = 0; i < in->nsec; i++) {
+		section_header(in, i, &sh);
+		n += sh.sh_type == want;
+	}
+	struct sym_table *t = malloc((n ? n : 1) * sizeof(*t));
+	if (!t)
+		goto nomem;
+	n = 0;
+	for (unsigned i = 0; i < in->nsec; i++) {
+		section_header(in, i, &sh);
+		if (sh.sh_type == want && check_table(in, i, &sh, &t[n]))
+			n++;
+	}
+	if (n)
+		qsort(t, n, sizeof(*t), cmp_table_off);
+	uint64_t end = 0;
+	unsigned end_index = 0; /* the table reaching furthest so far */
+	for (unsigned i = 0; i < n; i++) {
+		if (taken && t[i].off == t[taken - 1].off && t[i].size == t[taken - 1].size) {
+			dups++;
+			continue;
+		}
+		if (taken && t[i].off < end) {
+			warn(in, "section %u: symbol table at 0x%" PRIx64 ", 0x%" PRIx64 " bytes, overlaps that of "
+				 "section %u; its symbols are not read", t[i].index, t[i].off, t[i].size, end_index);
+			continue;
+		}
+		t[taken++] = t[i];
+		if (t[i].off + t[i].size > end) {
+			end = t[i].off + t[i].size;
+			end_index = t[i].index;
+		}
+	}
+	if (dups)
+		warn(in, "%u more section headers name a symbol table already read; each table is read once", dups);
+	if (taken)
+		qsort(t, taken, sizeof(*t), cmp_table_index);
+	char *names = NULL;
+	if (taken) {
+		if (grow((void **)&st->names, &st->capnames, st->nnames, sizeof(*st->names)) < 0 ||
+		    !(names = copy_strings(t, taken, in->data)))
+			goto nomem;
+		st->names[st->nnames++] = names;
+	}
+	for (unsigned i = 0; i < taken; i++)
+		if (read_table(in, &t[i], names) < 0)
+			goto nomem;
+	free(t);
+	return 0;
+nomem:
+	free(t);
+	snprintf(err, errlen, "%s: out of memory", in->name);
+	return -1;
 }
 
 /* ---- DWARF line table ---- */
@@ -256,118 +468,239 @@ static long intern_file(struct symtab *st, const char *s)
 	}
 	if (grow((void **)&st->files, &st->capfiles, st->nfiles, sizeof(*st->files)) < 0)
 		return -1;
-	char *copy = printable_copy(s);
+	char *copy = strdup(s);
 	if (!copy)
 		return -1;
+	printable(copy, strlen(copy));
 	st->files[st->nfiles] = copy;
 	st->file_hash[k] = (uint32_t)st->nfiles + 1;
 	return (long)st->nfiles++;
 }
 
-static int read_lines(struct symtab *st, const char *path, int64_t bias)
+/* Line tables already read (by .debug_line offset): compilation units
+ * may share one, and it is read once. */
+struct seen_set {
+	uint64_t *v;
+	size_t cap, n;
+};
+
+/* 1 if off was seen, else notes it (0); -1 when memory is short. */
+static int seen_before(struct seen_set *s, uint64_t off)
 {
-	int fd = open(path, O_RDONLY);
-	if (fd < 0)
+	if ((s->n + 1) * 2 > s->cap) {
+		size_t ncap = s->cap ? s->cap * 2 : 64;
+		uint64_t *nv = malloc(ncap * sizeof(*nv));
+		if (!nv)
+			return -1;
+		memset(nv, 0xFF, ncap * sizeof(*nv));
+		for (size_t i = 0; i < s->cap; i++) {
+			if (s->v[i] == UINT64_MAX)
+				continue;
+			size_t k = (size_t)(s->v[i] * UINT64_C(0x9E3779B97F4A7C15) >> 20) & (ncap - 1);
+			while (nv[k] != UINT64_MAX)
+				k = (k + 1) & (ncap - 1);
+			nv[k] = s->v[i];
+		}
+		free(s->v);
+		s->v = nv;
+		s->cap = ncap;
+	}
+	if (off == UINT64_MAX)
 		return 0;
-	Dwarf *dw = dwarf_begin(fd, DWARF_C_READ);
-	int rows = 0;
+	size_t k = (size_t)(off * UINT64_C(0x9E3779B97F4A7C15) >> 20) & (s->cap - 1);
+	while (s->v[k] != UINT64_MAX) {
+		if (s->v[k] == off)
+			return 1;
+		k = (k + 1) & (s->cap - 1);
+	}
+	s->v[k] = off;
+	s->n++;
+	return 0;
+}
+
+/* The rows of one compilation unit's line table. */
+static int read_cu_lines(struct symtab *st, Dwarf_Lines *lines, size_t n, int64_t bias, size_t *rows)
+{
+	const char *last_src = NULL;
+	long last_file = -1;
+	for (size_t i = 0; i < n; i++) {
+		Dwarf_Line *l = dwarf_onesrcline(lines, i);
+		Dwarf_Addr a;
+		int lineno;
+		bool end = false;
+		const char *src;
+		uint64_t addr;
+		if (!l || dwarf_lineaddr(l, &a) != 0 || dwarf_lineno(l, &lineno) != 0 ||
+		    !(src = dwarf_linesrc(l, NULL, NULL)) || !moved(a, bias, &addr))
+			continue;
+		dwarf_lineendsequence(l, &end);
+		/* Rows of one file entry share its name: looked up once. */
+		long fi = src == last_src ? last_file : intern_file(st, src);
+		if (fi < 0 || grow((void **)&st->rows, &st->caprows, st->nrows, sizeof(*st->rows)) < 0)
+			return -1;
+		last_src = src;
+		last_file = fi;
+		struct sym_line *r = &st->rows[st->nrows++];
+		r->addr = addr;
+		r->file = (uint32_t)fi;
+		r->line = lineno > 0 ? (uint32_t)lineno : 0;
+		r->end_sequence = end;
+		r->order = (uint32_t)st->nrows;
+		++*rows;
+	}
+	return 0;
+}
+
+static int read_lines(struct symtab *st, uint8_t *data, uint64_t size, int64_t bias)
+{
+	elf_version(EV_CURRENT);
+	Elf *elf = elf_memory((char *)data, (size_t)size);
+	Dwarf *dw = elf ? dwarf_begin_elf(elf, DWARF_C_READ, NULL) : NULL;
+	struct seen_set seen = { NULL, 0, 0 };
+	size_t rows = 0;
+	int rc = 0;
 	if (dw) {
 		Dwarf_Off off = 0, next;
 		size_t hsize;
-		while (dwarf_nextcu(dw, off, &next, &hsize, NULL, NULL, NULL) == 0) {
+		while (rc == 0 && dwarf_nextcu(dw, off, &next, &hsize, NULL, NULL, NULL) == 0) {
 			Dwarf_Die cu;
+			Dwarf_Attribute at;
+			Dwarf_Word stmt;
 			Dwarf_Lines *lines;
 			size_t n;
-			if (dwarf_offdie(dw, off + hsize, &cu) && dwarf_getsrclines(&cu, &lines, &n) == 0) {
-				for (size_t i = 0; i < n; i++) {
-					Dwarf_Line *l = dwarf_onesrcline(lines, i);
-					Dwarf_Addr a;
-					int lineno;
-					bool end = false;
-					const char *src;
-					uint64_t addr;
-					if (!l || dwarf_lineaddr(l, &a) != 0 || dwarf_lineno(l, &lineno) != 0 ||
-					    !(src = dwarf_linesrc(l, NULL, NULL)) || !moved(a, bias, &addr))
-						continue;
-					dwarf_lineendsequence(l, &end);
-					long fi = intern_file(st, src);
-					if (fi < 0 || grow((void **)&st->rows, &st->caprows, st->nrows, sizeof(*st->rows)) < 0) {
-						dwarf_end(dw);
-						close(fd);
-						return -1;
-					}
-					struct sym_line *r = &st->rows[st->nrows++];
-					r->addr = addr;
-					r->file = (uint32_t)fi;
-					r->line = lineno > 0 ? (uint32_t)lineno : 0;
-					r->end_sequence = end;
-					r->order = (uint32_t)st->nrows;
-					rows++;
-				}
+			if (dwarf_offdie(dw, off + hsize, &cu) && dwarf_attr(&cu, DW_AT_stmt_list, &at) &&
+			    dwarf_formudata(&at, &stmt) == 0) {
+				int seen_it = seen_before(&seen, stmt);
+				if (seen_it < 0)
+					rc = -1;
+				else if (!seen_it && dwarf_getsrclines(&cu, &lines, &n) == 0)
+					rc = read_cu_lines(st, lines, n, bias, &rows);
 			}
 			off = next;
 		}
 		dwarf_end(dw);
 	}
-	close(fd);
+	if (elf)
+		elf_end(elf);
+	free(seen.v);
 	if (rows)
 		st->have_lines = 1;
-	return 0;
+	return rc;
 }
 #else
-static int read_lines(struct symtab *st, const char *path, int64_t bias)
+static int read_lines(struct symtab *st, uint8_t *data, uint64_t size, int64_t bias)
 {
 	(void)st;
-	(void)path;
+	(void)data;
+	(void)size;
 	(void)bias;
 	return 0;
 }
 #endif
 
+int symtab_add_elf_mem(struct symtab *st, uint8_t *data, uint64_t size, const char *name, int64_t bias, char *err,
+		       size_t errlen)
+{
+	struct elf_in in;
+	memset(&in, 0, sizeof(in));
+	in.st = st;
+	in.data = data;
+	in.size = size;
+	in.name = name;
+	in.bias = bias;
+	st->nwarn = st->more_warn = 0;
+	if (size < sizeof(in.eh)) {
+		snprintf(err, errlen, "%s: %" PRIu64 " bytes, too short for an ELF header (%zu bytes)", name, size,
+			 sizeof(in.eh));
+		return -1;
+	}
+	if (memcmp(data, ELFMAG, SELFMAG) != 0) {
+		snprintf(err, errlen, "%s: not an ELF file (bytes 0-3 are not 7f 45 4c 46)", name);
+		return -1;
+	}
+	if (data[EI_CLASS] != ELFCLASS32) {
+		snprintf(err, errlen, "%s: ELF class %u at offset %d: not a 32-bit ELF file (class %d)", name,
+			 data[EI_CLASS], EI_CLASS, ELFCLASS32);
+		return -1;
+	}
+	if (data[EI_DATA] != ELFDATA2LSB) {
+		snprintf(err, errlen, "%s: ELF data encoding %u at offset %d: not little-endian (%d)", name,
+			 data[EI_DATA], EI_DATA, ELFDATA2LSB);
+		return -1;
+	}
+	memcpy(&in.eh, data, sizeof(in.eh));
+	if (in.eh.e_shnum && in.eh.e_shentsize < sizeof(Elf32_Shdr)) {
+		snprintf(err, errlen, "%s: section header size %u (e_shentsize, at offset %zu) is below %zu bytes", name,
+			 in.eh.e_shentsize, offsetof(Elf32_Ehdr, e_shentsize), sizeof(Elf32_Shdr));
+		return -1;
+	}
+	/* Only the section headers inside the file. */
+	in.nsec = in.eh.e_shnum;
+	if (in.nsec && shdr_offset(&in, in.nsec - 1) + sizeof(Elf32_Shdr) > size) {
+		uint64_t fit = in.eh.e_shoff + sizeof(Elf32_Shdr) > size
+				       ? 0
+				       : (size - in.eh.e_shoff - sizeof(Elf32_Shdr)) / in.eh.e_shentsize + 1;
+		warn(&in, "%u section headers of %u bytes at 0x%x (e_shoff) end past the end of the file (0x%" PRIx64
+			  " bytes): the first %" PRIu64 " are read", in.eh.e_shnum, in.eh.e_shentsize, in.eh.e_shoff, size, fit);
+		in.nsec = (unsigned)fit;
+	}
+	size_t before = st->nfn;
+	if (read_symbols(&in, err, errlen) < 0)
+		return -1;
+	if (read_lines(st, data, size, bias) < 0) {
+		snprintf(err, errlen, "%s: out of memory", name);
+		return -1;
+	}
+	return (int)(st->nfn - before < INT32_MAX ? st->nfn - before : INT32_MAX);
+}
+
 int symtab_add_elf(struct symtab *st, const char *path, int64_t bias, char *err, size_t errlen)
 {
-	struct elf_file ef;
-	memset(&ef, 0, sizeof(ef));
-	if (read_file(path, &ef, err, errlen) < 0)
+	FILE *f = fopen(path, "rb");
+	struct stat sb;
+	st->nwarn = st->more_warn = 0;
+	if (!f || fstat(fileno(f), &sb) != 0) {
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		if (f)
+			fclose(f);
 		return -1;
-	int rc = -1;
-	if (ef.size < sizeof(ef.eh) || memcmp(ef.data, ELFMAG, SELFMAG) != 0 || ef.data[EI_CLASS] != ELFCLASS32 ||
-	    ef.data[EI_DATA] != ELFDATA2LSB) {
-		snprintf(err, errlen, "%s: not a 32-bit little-endian ELF file", path);
-		goto out;
 	}
-	memcpy(&ef.eh, ef.data, sizeof(ef.eh));
-	if (ef.eh.e_shnum && ef.eh.e_shentsize < sizeof(Elf32_Shdr)) {
-		snprintf(err, errlen, "%s: bad section header size", path);
-		goto out;
+	if (!S_ISREG(sb.st_mode) || (uint64_t)sb.st_size > ELF_MAX) {
+		if (S_ISREG(sb.st_mode))
+			snprintf(err, errlen, "%s: %" PRIu64 " bytes: larger than the %" PRIu64 " MiB csdec reads", path,
+				 (uint64_t)sb.st_size, ELF_MAX >> 20);
+		else
+			snprintf(err, errlen, "%s: not a regular file", path);
+		fclose(f);
+		return -1;
 	}
-	/* .symtab has everything .dynsym has; read .dynsym only without it. */
-	int have_symtab = 0;
-	Elf32_Shdr sh;
-	for (unsigned i = 0; i < ef.eh.e_shnum; i++)
-		if (section_header(&ef, i, &sh) && sh.sh_type == SHT_SYMTAB)
-			have_symtab = 1;
-	int added = 0;
-	for (unsigned i = 0; i < ef.eh.e_shnum; i++) {
-		if (!section_header(&ef, i, &sh))
-			break;
-		if (sh.sh_type == (have_symtab ? SHT_SYMTAB : SHT_DYNSYM)) {
-			int n = read_symbols(st, &ef, &sh, bias);
-			if (n < 0) {
-				snprintf(err, errlen, "%s: out of memory", path);
-				goto out;
-			}
-			added += n;
-		}
+	uint64_t size = (uint64_t)sb.st_size;
+	uint8_t *data = malloc(size ? (size_t)size : 1);
+	if (!data || fread(data, 1, (size_t)size, f) != (size_t)size) {
+		snprintf(err, errlen, "%s: %s", path, data ? "read error" : "out of memory");
+		free(data);
+		fclose(f);
+		return -1;
 	}
-	if (read_lines(st, path, bias) < 0) {
-		snprintf(err, errlen, "%s: out of memory", path);
-		goto out;
-	}
-	rc = added;
-out:
-	free(ef.data);
+	fclose(f);
+	int rc = symtab_add_elf_mem(st, data, size, path, bias, err, errlen);
+	free(data);
 	return rc;
+}
+
+unsigned symtab_num_warnings(const struct symtab *st)
+{
+	return st ? st->nwarn : 0;
+}
+
+const char *symtab_warning(const struct symtab *st, unsigned i)
+{
+	return st && i < st->nwarn ? st->warn[i] : NULL;
+}
+
+unsigned symtab_more_warnings(const struct symtab *st)
+{
+	return st ? st->more_warn : 0;
 }
 
 /* ---- sorting and lookups ---- */
@@ -410,10 +743,8 @@ void symtab_finish(struct symtab *st)
 		qsort(st->fn, st->nfn, sizeof(*st->fn), cmp_func);
 	size_t k = 0;
 	for (size_t i = 0; i < st->nfn; i++) {
-		if (k && st->fn[k - 1].start == st->fn[i].start) {
-			free((char *)st->fn[i].name);
+		if (k && st->fn[k - 1].start == st->fn[i].start)
 			continue;
-		}
 		st->fn[k++] = st->fn[i];
 	}
 	st->nfn = k;

@@ -35,6 +35,17 @@ void symtab_free(struct symtab *st);
  * added, or -1 with a reason in err. Call symtab_finish() after the last.
  */
 int symtab_add_elf(struct symtab *st, const char *path, int64_t bias, char *err, size_t errlen);
+/* The same for a file's bytes already in memory (`name` for messages);
+ * reading the line table may change data. */
+int symtab_add_elf_mem(struct symtab *st, uint8_t *data, uint64_t size, const char *name, int64_t bias, char *err,
+		       size_t errlen);
+/* What the last symtab_add_elf() could not read of the file (a table
+ * skipped, and why and where), first SYMTAB_WARNINGS of them; and how
+ * many more there were. */
+#define SYMTAB_WARNINGS 8
+unsigned symtab_num_warnings(const struct symtab *st);
+const char *symtab_warning(const struct symtab *st, unsigned i);
+unsigned symtab_more_warnings(const struct symtab *st);
 void symtab_finish(struct symtab *st);
 
 size_t symtab_num_funcs(const struct symtab *st);

@@ -12,10 +12,13 @@ TOOL_LDLIBS += $(shell $(PKG_CONFIG) --libs capstone)
 endif
 endif
 
+# (LIBDW_*: also for the tests and fuzz harnesses that compile tools/symbols.c.)
 ifeq ($(NO_LIBDW),)
 ifeq ($(shell $(PKG_CONFIG) --exists libdw 2>/dev/null && echo yes),yes)
-TOOL_CFLAGS += -DCSD_HAVE_LIBDW $(shell $(PKG_CONFIG) --cflags libdw)
-TOOL_LDLIBS += $(shell $(PKG_CONFIG) --libs libdw)
+LIBDW_CFLAGS := -DCSD_HAVE_LIBDW $(shell $(PKG_CONFIG) --cflags libdw)
+LIBDW_LDLIBS := $(shell $(PKG_CONFIG) --libs libdw)
+TOOL_CFLAGS += $(LIBDW_CFLAGS)
+TOOL_LDLIBS += $(LIBDW_LDLIBS)
 endif
 endif
 
