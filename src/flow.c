@@ -342,6 +342,8 @@ void csd_flow_free(csd_flow_decoder *dec)
 		return;
 	if (dec->etm3)
 		csdi_etm3_flow_fini(dec);
+	else if (dec->ptm)
+		csdi_ptm_flow_fini(dec);
 	csd_etm3_pkt_free(dec->etm3);
 	csd_ptm_pkt_free(dec->ptm);
 	free(dec->cache);
