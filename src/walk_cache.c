@@ -288,6 +288,25 @@ static inline uint64_t below(unsigned bit)
 	return (UINT64_C(1) << bit) - 1;   /* bit < 64 */
 }
 
+#define WC_ODD UINT64_C(0xAAAAAAAAAAAAAAAA)
+
+/* The 2 * WC_SLOTS + 4 bytes at p are one halfword repeated. */
+static int uniform(const uint8_t *p)
+{
+	uint64_t w0, w;
+	memcpy(&w0, p, 8);
+	if ((uint16_t)w0 != (uint16_t)(w0 >> 16) || (uint32_t)w0 != (uint32_t)(w0 >> 32))
+		return 0;
+	for (unsigned i = 8; i < 2 * WC_SLOTS; i += 8) {
+		memcpy(&w, p + i, 8);
+		if (w != w0)
+			return 0;
+	}
+	uint32_t t;
+	memcpy(&t, p + 2 * WC_SLOTS, 4);
+	return t == (uint32_t)w0;
+}
+
 /* Decode every slot of line k of chunk c (A32: the slots of its parity). */
 static void learn(struct csdi_walk_cache *wc, struct wc_chunk *c, unsigned k)
 {
@@ -299,7 +318,13 @@ static void learn(struct csdi_walk_cache *wc, struct wc_chunk *c, unsigned k)
 	 * would fetch them one instruction at a time). */
 	const uint8_t *bytes = NULL;
 	const size_t avail = wc->code.fetch(wc->code.ctx, base, &bytes);
-	for (unsigned s = c->key == KEY_A32_2; s < WC_SLOTS; s += a32 ? 2 : 1) {
+	unsigned first = c->key == KEY_A32_2, step = a32 ? 2 : 1;
+	if (avail >= 2 * WC_SLOTS + 4 && uniform(bytes)) {
+		/* One halfword over and over: every slot is the same
+		 * instruction, 16- or 32-bit. */
+		step = WC_SLOTS;
+	}
+	for (unsigned s = first; s < WC_SLOTS; s += step) {
 		struct csdi_insn insn;
 		const size_t off = 2 * s;
 		int rc, plain;
@@ -328,10 +353,12 @@ static void learn(struct csdi_walk_cache *wc, struct wc_chunk *c, unsigned k)
 			rc = wc->code.decode(wc->code.ctx, base + (uint32_t)off, c->isa, &insn);
 			plain = rc > 0 && insn.cls == CSDI_INSN_NORMAL && !(insn.flags & wc->code.wp_flags);
 		}
+		const uint64_t at = step == WC_SLOTS ? (a32 ? (first ? WC_ODD : ~WC_ODD) : ~UINT64_C(0))
+						     : UINT64_C(1) << s;
 		if (rc == 2)
-			narrow |= UINT64_C(1) << s;
+			narrow |= at;
 		if (!plain)
-			stop |= UINT64_C(1) << s;
+			stop |= at;
 	}
 	c->known[k / 64] |= UINT64_C(1) << (k % 64);
 	if (a32) {
@@ -362,8 +389,6 @@ static void learn(struct csdi_walk_cache *wc, struct wc_chunk *c, unsigned k)
 		nc->t[nk].last16 = l->last16;
 	}
 }
-
-#define WC_ODD UINT64_C(0xAAAAAAAAAAAAAAAA)
 
 /* The instruction starts in line v of a run entering at slot e. */
 static inline uint64_t run_starts(const struct wc_view *v, unsigned e)
@@ -587,7 +612,7 @@ static uint32_t run_select(const struct wc_run *q, uint64_t k)
 }
 
 /* Address of the instruction before the one at slot s (s after the start). */
-static uint32_t run_prev(const struct wc_run *q, uint32_t s)
+static inline uint32_t run_prev(const struct wc_run *q, uint32_t s)
 {
 	if (!q->a32 && on_run(q, s - 1))
 		return (s - 1) * 2;
@@ -597,7 +622,7 @@ static uint32_t run_prev(const struct wc_run *q, uint32_t s)
 void csdi_walk_cache_span(struct csdi_walk_cache *wc, uint64_t gen, uint32_t addr, uint8_t isa, uint32_t max,
 			  int has_stop, uint32_t stop, uint32_t unit, int known_only, struct csdi_walk_span *out)
 {
-	memset(out, 0, sizeof(*out));
+	out->event = CSDI_WALK_NONE;
 	if (wc->gen != gen) {
 		wc_empty(wc);
 		wc->gen = gen;
@@ -606,15 +631,19 @@ void csdi_walk_cache_span(struct csdi_walk_cache *wc, uint64_t gen, uint32_t add
 	if (key < 0 || max == 0 || unit == 0)
 		return;
 	struct wc_run q;
-	memset(&q, 0, sizeof(q));
 	q.wc = wc;
 	q.key = (unsigned)key;
 	q.a32 = key == KEY_A32_0 || key == KEY_A32_2;
 	q.a = addr >> 1;
 	q.line0 = addr >> WC_LINE_SHIFT;
+	q.x = q.root = q.root_line = 0;
+	q.wx = 0;
 	uint32_t ci;
-	struct wc_chunk *c = chunk_of(wc, q.key, q.line0, !known_only, &ci);
-	if (!c)
+	struct wc_chunk *c;
+	const uint32_t *reg = wc->region[key];
+	if (reg && (ci = reg[q.line0 >> (WC_CHUNK_SHIFT - WC_LINE_SHIFT)]) != 0)
+		c = wc->chunk[ci - 1];
+	else if (known_only || !(c = chunk_of(wc, q.key, q.line0, 1, &ci)))
 		return;
 	const unsigned k0 = q.line0 & (WC_CHUNK_LINES - 1);
 	if (!line_known(c, k0)) {
@@ -624,7 +653,8 @@ void csdi_walk_cache_span(struct csdi_walk_cache *wc, uint64_t gen, uint32_t add
 	}
 	const struct wc_view v0 = line_view(c, k0);
 	q.starts0 = run_starts(&v0, q.a & 63);
-	q.count0 = (uint32_t)popcount64(q.starts0);
+	/* (A32: every other slot, counted without popcount.) */
+	q.count0 = q.a32 ? (WC_SLOTS + 1 - (q.a & 63)) / 2 : (uint32_t)popcount64(q.starts0);
 
 	/* The first instruction that is not plain (t_slot), or how many are
 	 * known to be plain (known, up to slot f_slot). */
@@ -634,7 +664,7 @@ void csdi_walk_cache_span(struct csdi_walk_cache *wc, uint64_t gen, uint32_t add
 	if (t0) {
 		const unsigned t = (unsigned)__builtin_ctzll(t0);
 		t_slot = (q.line0 << 6) + t;
-		t_rel = popcount64(q.starts0 & below(t));
+		t_rel = q.a32 ? (t + 1 - (q.a & 63)) / 2 : popcount64(q.starts0 & below(t));
 	} else {
 		if (q.line0 + 1 >= WC_NUM_LINES)
 			return;
@@ -645,15 +675,15 @@ void csdi_walk_cache_span(struct csdi_walk_cache *wc, uint64_t gen, uint32_t add
 		if (!q.x)
 			return;
 		q.root = wc_find(wc, q.x, max > q.count0 ? max - q.count0 : 0, &q.wx);
-		q.root_line = node_lineno(wc, q.root);
-		const unsigned rp = q.root & 1;
-		uint32_t *rw;
-		if (*node_up(wc, q.root, &rw) == WC_TERM) {
-			const struct wc_view rv = run_view(&q, q.root_line);
+		const struct wc_chunk *rc = node_chunk(wc, q.root);
+		const unsigned rk = node_k(q.root), rp = q.root & 1;
+		q.root_line = rc->first_line + rk;
+		if ((rc->t ? rc->t[rk].up[rp] : rc->a[rk].up) == WC_TERM) {
+			const struct wc_view rv = line_view(rc, rk);
 			const uint64_t st = run_starts(&rv, rp);
 			const unsigned t = (unsigned)__builtin_ctzll(st & rv.stop);
 			t_slot = (q.root_line << 6) + t;
-			t_rel = q.count0 + q.wx + popcount64(st & below(t));
+			t_rel = q.count0 + q.wx + (q.a32 ? (t + 1 - rp) / 2 : popcount64(st & below(t)));
 		} else {
 			known = q.count0 + q.wx;
 			f_slot = (q.root_line << 6) + rp;
@@ -683,14 +713,12 @@ void csdi_walk_cache_span(struct csdi_walk_cache *wc, uint64_t gen, uint32_t add
 		out->count = (uint32_t)s_rel;
 		out->end = s_slot * 2;
 		out->size = q.a32 || !((run_t32(&q, s_slot >> 6)->narrow >> (s_slot & 63)) & 1) ? 4 : 2;
-		if (s_rel)
-			out->last = run_prev(&q, s_slot);
+		out->last = s_rel ? run_prev(&q, s_slot) : 0;
 	} else if (t_slot != WC_NONE) {
 		out->event = CSDI_WALK_TERM;
 		out->count = (uint32_t)t_rel;
 		out->end = t_slot * 2;
-		if (t_rel)
-			out->last = run_prev(&q, t_slot);
+		out->last = t_rel ? run_prev(&q, t_slot) : 0;
 	} else {
 		const uint64_t n = known / unit * unit;
 		if (!n)
@@ -701,4 +729,40 @@ void csdi_walk_cache_span(struct csdi_walk_cache *wc, uint64_t gen, uint32_t add
 		out->end = x * 2;
 		out->last = run_prev(&q, x);
 	}
+}
+
+int csdi_walk_cache_block(const struct csdi_walk_cache *wc, uint64_t gen, uint32_t addr, uint8_t isa, unsigned n,
+			  uint32_t *next, uint64_t *wide)
+{
+	const int key = key_of(isa, addr);
+	if (key < 0 || wc->gen != gen || n > 64)
+		return 0;
+	uint32_t line = addr >> WC_LINE_SHIFT, end = addr;
+	unsigned e = (addr >> 1) & 63, i = 0;
+	uint64_t w = 0;
+	for (;;) {
+		const struct wc_chunk *c = chunk_peek(wc, (unsigned)key, line);
+		const unsigned k = line & (WC_CHUNK_LINES - 1);
+		if (!c || !line_known(c, k))
+			return 0;
+		const struct wc_view v = line_view(c, k);
+		const uint64_t st = run_starts(&v, e);
+		for (uint64_t left = st; left && i < n; left &= left - 1, i++) {
+			const unsigned s = (unsigned)__builtin_ctzll(left);
+			if ((v.stop >> s) & 1)
+				return 0;
+			const uint32_t size = (v.narrow >> s) & 1 ? 2 : 4;
+			if (size == 4)
+				w |= UINT64_C(1) << i;
+			end = (line << WC_LINE_SHIFT) + 2 * s + size;
+		}
+		if (i == n)
+			break;
+		if (++line >= WC_NUM_LINES)
+			return 0;
+		e = run_exit(&v, st);
+	}
+	*next = end;
+	*wide = w;
+	return 1;
 }

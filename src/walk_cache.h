@@ -74,4 +74,13 @@ void csdi_walk_cache_free(struct csdi_walk_cache *wc);
 void csdi_walk_cache_span(struct csdi_walk_cache *wc, uint64_t gen, uint32_t addr, uint8_t isa, uint32_t max,
 			  int has_stop, uint32_t stop, uint32_t unit, int known_only, struct csdi_walk_span *out);
 
+/*
+ * The next n instructions (n <= 64) from addr in isa, if the cache has
+ * learnt them and all are plain: 1 with the address after them in *next
+ * and bit i of *wide set when instruction i is 32-bit (as
+ * csdi_flow_block_fill would find them), else 0. Learns nothing.
+ */
+int csdi_walk_cache_block(const struct csdi_walk_cache *wc, uint64_t gen, uint32_t addr, uint8_t isa, unsigned n,
+			  uint32_t *next, uint64_t *wide);
+
 #endif
