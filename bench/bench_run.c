@@ -3,7 +3,7 @@
  * harnesses (and the csdec tool) on each input, alternating them round by
  * round in child processes, and prints the table of BENCHMARKS.md.
  *
- *   bench_run [--rounds N] [--bin DIR] [--tool CSDEC] [--md FILE] NAME=SNAPSHOT_DIR...
+ *   bench_run [--rounds N] [--bin DIR] [--tool CSDEC] [--md FILE] [--hostile NAME=DIR] NAME=SNAPSHOT_DIR...
  *   bench_run --mem-check LIMIT_MB [--bin DIR] NAME=SNAPSHOT_DIR
  *
  * Per input and round, in this order: csdec flow, OpenCSD flow, csdec
@@ -17,6 +17,12 @@
  * rounds' lowest and highest beside it. Peak memory
  * is each child's ru_maxrss (wait4), the largest over the rounds, less the
  * program image the child reports holding.
+ *
+ * --hostile: an input that is trace made to be slow to decode (bench_hostile.c:
+ * every packet a walk through 16 MiB without a waypoint), csdec's flow
+ * decoding only, run after the others; a second table gives its MB/s and
+ * their ratio to each other input's flow decoding (the target: at least
+ * 0.1, a tenth of normal trace's speed).
  *
  * --mem-check runs csdec's flow and packet decoding and `csdec decode
  * --format none` once each and fails (exit 1) if peak RSS beyond the image
@@ -220,6 +226,41 @@ static void header(FILE *out)
 	fprintf(out, "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n");
 }
 
+/* The hostile input (NAME=DIR): csdec's flow decoding, and its speed
+ * over the flow decoding of each input of the main table. */
+static void hostile_table(char *spec, int rounds, const char *const *names, const double *flow_mbs, int n,
+			  FILE *mdf)
+{
+	char *eq = strchr(spec, '=');
+	*eq = 0;
+	static struct series h;
+	memset(&h, 0, sizeof(h));
+	for (int r = 0; r < rounds; r++) {
+		h.r[r] = run_harness("csdec_bench", "flow", eq + 1);
+		h.n = r + 1;
+	}
+	const double mbs = (double)h.r[0].bytes / median_seconds(&h) / 1e6;
+	for (int k = 0; k < 2; k++) {
+		FILE *out = k ? mdf : stdout;
+		if (!out)
+			continue;
+		fprintf(out, "\n| input | what | csdec MB/s | csdec Minsn/s | csdec peak MB |");
+		for (int i = 0; i < n; i++)
+			fprintf(out, " / %s flow |", names[i]);
+		fprintf(out, "\n| --- | --- | ---: | ---: | ---: |");
+		for (int i = 0; i < n; i++)
+			fprintf(out, " ---: |");
+		fprintf(out, "\n| %s (%.1f MB) | flow decode | %.1f | %.1f | %.1f |", spec, (double)h.r[0].bytes / 1e6, mbs,
+			(double)h.r[0].insns / median_seconds(&h) / 1e6, peak_mb(&h));
+		for (int i = 0; i < n; i++)
+			fprintf(out, " %s%.2f%s |", mbs >= 0.1 * flow_mbs[i] ? "" : "**", mbs / flow_mbs[i],
+				mbs >= 0.1 * flow_mbs[i] ? "" : "** (below 0.1)");
+		fprintf(out, "\n");
+	}
+	fprintf(stderr, "%s: instructions csdec %" PRIu64 "; csdec errors %" PRIu64 "\n", spec, h.r[0].insns,
+		h.r[0].errors);
+}
+
 static int mem_check(double limit_mb, const char *name, const char *dir)
 {
 	int fail = 0;
@@ -257,6 +298,7 @@ int main(int argc, char **argv)
 	double mem_limit = -1;
 	const char *names[MAX_INPUTS], *dirs[MAX_INPUTS];
 	int ninputs = 0;
+	char *hostile = NULL;
 
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
@@ -272,6 +314,8 @@ int main(int argc, char **argv)
 			tool = argv[++i];
 		} else if (strcmp(a, "--md") == 0 && i + 1 < argc) {
 			md = argv[++i];
+		} else if (strcmp(a, "--hostile") == 0 && i + 1 < argc && strchr(argv[i + 1], '=')) {
+			hostile = argv[++i];
 		} else if (strcmp(a, "--mem-check") == 0 && i + 1 < argc) {
 			mem_limit = atof(argv[++i]);
 		} else if (strchr(a, '=') && a[0] != '-' && ninputs < MAX_INPUTS) {
@@ -281,7 +325,8 @@ int main(int argc, char **argv)
 			dirs[ninputs] = eq + 1;
 			ninputs++;
 		} else {
-			fprintf(stderr, "usage: bench_run [--rounds N] [--bin DIR] [--tool CSDEC] [--md FILE] NAME=DIR...\n"
+			fprintf(stderr, "usage: bench_run [--rounds N] [--bin DIR] [--tool CSDEC] [--md FILE] "
+					"[--hostile NAME=DIR] NAME=DIR...\n"
 					"       bench_run --mem-check LIMIT_MB [--bin DIR] NAME=DIR\n");
 			return 2;
 		}
@@ -301,6 +346,7 @@ int main(int argc, char **argv)
 	header(stdout);
 	if (mdf)
 		header(mdf);
+	double flow_mbs[MAX_INPUTS];   /* csdec flow decoding, MB/s of trace */
 	for (int in = 0; in < ninputs; in++) {
 		static struct series s[S_COUNT];
 		memset(s, 0, sizeof(s));
@@ -317,6 +363,7 @@ int main(int argc, char **argv)
 			s[S_TOOL_JSONL].r[r].image_bytes = s[S_CSDEC_INSN].r[r].image_bytes;
 		}
 		const struct run *cf = &s[S_CSDEC_FLOW].r[0], *of = &s[S_OCSD_FLOW].r[0];
+		flow_mbs[in] = (double)cf->bytes / median_seconds(&s[S_CSDEC_FLOW]) / 1e6;
 		const struct run *cp = &s[S_CSDEC_PKT].r[0], *op = &s[S_OCSD_PKT].r[0];
 		char label[256];
 		snprintf(label, sizeof(label), "%s (%.1f MB)", names[in], (double)cf->bytes / 1e6);
@@ -334,6 +381,8 @@ int main(int argc, char **argv)
 				" / OpenCSD %" PRIu64 "; csdec errors %" PRIu64 "\n",
 			names[in], cf->insns, of->insns, cp->items, op->items, cf->errors);
 	}
+	if (hostile)
+		hostile_table(hostile, rounds, names, flow_mbs, ninputs, mdf);
 	if (mdf)
 		fclose(mdf);
 	return 0;
