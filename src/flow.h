@@ -308,7 +308,8 @@ void csdi_ptm_flow_init(csd_flow_decoder *dec);
 /* Release what the PTM state machine allocated (the walk cache). */
 void csdi_ptm_flow_fini(csd_flow_decoder *dec);
 /* Tests: the walk cache's memory limit (max_bytes) or, with on = 0, no
- * walk cache; before the first record is asked for. */
+ * walk cache; before the first record is asked for. These two do nothing
+ * to an ETMv3 decoder. */
 void csdi_ptm_flow_walk_cache(csd_flow_decoder *dec, int on, size_t max_bytes);
 /* Tests: walks give up after `blocks` blocks instead of
  * CSDI_WALK_MAX_BLOCKS (1 .. CSDI_WALK_MAX_BLOCKS), so that small images

@@ -42,6 +42,8 @@ void csdi_ptm_flow_fini(csd_flow_decoder *dec)
 
 void csdi_ptm_flow_walk_cache(csd_flow_decoder *dec, int on, size_t max_bytes)
 {
+	if (!dec->ptm)
+		return;
 	struct csdi_ptm_state *s = &dec->u.ptm;
 	csdi_walk_cache_free(s->walk_cache);
 	s->walk_cache = NULL;
@@ -51,7 +53,7 @@ void csdi_ptm_flow_walk_cache(csd_flow_decoder *dec, int on, size_t max_bytes)
 
 void csdi_ptm_flow_walk_limit(csd_flow_decoder *dec, uint32_t blocks)
 {
-	if (blocks >= 1 && blocks <= CSDI_WALK_MAX_BLOCKS)
+	if (dec->ptm && blocks >= 1 && blocks <= CSDI_WALK_MAX_BLOCKS)
 		dec->u.ptm.walk_max_blocks = blocks;
 }
 
@@ -296,17 +298,16 @@ static int walk(csd_flow_decoder *dec, int kind, int atom, uint32_t stop, uint64
 	}
 	/* Range mode asks the walk cache once: at once in code it has learnt,
 	 * otherwise after a few blocks without a waypoint. */
-	int cache_asked = dec->insn_mode;
+	int cache_asked = 0;
+	if (s->walk_cache && s->walk_count == 0 && !dec->insn_mode) {
+		const int rc = walk_cached(dec, kind, stop, 1, offset);
+		if (rc > 0)
+			return 1;
+		cache_asked = rc == 0;
+	}
 	for (;;) {
 		if (dec->insn_mode && csdi_flow_room(dec) < CSDI_BLOCK_MAX + 8)
 			return 0;
-		if (!cache_asked && (s->walk_count == CSDI_WALK_CACHE_AFTER || (s->walk_count == 0 && s->walk_cache))) {
-			const int known_only = s->walk_count == 0;
-			const int rc = walk_cached(dec, kind, stop, known_only, offset);
-			if (rc > 0)
-				return 1;
-			cache_asked = rc == 0 || !known_only;
-		}
 		if (++s->walk_count > s->walk_max_blocks) {
 			walk_give_up(dec, offset);
 			return 1;
@@ -333,6 +334,11 @@ static int walk(csd_flow_decoder *dec, int kind, int atom, uint32_t stop, uint64
 		if (b->end == CSDI_BLOCK_LIMIT) {
 			emit_block_part(dec, b, b->count, b->next, 0, 0, 0, 0, 0, offset);
 			dec->addr = b->next;
+			if (s->walk_count == CSDI_WALK_CACHE_AFTER && !cache_asked && !dec->insn_mode) {
+				cache_asked = 1;
+				if (walk_cached(dec, kind, stop, 0, offset) > 0)
+					return 1;
+			}
 			continue;
 		}
 		if (b->end != CSDI_BLOCK_WAYPOINT) {
