@@ -268,11 +268,6 @@ static inline uint32_t *node_up(const struct csdi_walk_cache *wc, uint32_t id, u
 	return &c->a[k].up;
 }
 
-static inline uint32_t node_lineno(const struct csdi_walk_cache *wc, uint32_t id)
-{
-	return node_chunk(wc, id)->first_line + node_k(id);
-}
-
 /* (No popcnt instruction in the baseline x86-64 the library is built
  * for; __builtin_popcountll became a call.) */
 static inline uint64_t popcount64(uint64_t v)
