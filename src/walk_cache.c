@@ -8,7 +8,9 @@
  * not plain; (T32) the halfword there is a 16-bit instruction. The
  * instruction starts of a run entering the line at any slot follow from
  * them by bit operations, so a walk from a new address costs no decoding
- * once its line is known.
+ * once its line is known. Whether an instruction is plain does not depend
+ * on its address, so a line of one halfword over and over (zeros) is
+ * classified once, and repeated encodings come from a small memo.
  *
  * Chains. A run of plain instructions enters a line at slot 0 or 1 (a
  * 32-bit T32 instruction may straddle the boundary; A32 keeps its parity
@@ -32,13 +34,17 @@
  * even number of slots after m + 1 (after the walk's start if no 16-bit
  * halfword lies between). Each line keeps the last 16-bit halfword at or
  * before its end; instruction counts come from the union-find weights at
- * line boundaries (a binary search over lines finds the max-th one).
+ * line boundaries (a search over lines finds the max-th one, interpolating:
+ * a line holds 32 to 64 instructions).
  *
  * Memory: the lines and nodes of 64 KiB of code (a chunk) are allocated
  * together when a walk first reaches it, up to the cache's limit. A chain
  * that needs a chunk beyond the limit ends there, "open": a walk learns
  * how far it got (CSDI_WALK_PART) and goes on block by block. Another
  * image generation empties the cache.
+ *
+ * The learnt lines also fill the flow decoder's blocks of plain code
+ * without decoding (csdi_walk_cache_block).
  */
 #include <stdlib.h>
 #include <string.h>
