@@ -536,12 +536,10 @@ static unsigned run_phase(const struct wc_run *q, uint32_t ln)
 	return on_run(q, ln << 6) ? 0 : 1;
 }
 
-/* Instructions of the run before line ln (line0 < ln <= root_line), which
- * it enters at `phase`. */
+/* Instructions of the T32 run before line ln (line0 < ln <= root_line),
+ * which it enters at `phase` (A32 runs are counted by their callers). */
 static uint64_t count_before_line(const struct wc_run *q, uint32_t ln, unsigned phase)
 {
-	if (q->a32)
-		return ((ln << 6) + phase - q->a) / 2;
 	uint64_t wy;
 	wc_find(q->wc, node_id(q->wc, q->key, ln, phase, 0), 0, &wy);
 	return q->count0 + q->wx - wy;

@@ -587,14 +587,17 @@ static void test_directed(void)
 		tr_free(&t);
 	}
 
-	/* The walk limit reached, from A32 at 0 mod 4 and at 2 mod 4, and
-	 * from T32. */
-	for (unsigned k = 0; k < 3; k++) {
+	/* The walk limit reached, from A32 at 0 mod 4 and at 2 mod 4, from
+	 * T32 and from ThumbEE (with waypoint updates on the way). */
+	static const uint8_t limit_isa[4] = { CSD_ISA_ARM, CSD_ISA_ARM, CSD_ISA_THUMB, CSD_ISA_THUMBEE };
+	for (unsigned k = 0; k < 4; k++) {
 		tr_init(&t, &tc);
-		tr_sync(&t, D_BASE + (k == 1 ? 0x402 : 0x400), k == 2 ? CSD_ISA_THUMB : CSD_ISA_ARM,
-			CSD_REASON_TRACE_ON);
+		tr_sync(&t, D_BASE + (k == 1 ? 0x402 : 0x400), limit_isa[k], CSD_REASON_TRACE_ON);
 		tr_atoms(&t, 1, 1);
-		tr_branch(&t, D_BASE + 0x20, CSD_ISA_ARM, 1);
+		tr_sync(&t, D_BASE + 0x1000 + 2 * k, limit_isa[k], CSD_REASON_PERIODIC);
+		tr_update(&t, D_BASE + 0x1000 + 0x1802 + 4 * k, limit_isa[k]);
+		tr_atoms(&t, 1, 1);
+		tr_sync(&t, D_BASE + 0x20, CSD_ISA_ARM, CSD_REASON_TRACE_ON);
 		tr_atoms(&t, 1, 0);
 		check_same(&t, &tc, &ti, &(struct dec_opts){ .walk_blocks = 40 }, 0, "walk limit", &fr);
 		CHECK(count_type(&fr, CSD_REC_ERROR) >= 1);
