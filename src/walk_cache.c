@@ -115,7 +115,9 @@ struct csdi_walk_cache {
 	struct csdi_walk_code code;
 	uint64_t gen;
 	struct wc_memo memo[WC_MEMO];
-	uint32_t *region[WC_KEYS];   /* per 64 KiB of addresses: chunk index + 1, 0 if none */
+	/* Per 64 KiB of addresses: chunk index + 1, 0 if none, in tables of
+	 * 256 made as needed (a whole table was 256 KiB per key). */
+	uint32_t *region[WC_KEYS][WC_REGIONS / 256];
 	struct wc_chunk **chunk;
 	uint32_t nchunks, max_chunks;
 	size_t bytes, max_bytes;     /* in chunks */
@@ -150,7 +152,8 @@ static void wc_empty(struct csdi_walk_cache *wc)
 {
 	for (uint32_t i = 0; i < wc->nchunks; i++) {
 		struct wc_chunk *c = wc->chunk[i];
-		wc->region[c->key][c->first_line >> (WC_CHUNK_SHIFT - WC_LINE_SHIFT)] = 0;
+		const uint32_t r = c->first_line >> (WC_CHUNK_SHIFT - WC_LINE_SHIFT);
+		wc->region[c->key][r / 256][r % 256] = 0;
 		free(c);
 		wc->chunk[i] = NULL;
 	}
@@ -164,7 +167,8 @@ void csdi_walk_cache_free(struct csdi_walk_cache *wc)
 		return;
 	wc_empty(wc);
 	for (unsigned k = 0; k < WC_KEYS; k++)
-		free(wc->region[k]);
+		for (unsigned t = 0; t < WC_REGIONS / 256; t++)
+			free(wc->region[k][t]);
 	free(wc->chunk);
 	free(wc);
 }
@@ -189,11 +193,12 @@ static int key_of(uint8_t isa, uint32_t addr)
 static struct wc_chunk *chunk_of(struct csdi_walk_cache *wc, unsigned key, uint32_t line, int make, uint32_t *ci)
 {
 	const uint32_t r = line >> (WC_CHUNK_SHIFT - WC_LINE_SHIFT);
-	if (!wc->region[key]) {
-		if (!make || !(wc->region[key] = calloc(WC_REGIONS, sizeof(uint32_t))))
+	uint32_t **tab = &wc->region[key][r / 256];
+	if (!*tab) {
+		if (!make || !(*tab = calloc(256, sizeof(uint32_t))))
 			return NULL;
 	}
-	uint32_t i = wc->region[key][r];
+	uint32_t i = (*tab)[r % 256];
 	if (!i) {
 		const size_t size = chunk_size(key);
 		if (!make || wc->nchunks == wc->max_chunks || size > wc->max_bytes - wc->bytes)
@@ -211,7 +216,7 @@ static struct wc_chunk *chunk_of(struct csdi_walk_cache *wc, unsigned key, uint3
 		wc->chunk[wc->nchunks++] = c;
 		wc->bytes += size;
 		i = wc->nchunks;
-		wc->region[key][r] = i;
+		(*tab)[r % 256] = i;
 	}
 	*ci = i;
 	return wc->chunk[i - 1];
@@ -220,8 +225,9 @@ static struct wc_chunk *chunk_of(struct csdi_walk_cache *wc, unsigned key, uint3
 /* The chunk holding line number `line` of `key`, if there is one. */
 static struct wc_chunk *chunk_peek(const struct csdi_walk_cache *wc, unsigned key, uint32_t line)
 {
-	const uint32_t *reg = wc->region[key];
-	uint32_t i = reg ? reg[line >> (WC_CHUNK_SHIFT - WC_LINE_SHIFT)] : 0;
+	const uint32_t r = line >> (WC_CHUNK_SHIFT - WC_LINE_SHIFT);
+	const uint32_t *tab = wc->region[key][r / 256];
+	const uint32_t i = tab ? tab[r % 256] : 0;
 	return i ? wc->chunk[i - 1] : NULL;
 }
 
@@ -639,8 +645,9 @@ void csdi_walk_cache_span(struct csdi_walk_cache *wc, uint64_t gen, uint32_t add
 	q.wx = 0;
 	uint32_t ci;
 	struct wc_chunk *c;
-	const uint32_t *reg = wc->region[key];
-	if (reg && (ci = reg[q.line0 >> (WC_CHUNK_SHIFT - WC_LINE_SHIFT)]) != 0)
+	const uint32_t r0 = q.line0 >> (WC_CHUNK_SHIFT - WC_LINE_SHIFT);
+	const uint32_t *tab = wc->region[key][r0 / 256];
+	if (tab && (ci = tab[r0 % 256]) != 0)
 		c = wc->chunk[ci - 1];
 	else if (known_only || !(c = chunk_of(wc, q.key, q.line0, 1, &ci)))
 		return;
