@@ -17,6 +17,8 @@
 #                  the recorded run of test program BENCH_PROG (tests/programs.mk)
 #   kgen-*         optional (add to BENCH_GEN_DIRS): the generator over TC2's
 #                  DS-5 instruction lists, i.e. real kernel code (bench/bench_gen.c)
+#   BENCH_HOSTILE_MB  MiB of the hostile input: PTM branch packets into 16 MiB
+#                  of zeros, each a walk to the end of the image (bench/bench_hostile.c)
 
 BENCH_DIR := $(B)/bench
 BENCH_ROUNDS ?= 3
@@ -28,7 +30,10 @@ BENCH_MEM_LIMIT_MB ?= 32
 BENCH_TC2 := $(BENCH_DIR)/tc2-$(BENCH_TC2_MB)mb
 BENCH_PROG ?= switch-thumb-O2
 BENCH_GEN_DIRS ?= $(BENCH_DIR)/gen-ptm-$(BENCH_GEN_MB)mb $(BENCH_DIR)/gen-etm3-$(BENCH_GEN_MB)mb
-BENCH_BINS := $(BENCH_DIR)/csdec_bench $(BENCH_DIR)/ocsd_bench $(BENCH_DIR)/bench_run $(BENCH_DIR)/bench_gen
+BENCH_HOSTILE_MB ?= 8
+BENCH_HOSTILE := $(BENCH_DIR)/hostile-walk-$(BENCH_HOSTILE_MB)mb
+BENCH_BINS := $(BENCH_DIR)/csdec_bench $(BENCH_DIR)/ocsd_bench $(BENCH_DIR)/bench_run $(BENCH_DIR)/bench_gen \
+	      $(BENCH_DIR)/bench_hostile
 BENCH_OCSD_LIBS := -lopencsd_c_api -lopencsd
 
 .PHONY: bench bench-bins bench-mem bench-callgrind bench-inputs
@@ -45,6 +50,10 @@ $(BENCH_DIR)/bench_run: bench/bench_run.c
 $(BENCH_DIR)/bench_gen: bench/bench_gen.c $(LIB_OBJ) tests/ds5_dump.h
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) -Isrc -Itests $(CFLAGS) -o $@ $< $(LIB_OBJ)
+
+$(BENCH_DIR)/bench_hostile: bench/bench_hostile.c $(LIB_OBJ)
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) -Isrc $(CFLAGS) -o $@ $< $(LIB_OBJ)
 
 bench-bins: $(BENCH_BINS)
 
@@ -69,11 +78,16 @@ $(BENCH_DIR)/kgen-%mb/.stamp: $(BENCH_DIR)/bench_gen
 	$(BENCH_DIR)/bench_gen $(word 1,$(subst -, ,$*)) $(word 2,$(subst -, ,$*)) $(SHARED)/traces/TC2 $(@D)
 	@touch $@
 
-bench-inputs: $(BENCH_TC2)/.stamp $(BENCH_GEN_DIRS:%=%/.stamp)
+# Hostile: every packet a walk through 16 MiB of zeros (bench/bench_hostile.c).
+$(BENCH_DIR)/hostile-walk-%mb/.stamp: $(BENCH_DIR)/bench_hostile
+	$(BENCH_DIR)/bench_hostile $* $(@D)
+	@touch $@
+
+bench-inputs: $(BENCH_TC2)/.stamp $(BENCH_GEN_DIRS:%=%/.stamp) $(BENCH_HOSTILE)/.stamp
 
 bench: $(BENCH_BINS) $(B)/csdec bench-inputs
 	$(BENCH_DIR)/bench_run --rounds $(BENCH_ROUNDS) --bin $(BENCH_DIR) --tool $(B)/csdec \
-	  --md $(BENCH_DIR)/results.md tc2=$(BENCH_TC2) \
+	  --md $(BENCH_DIR)/results.md --hostile $(notdir $(BENCH_HOSTILE))=$(BENCH_HOSTILE) tc2=$(BENCH_TC2) \
 	  $(foreach d,$(BENCH_GEN_DIRS),$(notdir $(d))=$(d))
 
 bench-mem: $(BENCH_DIR)/csdec_bench $(BENCH_DIR)/bench_run $(B)/csdec

@@ -3,7 +3,7 @@
  * harnesses (and the csdec tool) on each input, alternating them round by
  * round in child processes, and prints the table of BENCHMARKS.md.
  *
- *   bench_run [--rounds N] [--bin DIR] [--tool CSDEC] [--md FILE] NAME=SNAPSHOT_DIR...
+ *   bench_run [--rounds N] [--bin DIR] [--tool CSDEC] [--md FILE] [--hostile NAME=DIR] NAME=SNAPSHOT_DIR...
  *   bench_run --mem-check LIMIT_MB [--bin DIR] NAME=SNAPSHOT_DIR
  *
  * Per input and round, in this order: csdec flow, OpenCSD flow, csdec
@@ -17,6 +17,14 @@
  * rounds' lowest and highest beside it. Peak memory
  * is each child's ru_maxrss (wait4), the largest over the rounds, less the
  * program image the child reports holding.
+ *
+ * --hostile: an input that is trace made to be slow to decode (bench_hostile.c:
+ * every packet a walk through 16 MiB without a waypoint), csdec's flow
+ * decoding only, run in every round right after each input's csdec flow
+ * run; a second table gives its MB/s (median of all its runs) and, per
+ * input, the median of the rounds' ratios of its MB/s to that input's flow
+ * MB/s (paired like the OpenCSD ratio; the target: at least 0.1, a tenth of
+ * normal trace's speed), with their range.
  *
  * --mem-check runs csdec's flow and packet decoding and `csdec decode
  * --format none` once each and fails (exit 1) if peak RSS beyond the image
@@ -220,6 +228,36 @@ static void header(FILE *out)
 	fprintf(out, "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n");
 }
 
+/* The hostile input's row: its flow decoding h (all runs), and per input
+ * the rounds' ratios of its MB/s to the input's flow MB/s (hr[i]: the
+ * hostile runs beside input i's flow runs c[i]). */
+static void hostile_table(FILE *out, const char *name, const struct series *h, const struct series *hr,
+			  const struct series *c, const char *const *names, int n)
+{
+	const double mbs = (double)h->r[0].bytes / median_seconds(h) / 1e6;
+	fprintf(out, "\n| input | what | csdec MB/s | csdec Minsn/s | csdec peak MB |");
+	for (int i = 0; i < n; i++)
+		fprintf(out, " / %s flow | rounds' range |", names[i]);
+	fprintf(out, "\n| --- | --- | ---: | ---: | ---: |");
+	for (int i = 0; i < n; i++)
+		fprintf(out, " ---: | ---: |");
+	fprintf(out, "\n| %s (%.1f MB) | flow decode | %.1f | %.1f | %.1f |", name, (double)h->r[0].bytes / 1e6, mbs,
+		(double)h->r[0].insns / median_seconds(h) / 1e6, peak_mb(h));
+	for (int i = 0; i < n; i++) {
+		/* (round_ratios gives c's time over hr's: MB/s of hr over c's
+		 * once the byte counts are in.) */
+		double med, lo, hi;
+		round_ratios(&hr[i], &c[i], &med, &lo, &hi);
+		const double k = (double)h->r[0].bytes / (double)c[i].r[0].bytes;
+		med *= k;
+		lo *= k;
+		hi *= k;
+		fprintf(out, " %s%.2f%s | %.2f - %.2f |", med >= 0.1 ? "" : "**", med, med >= 0.1 ? "" : "** (below 0.1)",
+			lo, hi);
+	}
+	fprintf(out, "\n");
+}
+
 static int mem_check(double limit_mb, const char *name, const char *dir)
 {
 	int fail = 0;
@@ -257,6 +295,7 @@ int main(int argc, char **argv)
 	double mem_limit = -1;
 	const char *names[MAX_INPUTS], *dirs[MAX_INPUTS];
 	int ninputs = 0;
+	char *hostile = NULL, *hostile_dir = NULL;
 
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
@@ -272,6 +311,10 @@ int main(int argc, char **argv)
 			tool = argv[++i];
 		} else if (strcmp(a, "--md") == 0 && i + 1 < argc) {
 			md = argv[++i];
+		} else if (strcmp(a, "--hostile") == 0 && i + 1 < argc && strchr(argv[i + 1], '=')) {
+			hostile = argv[++i];
+			hostile_dir = strchr(hostile, '=');
+			*hostile_dir++ = 0;
 		} else if (strcmp(a, "--mem-check") == 0 && i + 1 < argc) {
 			mem_limit = atof(argv[++i]);
 		} else if (strchr(a, '=') && a[0] != '-' && ninputs < MAX_INPUTS) {
@@ -281,7 +324,8 @@ int main(int argc, char **argv)
 			dirs[ninputs] = eq + 1;
 			ninputs++;
 		} else {
-			fprintf(stderr, "usage: bench_run [--rounds N] [--bin DIR] [--tool CSDEC] [--md FILE] NAME=DIR...\n"
+			fprintf(stderr, "usage: bench_run [--rounds N] [--bin DIR] [--tool CSDEC] [--md FILE] "
+					"[--hostile NAME=DIR] NAME=DIR...\n"
 					"       bench_run --mem-check LIMIT_MB [--bin DIR] NAME=DIR\n");
 			return 2;
 		}
@@ -301,11 +345,19 @@ int main(int argc, char **argv)
 	header(stdout);
 	if (mdf)
 		header(mdf);
+	/* The hostile input's runs: all, and beside each input's flow runs. */
+	static struct series h_all, h_beside[MAX_INPUTS], flow[MAX_INPUTS];
 	for (int in = 0; in < ninputs; in++) {
 		static struct series s[S_COUNT];
 		memset(s, 0, sizeof(s));
 		for (int r = 0; r < rounds; r++) {
 			s[S_CSDEC_FLOW].r[r] = run_harness("csdec_bench", "flow", dirs[in]);
+			if (hostile) {
+				h_beside[in].r[r] = run_harness("csdec_bench", "flow", hostile_dir);
+				h_beside[in].n = r + 1;
+				if (h_all.n < MAX_ROUNDS)
+					h_all.r[h_all.n++] = h_beside[in].r[r];
+			}
 			s[S_OCSD_FLOW].r[r] = run_harness("ocsd_bench", "flow", dirs[in]);
 			s[S_CSDEC_PKT].r[r] = run_harness("csdec_bench", "packets", dirs[in]);
 			s[S_OCSD_PKT].r[r] = run_harness("ocsd_bench", "packets", dirs[in]);
@@ -317,6 +369,7 @@ int main(int argc, char **argv)
 			s[S_TOOL_JSONL].r[r].image_bytes = s[S_CSDEC_INSN].r[r].image_bytes;
 		}
 		const struct run *cf = &s[S_CSDEC_FLOW].r[0], *of = &s[S_OCSD_FLOW].r[0];
+		flow[in] = s[S_CSDEC_FLOW];
 		const struct run *cp = &s[S_CSDEC_PKT].r[0], *op = &s[S_OCSD_PKT].r[0];
 		char label[256];
 		snprintf(label, sizeof(label), "%s (%.1f MB)", names[in], (double)cf->bytes / 1e6);
@@ -333,6 +386,13 @@ int main(int argc, char **argv)
 		fprintf(stderr, "%s: instructions csdec %" PRIu64 " / OpenCSD %" PRIu64 "; packets csdec %" PRIu64
 				" / OpenCSD %" PRIu64 "; csdec errors %" PRIu64 "\n",
 			names[in], cf->insns, of->insns, cp->items, op->items, cf->errors);
+	}
+	if (hostile) {
+		for (int k = 0; k < 2; k++)
+			if (k ? mdf != NULL : 1)
+				hostile_table(k ? mdf : stdout, hostile, &h_all, h_beside, flow, names, ninputs);
+		fprintf(stderr, "%s: instructions csdec %" PRIu64 "; csdec errors %" PRIu64 "\n", hostile,
+			h_all.r[0].insns, h_all.r[0].errors);
 	}
 	if (mdf)
 		fclose(mdf);

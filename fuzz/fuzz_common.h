@@ -57,6 +57,7 @@ enum {
 	FUZZ_MISC_SPREAD = 1u << 2,     /* byte i has capture offset BASE + 2i (offsets array) */
 	FUZZ_MISC_SHORT_CFG = 1u << 3,  /* config struct as an older, shorter caller passes it */
 	FUZZ_MISC_CODE_CALLBACK = 1u << 4, /* flow: extra code read through the image callback */
+	FUZZ_MISC_SHORT_WALK = 1u << 5, /* PTM flow: walks give up after 5 blocks (csdi_ptm_flow_walk_limit) */
 	FUZZ_MISC_RAW_IDR = 1u << 7,    /* ETMv3: ETMIDR exactly as given */
 };
 

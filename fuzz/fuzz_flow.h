@@ -24,13 +24,17 @@
  *     the cycles add up to the same total;
  *   - bounded work: the records stay under a fixed limit;
  *   - ETMv3: a third decode, ranges without the segment memo
- *     (CSD_FLOW_NO_MEMO) in the input's pieces, gives identical records.
+ *     (CSD_FLOW_NO_MEMO) in the input's pieces, gives identical records;
+ *     PTM: likewise ranges without the walk cache (src/walk_cache.c).
+ * FUZZ_MISC_SHORT_WALK makes PTM walks give up after 5 blocks (all three
+ * decodes), so that the small images reach the walk limit.
  */
 #ifndef CSD_FUZZ_FLOW_H
 #define CSD_FUZZ_FLOW_H
 
 #include <stdio.h>
 
+#include "flow.h"
 #include "fuzz_common.h"
 #include "fuzz_image.h"
 
@@ -196,13 +200,23 @@ static int fuzz_flow_compare_mode(void)
 	return strcmp(e, "lenient") == 0 ? FUZZ_CMP_LENIENT : FUZZ_CMP_OFF;
 }
 
+/* How the PTM flow decoder walks (test switches, flow.h). */
+struct fuzz_walk {
+	uint32_t max_blocks;    /* 0: CSDI_WALK_MAX_BLOCKS */
+	int no_cache;           /* without the walk cache */
+};
+
 /* Decode the trace with pieces from `sp`; records appended to out. */
 static void fuzz_flow_decode(const struct csd_flow_config *cfg, const struct fuzz_stream *st, struct fuzz_split *sp,
-			     struct fuzz_rec_list *out)
+			     const struct fuzz_walk *wk, struct fuzz_rec_list *out)
 {
 	csd_flow_decoder *dec = csd_flow_new(cfg);
 	if (!dec)
 		return;
+	if (wk->max_blocks)
+		csdi_ptm_flow_walk_limit(dec, wk->max_blocks);
+	if (wk->no_cache)
+		csdi_ptm_flow_walk_cache(dec, 0, 0);
 	struct csd_record rec;
 	size_t pos = 0;
 	unsigned empty = 0;
@@ -347,23 +361,27 @@ static inline int fuzz_flow_run(uint32_t protocol, const uint8_t *data, size_t s
 
 	struct fuzz_rec_list ranges = { NULL, 0, 0 }, insns = { NULL, 0, 0 };
 	struct fuzz_split sp;
+	struct fuzz_walk wk = { (h.misc & FUZZ_MISC_SHORT_WALK) ? 5 : 0, 0 };
 	fuzz_split_init(&sp, 0, 0);
-	fuzz_flow_decode(&fc, &st, &sp, &ranges);
+	fuzz_flow_decode(&fc, &st, &sp, &wk, &ranges);
 	fc.flags = CSD_FLOW_INSN;
 	fuzz_split_init(&sp, h.split_mode, h.split_seed);
-	fuzz_flow_decode(&fc, &st, &sp, &insns);
+	fuzz_flow_decode(&fc, &st, &sp, &wk, &insns);
 	fuzz_flow_compare(img, &ranges, &insns);
-	if (protocol == CSD_PROTO_ETM3) {
-		/* The segment memo changes no record (pieces as the input says). */
+	{
+		/* ETMv3: the segment memo, PTM: the walk cache changes no record
+		 * (pieces as the input says). */
 		struct fuzz_rec_list plain = { NULL, 0, 0 };
-		fc.flags = CSD_FLOW_NO_MEMO;
+		fc.flags = protocol == CSD_PROTO_ETM3 ? CSD_FLOW_NO_MEMO : 0;
+		wk.no_cache = 1;
 		fuzz_split_init(&sp, h.split_mode, h.split_seed);
-		fuzz_flow_decode(&fc, &st, &sp, &plain);
+		fuzz_flow_decode(&fc, &st, &sp, &wk, &plain);
 		for (size_t i = 0; i < plain.n && i < ranges.n; i++)
 			if (!fuzz_rec_same(&plain.r[i], &ranges.r[i])) {
 				for (size_t j = i > 3 ? i - 3 : 0; j < i + 3 && j < plain.n && j < ranges.n; j++) {
-					fuzz_flow_print("memo", j, &ranges.r[j]);
-					fuzz_flow_print("no memo", j, &plain.r[j]);
+					fuzz_flow_print(protocol == CSD_PROTO_ETM3 ? "memo" : "walk cache", j, &ranges.r[j]);
+					fuzz_flow_print(protocol == CSD_PROTO_ETM3 ? "no memo" : "no walk cache", j,
+							&plain.r[j]);
 				}
 				FUZZ_CHECK(fuzz_rec_same(&plain.r[i], &ranges.r[i]));
 			}

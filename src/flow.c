@@ -15,6 +15,7 @@
 #include "etm3_internal.h"
 #include "flow.h"
 #include "ptm_internal.h"
+#include "walk_cache.h"
 
 static const char *const rec_names[CSD_REC_TYPE_COUNT] = {
 	[CSD_REC_RANGE] = "range",
@@ -269,6 +270,15 @@ void csdi_flow_block_fill(csd_flow_decoder *dec, struct csdi_block *b, uint32_t 
 	b->start = addr;
 	b->isa = isa;
 	b->end = CSDI_BLOCK_LIMIT;
+	/* Code that a PTM walk cache has learnt to be without waypoints
+	 * needs no decoding (branch packets into it, in bulk, are hostile
+	 * trace: a block for each). */
+	if (dec->ptm && dec->u.ptm.walk_cache &&
+	    csdi_walk_cache_block(dec->u.ptm.walk_cache, dec->img_gen, addr, isa, CSDI_BLOCK_MAX, &b->next, &b->wide)) {
+		b->count = CSDI_BLOCK_MAX;
+		b->gen = dec->img_gen;
+		return;
+	}
 	for (unsigned i = 0; i < CSDI_BLOCK_MAX; i++) {
 		struct csdi_insn insn;
 		int rc = csdi_flow_decode(dec, a, isa, &insn);
@@ -349,6 +359,8 @@ void csd_flow_free(csd_flow_decoder *dec)
 		return;
 	if (dec->etm3)
 		csdi_etm3_flow_fini(dec);
+	else if (dec->ptm)
+		csdi_ptm_flow_fini(dec);
 	csd_etm3_pkt_free(dec->etm3);
 	csd_ptm_pkt_free(dec->ptm);
 	free(dec->cache);

@@ -24,6 +24,13 @@
 /* Give up walking after this many blocks without reaching a waypoint
  * (a corrupt image or trace could otherwise walk for a very long time). */
 #define CSDI_WALK_MAX_BLOCKS (1u << 16)
+/* A PTM walk that has gone through this many blocks without a waypoint
+ * asks the walk cache (walk_cache.h) where it ends; so does any walk
+ * starting in code the cache has learnt. */
+#define CSDI_WALK_CACHE_AFTER 4
+/* Memory the walk cache of a PTM decoder may use: 8 KiB per 64 KiB of A32
+ * code walked, 20 KiB per 64 KiB of T32 (66 MB of A32, 27 MB of T32). */
+#define CSDI_WALK_CACHE_BYTES (8u << 20)
 
 enum csdi_block_end {
 	CSDI_BLOCK_WAYPOINT = 1, /* last instruction is a waypoint: `wp` */
@@ -71,6 +78,8 @@ struct csdi_lost {
 
 #define CSDI_RSTACK 16
 
+struct csdi_walk_cache;
+
 struct csdi_ptm_state {
 	uint32_t atom_pos;        /* next atom of the current packet */
 	int rstack_on;            /* ETMCR[29] */
@@ -83,6 +92,12 @@ struct csdi_ptm_state {
 	int walk_atom;
 	uint32_t walk_stop;
 	uint32_t walk_count;
+	uint32_t walk_max_blocks;  /* CSDI_WALK_MAX_BLOCKS (tests may lower it) */
+	/* Range mode: where walks through long straight-line code end
+	 * (made when first needed); its memory limit, 0 for the default. */
+	struct csdi_walk_cache *walk_cache;
+	size_t walk_cache_bytes;
+	int walk_cache_off;       /* tests: walk block by block only */
 };
 
 struct csdi_etm3_state {
@@ -292,6 +307,16 @@ void csdi_flow_context(csd_flow_decoder *dec, uint64_t offset, int force);
 
 /* ---- ptm_flow.c / etm3_flow.c ---- */
 void csdi_ptm_flow_init(csd_flow_decoder *dec);
+/* Release what the PTM state machine allocated (the walk cache). */
+void csdi_ptm_flow_fini(csd_flow_decoder *dec);
+/* Tests: the walk cache's memory limit (max_bytes) or, with on = 0, no
+ * walk cache; before the first record is asked for. These two do nothing
+ * to an ETMv3 decoder. */
+void csdi_ptm_flow_walk_cache(csd_flow_decoder *dec, int on, size_t max_bytes);
+/* Tests: walks give up after `blocks` blocks instead of
+ * CSDI_WALK_MAX_BLOCKS (1 .. CSDI_WALK_MAX_BLOCKS), so that small images
+ * reach the limit. */
+void csdi_ptm_flow_walk_limit(csd_flow_decoder *dec, uint32_t blocks);
 /* Process (part of) dec->pkt; clears dec->pkt_active when done with it. */
 void csdi_ptm_flow_step(csd_flow_decoder *dec);
 /* Atom packets taken straight from the packet decoder's input; returns the

@@ -16,6 +16,7 @@
 
 #include "flow.h"
 #include "ptm_internal.h"
+#include "walk_cache.h"
 
 enum walk_kind {
 	WALK_ATOM = 1,     /* to the next waypoint, which gets the atom */
@@ -30,6 +31,30 @@ void csdi_ptm_flow_init(csd_flow_decoder *dec)
 	if (dec->cfg.trace.etmccer & (1u << 24))
 		dec->wp_flags |= CSDI_INSNF_DMB_DSB;
 	dec->u.ptm.rstack_on = (dec->cfg.trace.etmcr >> 29) & 1;
+	dec->u.ptm.walk_max_blocks = CSDI_WALK_MAX_BLOCKS;
+}
+
+void csdi_ptm_flow_fini(csd_flow_decoder *dec)
+{
+	csdi_walk_cache_free(dec->u.ptm.walk_cache);
+	dec->u.ptm.walk_cache = NULL;
+}
+
+void csdi_ptm_flow_walk_cache(csd_flow_decoder *dec, int on, size_t max_bytes)
+{
+	if (!dec->ptm)
+		return;
+	struct csdi_ptm_state *s = &dec->u.ptm;
+	csdi_walk_cache_free(s->walk_cache);
+	s->walk_cache = NULL;
+	s->walk_cache_off = !on;
+	s->walk_cache_bytes = max_bytes;
+}
+
+void csdi_ptm_flow_walk_limit(csd_flow_decoder *dec, uint32_t blocks)
+{
+	if (dec->ptm && blocks >= 1 && blocks <= CSDI_WALK_MAX_BLOCKS)
+		dec->u.ptm.walk_max_blocks = blocks;
 }
 
 static void lose_sync(csd_flow_decoder *dec)
@@ -153,6 +178,110 @@ static void walk_blocked(csd_flow_decoder *dec, const struct csdi_block *b, int 
 	dec->addr_valid = 0;
 }
 
+/* walk_max_blocks blocks (CSDI_WALK_MAX_BLOCKS) from its start, the walk
+ * has found no waypoint: it ends at dec->addr. */
+static void walk_give_up(csd_flow_decoder *dec, uint64_t offset)
+{
+	struct csd_record *r = csdi_flow_push(dec, CSD_REC_ERROR, offset);
+	r->addr = dec->addr;
+	r->error = "no waypoint found: trace and image disagree";
+	dec->addr_valid = 0;
+	dec->u.ptm.walk_active = 0;
+}
+
+static int walk_decode(void *ctx, uint32_t addr, uint8_t isa, struct csdi_insn *insn)
+{
+	return csdi_flow_decode(ctx, addr, isa, insn);
+}
+
+/* (csdi_flow_decode fetches the bytes at its address and classifies them
+ * when at least 4 are there, as the walk cache does with these.) */
+static size_t walk_fetch(void *ctx, uint32_t addr, const uint8_t **p)
+{
+	const csd_flow_decoder *dec = ctx;
+	return csdi_image_fetch(dec->cfg.image, addr, p);
+}
+
+/* Condition of the last instruction a waypoint update names: PFT does not
+ * say whether it passed - except for an SVC/SMC/..., which the PTM
+ * upgrades to a waypoint only when it passes (IHI 0035B 5.3). */
+static uint8_t update_cond(csd_flow_decoder *dec, uint32_t addr, uint8_t isa)
+{
+	struct csdi_insn last;
+	if (csdi_flow_decode(dec, addr, isa, &last) > 0 && (last.flags & CSDI_INSNF_EXCEPTION))
+		return CSD_COND_PASS;
+	return CSD_COND_UNKNOWN;
+}
+
+/*
+ * Range mode: the rest of a walk from dec->addr, which the walk has
+ * reached through s->walk_count blocks without a waypoint, from the walk
+ * cache instead of block by block: the same records as the loop in walk()
+ * would make (consecutive blocks add to one open range, so a stretch of
+ * them is one csdi_flow_range_add). known_only: only if the cache has
+ * learnt the code at dec->addr. Returns 1 when the walk is over, 0 when
+ * walk() goes on from dec->addr with s->walk_count blocks done (at the end
+ * of the stretch, or where the cache knows no further), -1 when nothing
+ * was done.
+ */
+static int walk_cached(csd_flow_decoder *dec, int kind, uint32_t stop, int known_only, uint64_t offset)
+{
+	struct csdi_ptm_state *s = &dec->u.ptm;
+	if (!s->walk_cache) {
+		if (s->walk_cache_off)
+			return -1;
+		const struct csdi_walk_code code = { walk_decode, walk_fetch, dec, dec->wp_flags };
+		s->walk_cache = csdi_walk_cache_new(&code, s->walk_cache_bytes ? s->walk_cache_bytes : CSDI_WALK_CACHE_BYTES);
+		if (!s->walk_cache)
+			return -1;
+	}
+	const uint32_t done = s->walk_count * CSDI_BLOCK_MAX;
+	struct csdi_walk_span sp;
+	csdi_walk_cache_span(s->walk_cache, dec->img_gen, dec->addr, dec->isa,
+			     s->walk_max_blocks * CSDI_BLOCK_MAX - done, kind == WALK_UPDATE, stop, CSDI_BLOCK_MAX,
+			     known_only, &sp);
+	if (sp.event == CSDI_WALK_NONE)
+		return -1;
+	if (sp.event == CSDI_WALK_CAP) {
+		/* As the loop's limit of walk_max_blocks blocks. */
+		csdi_flow_range_add(dec, dec->addr, sp.last, sp.end, sp.count, offset);
+		dec->addr = sp.end;
+		walk_give_up(dec, offset);
+		return 1;
+	}
+	if (sp.event == CSDI_WALK_STOP) {
+		/* The update names a plain instruction: executed up to and
+		 * including it. */
+		const uint8_t cond = update_cond(dec, sp.end, dec->isa);
+		csdi_flow_range_add(dec, dec->addr, sp.end, sp.end + sp.size, sp.count + 1, offset);
+		csdi_flow_close_range(dec, cond, 0);
+		dec->addr = sp.end + sp.size;
+		s->walk_active = 0;
+		return 1;
+	}
+	if (sp.event == CSDI_WALK_TERM && kind == WALK_UPDATE && (done + sp.count) % CSDI_BLOCK_MAX != 0 &&
+	    stop - sp.end < 4) {
+		/* The update names the waypoint at the end: the walk stops in
+		 * front of it, closing the range at the last instruction of the
+		 * block that led there, as the loop does - unless that block
+		 * began at the waypoint (then the range stays open). */
+		const struct csdi_block *b = csdi_flow_block(dec, sp.end, dec->isa);
+		if (b->end == CSDI_BLOCK_WAYPOINT && stop - b->start < b->next - b->start) {
+			csdi_flow_range_add(dec, dec->addr, sp.last, sp.end, sp.count, offset);
+			csdi_flow_close_range(dec, update_cond(dec, sp.last, dec->isa), 0);
+			dec->addr = sp.end;
+			s->walk_active = 0;
+			return 1;
+		}
+	}
+	/* TERM: the loop takes the block at the end; PART: the blocks after. */
+	if (sp.count)
+		csdi_flow_range_add(dec, dec->addr, sp.last, sp.end, sp.count, offset);
+	dec->addr = sp.end;
+	s->walk_count = (done + sp.count) / CSDI_BLOCK_MAX;
+	return 0;
+}
+
 /*
  * Walk from dec->addr. Returns 1 when the walk finished (dec->addr and
  * dec->addr_valid say where execution continues; for WALK_BRANCH the
@@ -167,15 +296,20 @@ static int walk(csd_flow_decoder *dec, int kind, int atom, uint32_t stop, uint64
 		s->walk_active = 1;
 		s->walk_count = 0;
 	}
+	/* Range mode asks the walk cache once: at once in code it has learnt,
+	 * otherwise after a few blocks without a waypoint. */
+	int cache_asked = 0;
+	if (s->walk_cache && s->walk_count == 0 && !dec->insn_mode) {
+		const int rc = walk_cached(dec, kind, stop, 1, offset);
+		if (rc > 0)
+			return 1;
+		cache_asked = rc == 0;
+	}
 	for (;;) {
 		if (dec->insn_mode && csdi_flow_room(dec) < CSDI_BLOCK_MAX + 8)
 			return 0;
-		if (++s->walk_count > CSDI_WALK_MAX_BLOCKS) {
-			struct csd_record *r = csdi_flow_push(dec, CSD_REC_ERROR, offset);
-			r->addr = dec->addr;
-			r->error = "no waypoint found: trace and image disagree";
-			dec->addr_valid = 0;
-			s->walk_active = 0;
+		if (++s->walk_count > s->walk_max_blocks) {
+			walk_give_up(dec, offset);
 			return 1;
 		}
 		const struct csdi_block *b = csdi_flow_block(dec, dec->addr, dec->isa);
@@ -190,15 +324,8 @@ static int walk(csd_flow_decoder *dec, int kind, int atom, uint32_t stop, uint64
 				n--;
 			}
 			uint32_t end = b->start + block_bytes(b, n);
-			/* The update names the last instruction executed; PFT does
-			 * not say whether it passed its condition - except for an
-			 * SVC/SMC/..., which the PTM upgrades to a waypoint only
-			 * when it passes (IHI 0035B 5.3). */
-			uint8_t cond = CSD_COND_UNKNOWN;
-			struct csdi_insn last;
-			if (n && csdi_flow_decode(dec, b->start + block_bytes(b, n - 1), b->isa, &last) > 0 &&
-			    (last.flags & CSDI_INSNF_EXCEPTION))
-				cond = CSD_COND_PASS;
+			/* The update names the last instruction executed. */
+			uint8_t cond = n ? update_cond(dec, b->start + block_bytes(b, n - 1), b->isa) : CSD_COND_UNKNOWN;
 			emit_block_part(dec, b, n, end, 1, cond, 0, 0, 0, offset);
 			dec->addr = end;
 			s->walk_active = 0;
@@ -207,6 +334,11 @@ static int walk(csd_flow_decoder *dec, int kind, int atom, uint32_t stop, uint64
 		if (b->end == CSDI_BLOCK_LIMIT) {
 			emit_block_part(dec, b, b->count, b->next, 0, 0, 0, 0, 0, offset);
 			dec->addr = b->next;
+			if (s->walk_count == CSDI_WALK_CACHE_AFTER && !cache_asked && !dec->insn_mode) {
+				cache_asked = 1;
+				if (walk_cached(dec, kind, stop, 0, offset) > 0)
+					return 1;
+			}
 			continue;
 		}
 		if (b->end != CSDI_BLOCK_WAYPOINT) {
