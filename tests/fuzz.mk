@@ -47,6 +47,7 @@ FUZZ_HAVE_CC := $(shell command -v $(FUZZ_CC) >/dev/null 2>&1 && echo yes)
 export CSD_FUZZ_REGRESS := $(abspath fuzz/regress)
 $(B)/tests/test_fuzz_regress $(B)/tests-san/test_fuzz_regress: $(wildcard fuzz/fuzz_*.c) $(wildcard fuzz/*.h)
 $(B)/tests/test_pkt_brief $(B)/tests-san/test_pkt_brief: fuzz/pkt_same.h
+$(B)/tests/test_frame $(B)/tests-san/test_frame: fuzz/pkt_same.h
 
 .PHONY: fuzz fuzz-brief fuzz-seeds fuzz-image fuzz-bins fuzz-coverage $(FUZZ_NAMES:%=fuzz-run-%)
 

@@ -14,6 +14,7 @@
 #include "check.h"
 #include "csdec.h"
 #include "frame_enc.h"
+#include "../fuzz/pkt_same.h"
 
 /* ---- collecting decoder output --------------------------------------- */
 
@@ -887,6 +888,449 @@ static void test_tc2(void)
 	result_free(&r);
 }
 
+/* ---- frame alignment without FSYNC ------------------------------------ *
+ *
+ * A port capture whose FSYNCs are stripped and whose start is cut at any
+ * byte decodes as the synced capture does. "As the synced capture" is read
+ * here as: every byte delivered is the synced decode's byte of the same ID
+ * at the same place (offsets mapped back through the edit); from the first
+ * A-sync of each ID that lies wholly after the cut on, all of that ID's
+ * bytes are delivered; and each source's packets from that A-sync on are
+ * identical, offsets included. What the cut destroys (the partial frame at
+ * the start, data whose ID byte was cut off) is dropped, never given to an
+ * ID; so is a source's trace before its next A-sync, which its decoder could
+ * not use anyway. */
+
+/* An edited capture: its bytes, and for each the offset it had in the
+ * capture it was made from. */
+struct edit {
+	uint8_t *b;
+	uint64_t *from;
+	size_t n;
+};
+
+static void edit_free(struct edit *e)
+{
+	free(e->b);
+	free(e->from);
+	memset(e, 0, sizeof(*e));
+}
+
+static struct edit edit_new(size_t cap)
+{
+	struct edit e;
+	e.b = malloc(cap ? cap : 1);
+	e.from = malloc((cap ? cap : 1) * sizeof(uint64_t));
+	e.n = 0;
+	if (!e.b || !e.from)
+		abort();
+	return e;
+}
+
+static void edit_put(struct edit *e, uint8_t c, uint64_t from)
+{
+	e->b[e->n] = c;
+	e->from[e->n++] = from;
+}
+
+/* cap without its FSYNCs (FF FF FF 7F, searched at every byte as the
+ * decoder does) before offset keep_from. */
+static struct edit edit_strip_fsyncs(const uint8_t *cap, size_t n, size_t keep_from)
+{
+	struct edit e = edit_new(n);
+	for (size_t i = 0; i < n;) {
+		if (i < keep_from && n - i >= 4 && memcmp(cap + i, fsync, 4) == 0) {
+			i += 4;
+			continue;
+		}
+		edit_put(&e, cap[i], i);
+		i++;
+	}
+	return e;
+}
+
+/* s without its first k bytes, and with its bytes [at, at + del) replaced
+ * by ins[0, n_ins) (at >= k; del 0: no change). */
+static struct edit edit_cut(const struct edit *s, size_t k, size_t at, size_t del, const uint8_t *ins,
+			    size_t n_ins)
+{
+	struct edit e = edit_new(s->n + n_ins);
+	for (size_t i = k; i < s->n; i++) {
+		if (del && i == at) {
+			for (size_t j = 0; j < n_ins; j++)
+				edit_put(&e, ins[j], s->from[i]);
+			i += del - 1;
+			continue;
+		}
+		edit_put(&e, s->b[i], s->from[i]);
+	}
+	return e;
+}
+
+/* Where the frames and ID bytes of a port capture made by the encoder are
+ * (FSYNCs between frames, HSYNCs inside): start[off] = 1 at each frame's
+ * first byte that is not an HSYNC, id_at[off] = ID + 1 at each ID byte. */
+struct frame_map {
+	uint8_t *start, *id_at;
+	size_t n;
+};
+
+static struct frame_map frame_map(const uint8_t *cap, size_t n)
+{
+	struct frame_map m = { calloc(n ? n : 1, 1), calloc(n ? n : 1, 1), n };
+	size_t i = 0;
+	if (!m.start || !m.id_at)
+		abort();
+	while (i < n) {
+		if (n - i >= 4 && memcmp(cap + i, fsync, 4) == 0) {
+			i += 4;
+			continue;
+		}
+		unsigned got = 0;
+		while (got < 16 && n - i >= 2) {
+			if (cap[i] == 0xFF && cap[i + 1] == 0x7F) {
+				i += 2;
+				continue;
+			}
+			if (got == 0)
+				m.start[i] = 1;
+			if (cap[i] & 1)
+				m.id_at[i] = (uint8_t)((cap[i] >> 1) + 1);
+			got += 2;
+			i += 2;
+		}
+		if (got < 16)
+			break;
+	}
+	return m;
+}
+
+static void frame_map_free(struct frame_map *m)
+{
+	free(m->start);
+	free(m->id_at);
+}
+
+/* For each trace ID, the original offset from which a decode that starts
+ * looking for frames at original offset `cut` can know the ID's bytes:
+ * its first ID byte after the first frame start at or after `cut`
+ * (UINT64_MAX: none). */
+static void id_known_from(const struct frame_map *m, uint64_t cut, uint64_t *from)
+{
+	size_t i = cut;
+	for (unsigned id = 0; id < 128; id++)
+		from[id] = UINT64_MAX;
+	while (i < m->n && !m->start[i])
+		i++;
+	for (; i < m->n; i++)
+		if (m->id_at[i] && from[m->id_at[i] - 1] == UINT64_MAX)
+			from[m->id_at[i] - 1] = i;
+}
+
+/* Index in r's stream of `id` of the first A-sync (five zeros, 0x80)
+ * starting at or after capture offset `from`; r->len[id] if none. */
+static size_t first_async(const struct result *r, unsigned id, uint64_t from)
+{
+	const uint8_t *b = r->bytes[id];
+	for (size_t i = 0; i + 6 <= r->len[id]; i++)
+		if (r->offs[id][i] >= from && !b[i] && !b[i + 1] && !b[i + 2] && !b[i + 3] && !b[i + 4] &&
+		    b[i + 5] == 0x80)
+			return i;
+	return r->len[id];
+}
+
+struct pkt_list {
+	struct csd_packet *v;
+	size_t n, cap;
+};
+
+/* The packets of one source's bytes (offsets given per byte). */
+static void packets_of(const struct csd_trace_config *cfg, const uint8_t *b, const uint64_t *offs, size_t n,
+		       struct pkt_list *l)
+{
+	csd_etm3_pkt_decoder *e = cfg->protocol == CSD_PROTO_ETM3 ? csd_etm3_pkt_new(cfg) : NULL;
+	csd_ptm_pkt_decoder *p = cfg->protocol == CSD_PROTO_PTM ? csd_ptm_pkt_new(cfg) : NULL;
+	struct csd_bytes in = { b, n, offs, n ? offs[0] : 0, cfg->trace_id };
+	struct csd_packet pkt;
+
+	memset(l, 0, sizeof(*l));
+	if (!e && !p)
+		return;
+	CHECK_EQ(e ? csd_etm3_pkt_feed(e, &in) : csd_ptm_pkt_feed(p, &in), 0);
+	for (int pass = 0; pass < 2; pass++) {
+		while ((e ? csd_etm3_pkt_next(e, &pkt) : csd_ptm_pkt_next(p, &pkt)) == 0) {
+			if (l->n == l->cap) {
+				l->cap = l->cap * 2 + 64;
+				l->v = realloc(l->v, l->cap * sizeof(*l->v));
+				if (!l->v)
+					abort();
+			}
+			l->v[l->n++] = pkt;
+		}
+		if (pass == 0) {
+			if (e)
+				csd_etm3_pkt_finish(e);
+			else
+				csd_ptm_pkt_finish(p);
+		}
+	}
+	csd_etm3_pkt_free(e);
+	csd_ptm_pkt_free(p);
+}
+
+/* One region of the original capture that the edited capture's decode
+ * must reproduce: from each ID's first A-sync at or after from[ID] up to
+ * original offset `to`. */
+struct region {
+	uint64_t from[128];
+	uint64_t to;
+};
+
+/* Compares the decode e of edit ed with the synced decode o: every byte of
+ * e is o's byte of the same ID at the same original offset, and in each
+ * region e has all of o's bytes and the same packets (cfg[id] gives the
+ * protocol; NULL: bytes only). Returns the number of problems, printing the
+ * first few. */
+static int compare_edit(const char *what, const struct result *o, const struct result *e, const struct edit *ed,
+			const struct region *rg, size_t n_rg, const struct csd_trace_config *const *cfg)
+{
+	int problems = 0;
+	for (unsigned id = 0; id < 128; id++) {
+		if (!o->len[id] && !e->len[id])
+			continue;
+		/* e's offsets in the original capture. */
+		uint64_t *mapped = malloc((e->len[id] ? e->len[id] : 1) * sizeof(uint64_t));
+		if (!mapped)
+			abort();
+		size_t j = 0;
+		for (size_t i = 0; i < e->len[id]; i++) {
+			const uint64_t eo = e->offs[id][i];
+			mapped[i] = eo < ed->n ? ed->from[eo] : UINT64_MAX;
+			while (j < o->len[id] && o->offs[id][j] < mapped[i])
+				j++;
+			if (j == o->len[id] || o->offs[id][j] != mapped[i] || o->bytes[id][j] != e->bytes[id][i]) {
+				if (problems++ < 3)
+					fprintf(stderr, "%s: ID 0x%02x byte %zu (offset %llu) is not the synced decode's\n",
+						what, id, i, (unsigned long long)eo);
+				free(mapped);
+				return problems;
+			}
+		}
+		struct pkt_list po = { 0 }, pe = { 0 };
+		if (cfg && cfg[id]) {
+			packets_of(cfg[id], o->bytes[id], o->offs[id], o->len[id], &po);
+			packets_of(cfg[id], e->bytes[id], mapped, e->len[id], &pe);
+		}
+		for (size_t r = 0; r < n_rg; r++) {
+			const size_t a = first_async(o, id, rg[r].from[id]);
+			if (a == o->len[id] || o->offs[id][a] >= rg[r].to)
+				continue;
+			const uint64_t lo = o->offs[id][a], hi = rg[r].to;
+			size_t want = 0, have = 0;
+			for (size_t k = a; k < o->len[id] && o->offs[id][k] < hi; k++)
+				want++;
+			for (size_t i = 0; i < e->len[id]; i++)
+				have += mapped[i] >= lo && mapped[i] < hi;
+			if (have != want && problems++ < 3)
+				fprintf(stderr, "%s: ID 0x%02x: %zu of the synced decode's %zu bytes from offset %llu\n",
+					what, id, have, want, (unsigned long long)lo);
+			/* Packets that start in the region and end before hi. */
+			size_t x = 0, y = 0;
+			for (;;) {
+				while (x < po.n && (po.v[x].offset < lo || po.v[x].offset + po.v[x].size > hi))
+					x++;
+				while (y < pe.n && (pe.v[y].offset < lo || pe.v[y].offset + pe.v[y].size > hi))
+					y++;
+				if (x == po.n || y == pe.n)
+					break;
+				if (!csd_test_pkt_same(&po.v[x], &pe.v[y])) {
+					if (problems++ < 3)
+						fprintf(stderr, "%s: ID 0x%02x: packet at offset %llu differs (%u / %u)\n",
+							what, id, (unsigned long long)po.v[x].offset, po.v[x].type,
+							pe.v[y].type);
+					break;
+				}
+				x++;
+				y++;
+			}
+			if ((x < po.n) != (y < pe.n) && problems++ < 3)
+				fprintf(stderr, "%s: ID 0x%02x: packet counts differ from offset %llu\n", what, id,
+					(unsigned long long)lo);
+		}
+		free(po.v);
+		free(pe.v);
+		free(mapped);
+	}
+	return problems;
+}
+
+/* Events of r of the given kind. */
+static size_t count_events(const struct result *r, uint32_t event)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < r->n_ev; i++)
+		n += r->ev[i].event == event;
+	return n;
+}
+
+/* Decodes edit ed (whole, and in pieces of `piece` bytes) and compares it
+ * with o; it must say want_inferred times where frames start (each a frame
+ * start of the original) and report want_errors errors. */
+static void check_cut(const char *what, const struct result *o, const struct edit *ed, const struct frame_map *m,
+		      const struct region *rg, size_t n_rg, const struct csd_trace_config *const *cfg,
+		      size_t piece, size_t want_inferred, size_t want_errors)
+{
+	struct result e, part;
+	size_t splits[64];
+	size_t ns = 0;
+	for (size_t p = piece; piece && p < ed->n && ns < 64; p += piece)
+		splits[ns++] = p;
+	decode(CSD_FRAME_PORT, ed->b, ed->n, &e);
+	CHECK_EQ(e.bad, 0);
+	CHECK_EQ(count_events(&e, CSD_FRAME_ALIGN_INFERRED), want_inferred);
+	CHECK_EQ(count_events(&e, CSD_FRAME_ERROR), want_errors);
+	for (size_t i = 0; i < e.n_ev; i++) {
+		if (e.ev[i].event != CSD_FRAME_ALIGN_INFERRED)
+			continue;
+		CHECK(e.ev[i].reason && strstr(e.ev[i].reason, "inferred"));
+		CHECK(e.ev[i].offset < ed->n && m->start[ed->from[e.ev[i].offset]]);
+	}
+	int problems = compare_edit(what, o, &e, ed, rg, n_rg, cfg);
+	if (problems)
+		fprintf(stderr, "%s: %d problems\n", what, problems);
+	CHECK_EQ(problems, 0);
+	decode_split(CSD_FRAME_PORT, ed->b, ed->n, splits, ns, 0, &part);
+	CHECK(same_result(&e, &part));
+	result_free(&part);
+	result_free(&e);
+}
+
+/* The configurations of the sources of snapshot dir, by trace ID. */
+struct src_cfgs {
+	struct csd_trace_config cfg[128];
+	const struct csd_trace_config *by_id[128];
+};
+
+static int read_cfgs(const char *dir, struct src_cfgs *sc)
+{
+	csd_snapshot *snap;
+	memset(sc, 0, sizeof(*sc));
+	if (csd_snapshot_open(dir, &snap, NULL, 0) != 0)
+		return -1;
+	for (size_t i = 0; i < csd_snapshot_num_sources(snap); i++) {
+		const struct csd_snapshot_source *s = csd_snapshot_source(snap, i);
+		unsigned id = s->config.trace_id;
+		if (id < 128 && (s->config.protocol == CSD_PROTO_ETM3 || s->config.protocol == CSD_PROTO_PTM)) {
+			sc->cfg[id] = s->config;
+			sc->by_id[id] = &sc->cfg[id];
+		}
+	}
+	csd_snapshot_free(snap);
+	return 0;
+}
+
+/* The port capture cap, its FSYNCs stripped, cut at each of the 16 byte
+ * offsets, decodes as cap does (fed whole and in pieces). */
+static void check_cuts(const char *what, const uint8_t *cap, size_t n, const struct csd_trace_config *const *cfg)
+{
+	struct result o;
+	char name[256];
+	struct frame_map m = frame_map(cap, n);
+	decode(CSD_FRAME_PORT, cap, n, &o);
+	CHECK_EQ(o.bad, 0);
+	CHECK_EQ(count_events(&o, CSD_FRAME_ERROR), 0);
+	struct edit s = edit_strip_fsyncs(cap, n, n);
+	CHECK(s.n < n);
+	for (unsigned k = 0; k < 16; k++) {
+		struct edit c = edit_cut(&s, k, 0, 0, NULL, 0);
+		struct region rg;
+		id_known_from(&m, c.from[0], rg.from);
+		rg.to = UINT64_MAX;
+		snprintf(name, sizeof(name), "%s cut %u", what, k);
+		check_cut(name, &o, &c, &m, &rg, 1, cfg, 1 + (k * 997) % 5000, 1, 0);
+		edit_free(&c);
+	}
+	edit_free(&s);
+	result_free(&o);
+	frame_map_free(&m);
+}
+
+/* TC2's capture (ETB, four sources) as a trace port would have sent it:
+ * its data runs in capture order through the port encoder, FSYNCs every
+ * `fsync_every` frames, with HSYNCs after about one run in `hsync_in`. */
+static void tc2_as_port(unsigned fsync_every, unsigned hsync_in, struct byte_sink *out)
+{
+	char path[4096];
+	size_t n;
+	snprintf(path, sizeof(path), "%s/traces/TC2/cstrace.bin", check_shared_dir());
+	uint8_t *tc2 = check_read_file(path, &n);
+	CHECK(tc2 != NULL);
+	memset(out, 0, sizeof(*out));
+	if (!tc2)
+		return;
+	struct csdi_frame_enc enc;
+	struct csdi_frame_enc_config ec = { CSD_FRAME_PORT, fsync_every, 8, byte_sink_append, out };
+	struct csd_frame_config fc = { .size = sizeof(fc), .format = CSD_FRAME_ALIGNED };
+	csd_frame_decoder *dec = csd_frame_new(&fc);
+	struct csd_frame_out fo;
+	CHECK_EQ(csdi_frame_enc_init(&enc, &ec), 0);
+	rng_state = 12345;
+	CHECK_EQ(csd_frame_feed(dec, tc2, n, 0), 0);
+	while (csd_frame_next(dec, &fo) == 0) {
+		if (fo.event != CSD_FRAME_DATA)
+			continue;
+		CHECK_EQ(csdi_frame_enc_data(&enc, fo.bytes.id, fo.bytes.data, fo.bytes.size), 0);
+		for (unsigned h = 0; hsync_in && rnd() % hsync_in == 0 && h < 3; h++)
+			CHECK_EQ(csdi_frame_enc_hsync(&enc), 0);
+	}
+	CHECK_EQ(csdi_frame_enc_flush(&enc), 0);
+	csd_frame_free(dec);
+	free(tc2);
+}
+
+static void test_infer_tc2(void)
+{
+	char dir[4096];
+	struct src_cfgs sc;
+	snprintf(dir, sizeof(dir), "%s/traces/TC2", check_shared_dir());
+	CHECK_EQ(read_cfgs(dir, &sc), 0);
+	for (unsigned hs = 0; hs < 2; hs++) {
+		struct byte_sink port;
+		tc2_as_port(64, hs ? 4 : 0, &port);
+		CHECK(port.n > 30000);
+		check_cuts(hs ? "TC2 as port, HSYNCs" : "TC2 as port", port.data, port.n, sc.by_id);
+		free(port.data);
+	}
+}
+
+/* `csdec gen --formatted=port` output (tests/gen-snapshots.sh, "multi":
+ * PTM, ETMv3 and PTM with return stack in one capture). */
+static void test_infer_gen(void)
+{
+	static const char *const progs[] = {
+		"switch-thumb-O0", "recurse-arm-O2", "indirect-arm-O0", "longjmp-thumb-O2", "interwork-arm-O2",
+		"itblock-thumb-O0", "hello-arm-O0", "bare_mix-arm-O0",
+	};
+	const char *gen = getenv("CSD_GEN_SNAPSHOTS");
+	CHECK(gen != NULL);
+	if (!gen)
+		return;
+	for (size_t p = 0; p < sizeof(progs) / sizeof(progs[0]); p++) {
+		char dir[4096], path[4200];
+		struct src_cfgs sc;
+		size_t n;
+		snprintf(dir, sizeof(dir), "%s/%s--multi", gen, progs[p]);
+		snprintf(path, sizeof(path), "%s/trace.bin", dir);
+		CHECK_EQ(read_cfgs(dir, &sc), 0);
+		uint8_t *cap = check_read_file(path, &n);
+		CHECK(cap != NULL);
+		if (!cap)
+			continue;
+		check_cuts(progs[p], cap, n, sc.by_id);
+		free(cap);
+	}
+}
+
 int main(void)
 {
 	test_hand_frames();
@@ -903,5 +1347,7 @@ int main(void)
 	test_round_trips();
 	test_random_garbage();
 	test_tc2();
+	test_infer_tc2();
+	test_infer_gen();
 	return check_done("test_frame");
 }
