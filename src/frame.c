@@ -864,7 +864,7 @@ static int port_fast_frame(csd_frame_decoder *dec)
  *
  * An alignment is chosen when a candidate that decoded at least
  * HUNT_MIN_CLEAN bytes without fault (or to the end of the capture) scores
- * above every other such candidate and above zero by 16 + 4 sqrt(n) bits;
+ * above every other such candidate and above zero by 16 + 2 sqrt(n) bits;
  * ties and near-ties choose nothing. Then the window is replayed through
  * the state machine from that frame start, so offsets stay capture offsets
  * and a later fault is handled as with an FSYNC. If no candidate decodes
@@ -1064,7 +1064,7 @@ static void hunt_evaluate(csd_frame_decoder *dec, int final)
 				continue;
 			return;
 		}
-		const int64_t need = (int64_t)(16 + 4 * isqrt(c[best].n_even)) * 256;
+		const int64_t need = (int64_t)(16 + 2 * isqrt(c[best].n_even)) * 256;
 		if (c[best].score - second >= need) {
 			const size_t s = dec->hunt_start + c[best].start;
 			push_event(dec, CSD_FRAME_ALIGN_INFERRED, dec->hunt_base + s,

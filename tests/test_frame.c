@@ -5,6 +5,7 @@
  * (bit 0 set, ID in 7:1; auxiliary bit 1 = the next byte still belongs to the
  * old ID); odd bytes are data; ID 0 is null trace, 0x7D trigger, 0x70-0x7F
  * otherwise reserved; FSYNC = FF FF FF 7F, HSYNC = FF 7F. */
+#include <dirent.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1039,6 +1040,9 @@ static size_t first_async(const struct result *r, unsigned id, uint64_t from)
 	return r->len[id];
 }
 
+/* Packets compared with the synced decode's, for the record. */
+static size_t packets_compared;
+
 struct pkt_list {
 	struct csd_packet *v;
 	size_t n, cap;
@@ -1134,28 +1138,37 @@ static int compare_edit(const char *what, const struct result *o, const struct r
 			if (have != want && problems++ < 3)
 				fprintf(stderr, "%s: ID 0x%02x: %zu of the synced decode's %zu bytes from offset %llu\n",
 					what, id, have, want, (unsigned long long)lo);
-			/* Packets that start in the region and end before hi. */
-			size_t x = 0, y = 0;
-			for (;;) {
-				while (x < po.n && (po.v[x].offset < lo || po.v[x].offset + po.v[x].size > hi))
-					x++;
-				while (y < pe.n && (pe.v[y].offset < lo || pe.v[y].offset + pe.v[y].size > hi))
-					y++;
-				if (x == po.n || y == pe.n)
-					break;
-				if (!csd_test_pkt_same(&po.v[x], &pe.v[y])) {
+			/* o's packets after the A-sync and before hi, but the last
+			 * one (it may run on past hi, where e's bytes stop), are
+			 * e's packets from there, in the same number. (The A-sync
+			 * packet itself may start earlier in e: a decoder that
+			 * joins mid-stream counts zeros before it, e.g. a branch
+			 * packet's last byte, into its run.) */
+			const uint64_t after = o->offs[id][a + 5];
+			size_t x0 = 0, x1, y0 = 0;
+			while (x0 < po.n && po.v[x0].offset <= after)
+				x0++;
+			for (x1 = x0; x1 < po.n && po.v[x1].offset < hi; x1++)
+				;
+			if (hi != UINT64_MAX && x1 > x0)
+				x1--;
+			const uint64_t lim = x1 < po.n ? po.v[x1].offset : UINT64_MAX;
+			while (y0 < pe.n && pe.v[y0].offset <= after)
+				y0++;
+			for (size_t x = x0; x < x1; x++) {
+				const size_t y = y0 + (x - x0);
+				if (y >= pe.n || !csd_test_pkt_same(&po.v[x], &pe.v[y])) {
 					if (problems++ < 3)
-						fprintf(stderr, "%s: ID 0x%02x: packet at offset %llu differs (%u / %u)\n",
-							what, id, (unsigned long long)po.v[x].offset, po.v[x].type,
-							pe.v[y].type);
+						fprintf(stderr, "%s: ID 0x%02x: packet at offset %llu differs\n", what, id,
+							(unsigned long long)po.v[x].offset);
 					break;
 				}
-				x++;
-				y++;
 			}
-			if ((x < po.n) != (y < pe.n) && problems++ < 3)
-				fprintf(stderr, "%s: ID 0x%02x: packet counts differ from offset %llu\n", what, id,
-					(unsigned long long)lo);
+			const size_t y1 = y0 + (x1 - x0);
+			if (y1 < pe.n && pe.v[y1].offset < lim && problems++ < 3)
+				fprintf(stderr, "%s: ID 0x%02x: more packets than the synced decode's from offset %llu\n",
+					what, id, (unsigned long long)lo);
+			packets_compared += x1 - x0;
 		}
 		free(po.v);
 		free(pe.v);
@@ -1298,7 +1311,9 @@ static void test_infer_tc2(void)
 		struct byte_sink port;
 		tc2_as_port(64, hs ? 4 : 0, &port);
 		CHECK(port.n > 30000);
+		size_t before = packets_compared;
 		check_cuts(hs ? "TC2 as port, HSYNCs" : "TC2 as port", port.data, port.n, sc.by_id);
+		CHECK(packets_compared - before > 16 * 1000);
 		free(port.data);
 	}
 }
@@ -1308,8 +1323,8 @@ static void test_infer_tc2(void)
 static void test_infer_gen(void)
 {
 	static const char *const progs[] = {
-		"switch-thumb-O0", "recurse-arm-O2", "indirect-arm-O0", "longjmp-thumb-O2", "interwork-arm-O2",
-		"itblock-thumb-O0", "hello-arm-O0", "bare_mix-arm-O0",
+		"switch-thumb-O0", "recurse-arm-O0", "indirect-arm-O0", "longjmp-thumb-O2", "interwork-arm-O2",
+		"itblock-thumb-O0", "hello-arm-O0", "bare_mix-arm-O2",
 	};
 	const char *gen = getenv("CSD_GEN_SNAPSHOTS");
 	CHECK(gen != NULL);
@@ -1326,9 +1341,261 @@ static void test_infer_gen(void)
 		CHECK(cap != NULL);
 		if (!cap)
 			continue;
+		size_t before = packets_compared;
 		check_cuts(progs[p], cap, n, sc.by_id);
+		CHECK(packets_compared - before > 16 * 50);
 		free(cap);
 	}
+
+	/* Every generated port capture, cut at one offset each: the ones too
+	 * short to tell (a few hundred bytes) give one error and no data,
+	 * never wrong data. */
+	DIR *d = opendir(gen);
+	struct dirent *de;
+	unsigned k = 0, inferred = 0, refused = 0;
+	CHECK(d != NULL);
+	while (d && (de = readdir(d)) != NULL) {
+		size_t len = strlen(de->d_name), n;
+		if (len < 8 || strcmp(de->d_name + len - 7, "--multi") != 0)
+			continue;
+		char dir[4096], path[4200];
+		struct src_cfgs sc;
+		snprintf(dir, sizeof(dir), "%s/%s", gen, de->d_name);
+		snprintf(path, sizeof(path), "%s/trace.bin", dir);
+		CHECK_EQ(read_cfgs(dir, &sc), 0);
+		uint8_t *cap = check_read_file(path, &n);
+		CHECK(cap != NULL);
+		if (!cap)
+			continue;
+		struct frame_map m = frame_map(cap, n);
+		struct result o, e;
+		decode(CSD_FRAME_PORT, cap, n, &o);
+		struct edit s = edit_strip_fsyncs(cap, n, n);
+		struct edit c = edit_cut(&s, k % 16, 0, 0, NULL, 0);
+		decode(CSD_FRAME_PORT, c.b, c.n, &e);
+		if (count_events(&e, CSD_FRAME_ALIGN_INFERRED)) {
+			struct region rg;
+			id_known_from(&m, c.from[0], rg.from);
+			rg.to = UINT64_MAX;
+			check_cut(de->d_name, &o, &c, &m, &rg, 1, sc.by_id, 0, 1, 0);
+			inferred++;
+		} else {
+			CHECK(c.n < 4096);
+			CHECK_EQ(e.n_ev, 1);
+			CHECK_EQ(total_bytes(&e), 0);
+			refused++;
+		}
+		k++;
+		result_free(&e);
+		result_free(&o);
+		edit_free(&c);
+		edit_free(&s);
+		frame_map_free(&m);
+		free(cap);
+	}
+	if (d)
+		closedir(d);
+	CHECK(k >= 36);
+	CHECK(inferred >= 28);
+	printf("test_frame: generated port captures without FSYNC: %u inferred, %u too short to tell\n", inferred,
+	       refused);
+}
+
+/* FSYNCs only from `keep_from` on (rare ones): inferred first, then
+ * confirmed; an FSYNC inside the first window takes precedence as before. */
+static void test_infer_rare_fsyncs(void)
+{
+	struct byte_sink port;
+	struct src_cfgs sc;
+	char dir[4096];
+	snprintf(dir, sizeof(dir), "%s/traces/TC2", check_shared_dir());
+	CHECK_EQ(read_cfgs(dir, &sc), 0);
+	tc2_as_port(64, 8, &port);
+	struct frame_map m = frame_map(port.data, port.n);
+	struct result o;
+	decode(CSD_FRAME_PORT, port.data, port.n, &o);
+	for (unsigned k = 0; k < 16; k += 5) {
+		/* FSYNCs from 20000 on: the first window (4 KiB) decides. */
+		struct edit s = edit_strip_fsyncs(port.data, port.n, 20000);
+		struct edit c = edit_cut(&s, k, 0, 0, NULL, 0);
+		struct region rg;
+		id_known_from(&m, c.from[0], rg.from);
+		rg.to = UINT64_MAX;
+		check_cut("TC2 as port, FSYNCs from 20000", &o, &c, &m, &rg, 1, sc.by_id, 777, 1, 0);
+		struct result e;
+		decode(CSD_FRAME_PORT, c.b, c.n, &e);
+		CHECK(count_events(&e, CSD_FRAME_SYNC) > 0);
+		result_free(&e);
+		edit_free(&c);
+		edit_free(&s);
+
+		/* FSYNCs from 2000 on: the first one comes before the window is
+		 * evaluated; the bytes before it are skipped, as they were. */
+		s = edit_strip_fsyncs(port.data, port.n, 2000);
+		c = edit_cut(&s, k, 0, 0, NULL, 0);
+		size_t f = 0;
+		while (f + 4 <= c.n && memcmp(c.b + f, fsync, 4) != 0)
+			f++;
+		CHECK(f > 1900 && f < 2100);
+		id_known_from(&m, c.from[f], rg.from);
+		check_cut("TC2 as port, FSYNCs from 2000", &o, &c, &m, &rg, 1, sc.by_id, 1000, 0, 1);
+		decode(CSD_FRAME_PORT, c.b, c.n, &e);
+		CHECK(e.n_ev > 1 && e.ev[0].event == CSD_FRAME_ERROR && e.ev[0].offset == 0 &&
+		      strstr(e.ev[0].reason, "before the first frame synchronisation"));
+		CHECK(e.n_ev > 1 && e.ev[1].event == CSD_FRAME_SYNC && e.ev[1].offset == f);
+		result_free(&e);
+		edit_free(&c);
+		edit_free(&s);
+	}
+	result_free(&o);
+	frame_map_free(&m);
+	free(port.data);
+}
+
+/* Alignment lost mid-way (0xFF in an ID position, one byte gone) without
+ * an FSYNC after it: found again from there. */
+static void test_infer_lost_midway(void)
+{
+	static const uint8_t damage[2] = { 0xFF, 0x00 };
+	struct byte_sink port;
+	struct src_cfgs sc;
+	char dir[4096];
+	snprintf(dir, sizeof(dir), "%s/traces/TC2", check_shared_dir());
+	CHECK_EQ(read_cfgs(dir, &sc), 0);
+	tc2_as_port(64, 6, &port);
+	struct frame_map m = frame_map(port.data, port.n);
+	struct result o;
+	decode(CSD_FRAME_PORT, port.data, port.n, &o);
+	struct edit s = edit_strip_fsyncs(port.data, port.n, port.n);
+	/* Inside the first window and well after it. */
+	static const size_t near[2] = { 2500, 12000 };
+	for (int w = 0; w < 2; w++) {
+		for (unsigned k = 0; k < 16; k += 3) {
+			/* A frame start near[w] bytes in, plus four: an ID
+			 * position. Three bytes there become FF 00. */
+			size_t p = near[w];
+			while (!m.start[s.from[p]])
+				p++;
+			p += 4;
+			CHECK(!m.start[s.from[p - 2]] && !m.start[s.from[p]]);
+			struct edit c = edit_cut(&s, k, p, 3, damage, 2);
+			struct region rg[2];
+			id_known_from(&m, c.from[0], rg[0].from);
+			rg[0].to = s.from[p - 4];
+			id_known_from(&m, s.from[p + 3], rg[1].from);
+			rg[1].to = UINT64_MAX;
+			char name[128];
+			snprintf(name, sizeof(name), "TC2 as port, damage at %zu, cut %u", p, k);
+			check_cut(name, &o, &c, &m, rg, 2, sc.by_id, 333 + k, 2, 1);
+			edit_free(&c);
+		}
+	}
+	edit_free(&s);
+	result_free(&o);
+	frame_map_free(&m);
+	free(port.data);
+}
+
+/* Decodes cap as a port capture; returns the data bytes delivered and
+ * checks that exactly one error came, with `reason` in its text. */
+static size_t one_error(const char *what, const uint8_t *cap, size_t n, const char *reason)
+{
+	struct result r;
+	size_t splits[3] = { n / 3, n / 2, n - 7 };
+	decode_split(CSD_FRAME_PORT, cap, n, splits, 3, 0, &r);
+	CHECK_EQ(r.bad, 0);
+	CHECK_EQ(r.n_ev, 1);
+	CHECK(r.n_ev == 1 && r.ev[0].event == CSD_FRAME_ERROR && r.ev[0].reason &&
+	      strstr(r.ev[0].reason, reason));
+	if (r.n_ev != 1 || total_bytes(&r))
+		fprintf(stderr, "%s: %zu events, %zu data bytes\n", what, r.n_ev, total_bytes(&r));
+	size_t t = total_bytes(&r);
+	result_free(&r);
+	return t;
+}
+
+/* What gives no frames is reported once and delivers nothing: random bytes,
+ * unformatted trace streams. */
+static void test_infer_not_frames(void)
+{
+	static uint8_t buf[200000];
+	rng_state = 4242;
+	for (size_t i = 0; i < sizeof(buf); i++)
+		buf[i] = (uint8_t)rnd();
+	for (size_t n = 64; n <= sizeof(buf); n *= 5)
+		CHECK_EQ(one_error("random bytes", buf, n, "no frame alignment gives valid frames"), 0);
+
+	/* TC2's sources, and generated ones, unformatted. */
+	struct result r;
+	char path[4096];
+	size_t n;
+	snprintf(path, sizeof(path), "%s/traces/TC2/cstrace.bin", check_shared_dir());
+	uint8_t *tc2 = check_read_file(path, &n);
+	CHECK(tc2 != NULL);
+	if (tc2) {
+		decode(CSD_FRAME_ALIGNED, tc2, n, &r);
+		for (unsigned id = 0x10; id <= 0x13; id++)
+			CHECK_EQ(one_error("TC2 source, unformatted", r.bytes[id], r.len[id],
+					   "no frame alignment gives valid frames"), 0);
+		result_free(&r);
+		free(tc2);
+	}
+	const char *gen = getenv("CSD_GEN_SNAPSHOTS");
+	static const char *const raw[] = { "switch-thumb-O0--ptm", "recurse-arm-O0--etm3-ca", "indirect-arm-O0--ptm-rs",
+					   "longjmp-thumb-O2--etm3" };
+	for (size_t i = 0; gen && i < sizeof(raw) / sizeof(raw[0]); i++) {
+		snprintf(path, sizeof(path), "%s/%s/trace_0.bin", gen, raw[i]);
+		uint8_t *b = check_read_file(path, &n);
+		CHECK(b != NULL && n > 4096);
+		if (b)
+			CHECK_EQ(one_error(raw[i], b, n, "no frame alignment gives valid frames"), 0);
+		free(b);
+	}
+}
+
+/* Frames whose alignment the bytes cannot tell, and frames where a wrong
+ * byte parity survives every structural check. */
+static void test_infer_adversarial(void)
+{
+	struct byte_sink s = { 0 };
+	struct csdi_frame_enc enc;
+	struct csdi_frame_enc_config ec = { CSD_FRAME_PORT, 0, 8, byte_sink_append, &s };
+	uint8_t chunk[64];
+
+	/* Two sources of uniformly random bytes, FSYNC stripped: every
+	 * grid of the right byte parity decodes without fault and scores
+	 * alike. Nothing is delivered; one error says why. */
+	rng_state = 777;
+	CHECK_EQ(csdi_frame_enc_init(&enc, &ec), 0);
+	for (int i = 0; i < 3000; i++) {
+		size_t n = 1 + rnd() % 40;
+		for (size_t k = 0; k < n; k++)
+			chunk[k] = (uint8_t)rnd();
+		CHECK_EQ(csdi_frame_enc_data(&enc, i % 3 ? 0x10 : 0x22, chunk, n), 0);
+	}
+	CHECK_EQ(csdi_frame_enc_flush(&enc), 0);
+	CHECK(s.n > 65536);     /* more than the largest window */
+	for (size_t k = 0; k < 16; k += 3) {
+		struct edit st = edit_strip_fsyncs(s.data, s.n, s.n);
+		CHECK_EQ(one_error("random payload", st.b + k, st.n - k, "no alignment stands out"), 0);
+		edit_free(&st);
+	}
+
+	/* One source of even bytes only (ETMv3 P-headers and PTM atoms are
+	 * even): a grid of the wrong byte parity meets no ID byte, hence no
+	 * fault; the right one is still found. */
+	s.n = 0;
+	CHECK_EQ(csdi_frame_enc_init(&enc, &ec), 0);
+	for (int i = 0; i < 400; i++) {
+		for (size_t k = 0; k < 32; k++)
+			chunk[k] = (uint8_t)(0x80 | (rnd() & 0x7E));
+		if (i % 50 == 0)
+			memcpy(chunk, "\0\0\0\0\0\x80", 6);     /* an A-sync now and then */
+		CHECK_EQ(csdi_frame_enc_data(&enc, 0x31, chunk, 32), 0);
+	}
+	CHECK_EQ(csdi_frame_enc_flush(&enc), 0);
+	check_cuts("even bytes only", s.data, s.n, NULL);
+	free(s.data);
 }
 
 int main(void)
@@ -1349,5 +1616,9 @@ int main(void)
 	test_tc2();
 	test_infer_tc2();
 	test_infer_gen();
+	test_infer_rare_fsyncs();
+	test_infer_lost_midway();
+	test_infer_not_frames();
+	test_infer_adversarial();
 	return check_done("test_frame");
 }
