@@ -136,10 +136,10 @@ static unsigned fuzz_insn_size(csd_image *img, uint64_t addr, uint8_t isa, uint3
 
 static void fuzz_flow_print(const char *what, size_t i, const struct csd_record *r)
 {
-	fprintf(stderr, "%s record %zu: %s offset 0x%llx addr 0x%llx end 0x%llx last 0x%llx count %u size %u "
+	fprintf(stderr, "%s record %zu: %s offset 0x%llx addr 0x%llx end 0x%llx last 0x%llx count %u size %llu "
 		"flags 0x%x cond %u isa %u cycles %llu exc %u target 0x%llx%s%s\n", what, i, csd_rec_type_name((int)r->type),
 		(unsigned long long)r->offset, (unsigned long long)r->addr, (unsigned long long)r->end,
-		(unsigned long long)r->last, r->count, r->size, r->flags, r->cond, r->isa,
+		(unsigned long long)r->last, r->count, (unsigned long long)r->size, r->flags, r->cond, r->isa,
 		(unsigned long long)r->cycles, r->exception, (unsigned long long)r->target, r->error ? " " : "",
 		r->error ? r->error : "");
 }
