@@ -665,28 +665,36 @@ static void port_hunt_reset(csd_frame_decoder *dec)
 	dec->hunt_reported = 0;
 }
 
-/* A byte seen while not synchronised: kept in the window. */
-static __attribute__((noinline)) void port_hunt_byte(csd_frame_decoder *dec, uint8_t c, uint64_t off)
+/* The window, made at first use, ready for bytes from capture offset off
+ * on; NULL without memory (reported once: then frames are found at FSYNCs
+ * only, as before). */
+static struct port_hunt *port_hunt_window(csd_frame_decoder *dec, uint64_t off)
 {
-	if (!dec->ever_synced && dec->skipped++ == 0)
-		dec->skip_off = off;
-	struct port_hunt *h = dec->hunt;
-	if (!h) {
+	if (!dec->hunt) {
 		if (dec->hunt_disabled)
-			return;
-		h = dec->hunt = malloc(sizeof(*h));
-		if (!h) {
+			return NULL;
+		dec->hunt = malloc(sizeof(*dec->hunt));
+		if (!dec->hunt) {
 			dec->hunt_disabled = 1;
 			push_event(dec, CSD_FRAME_ERROR, off,
 				   "out of memory: frames are found only at frame synchronisations");
-			return;
+			return NULL;
 		}
 	}
 	if (dec->hunt_start == dec->hunt_len) {
 		dec->hunt_start = dec->hunt_len = 0;
 		dec->hunt_base = off;
 	}
-	h->buf[dec->hunt_len++] = c;
+	return dec->hunt;
+}
+
+/* A byte seen while not synchronised: kept in the window. */
+static __attribute__((noinline)) void port_hunt_byte(csd_frame_decoder *dec, uint8_t c, uint64_t off)
+{
+	if (!dec->ever_synced && dec->skipped++ == 0)
+		dec->skip_off = off;
+	if (port_hunt_window(dec, off))
+		dec->hunt->buf[dec->hunt_len++] = c;
 }
 
 static void port_drop_partial(csd_frame_decoder *dec)
@@ -913,6 +921,17 @@ static void hunt_frame(struct port_hunt *h, const uint8_t *f, uint8_t *idp)
 	const unsigned aux = f[15];
 	uint8_t id = *idp;
 
+	if (!((f[0] | f[2] | f[4] | f[6] | f[8] | f[10] | f[12] | f[14]) & 1)) {
+		/* No ID byte (most frames): all 15 bytes are the current ID's. */
+		if (!id || id >= 0x70)
+			return;
+		for (unsigned k = 0; k < 14; k += 2) {
+			h->hist[0][f[k] | (aux >> (k / 2) & 1)]++;
+			h->hist[1][f[k + 1]]++;
+		}
+		h->hist[0][f[14] | aux >> 7]++;
+		return;
+	}
 	for (unsigned k = 0; k < 15; k++) {
 		uint8_t c = f[k];
 		const unsigned odd = k & 1;
@@ -962,6 +981,23 @@ static void hunt_check(const uint8_t *w, size_t len, struct hunt_cand *c)
 	c->end = c->failed ? i : len;
 }
 
+/* hunt_check() for candidates c[0, n) of one byte parity, by rising start.
+ * Faults are properties of half-words, not of frame positions, so a later
+ * start reached by an earlier one's scan fails where that one fails, unless
+ * the scan reached it holding FF FF (a half-word that may begin an FSYNC). */
+static void hunt_check_parity(const uint8_t *w, size_t len, struct hunt_cand *c, unsigned n)
+{
+	for (unsigned j = 0; j < n; j++) {
+		const size_t s = c[j].start;
+		if (j && c[j - 1].end >= s && !(s >= 2 && w[s - 2] == 0xFF && w[s - 1] == 0xFF)) {
+			c[j].end = c[j - 1].end;
+			c[j].failed = c[j - 1].failed;
+		} else {
+			hunt_check(w, len, &c[j]);
+		}
+	}
+}
+
 /* Score candidate c over w[c->start, c->end) (hunt_check()ed). */
 static void hunt_score(struct port_hunt *h, const uint8_t *w, struct hunt_cand *c)
 {
@@ -971,6 +1007,16 @@ static void hunt_score(struct port_hunt *h, const uint8_t *w, struct hunt_cand *
 
 	memset(h->hist, 0, sizeof(h->hist));
 	for (size_t i = c->start; i + 2 <= c->end; i += 2) {
+		if (fill == 0 && c->end - i >= FRAME_SIZE) {
+			/* A whole frame without HSYNC: read in place. */
+			const uint8_t *g = w + i;
+			if (g[0] != 0xFF && g[2] != 0xFF && g[4] != 0xFF && g[6] != 0xFF && g[8] != 0xFF &&
+			    g[10] != 0xFF && g[12] != 0xFF && g[14] != 0xFF) {
+				hunt_frame(h, g, &id);
+				i += FRAME_SIZE - 2;
+				continue;
+			}
+		}
 		if (w[i] == 0xFF)
 			continue;       /* HSYNC, or the FF FF of an FSYNC cut off by the end */
 		f[fill] = w[i];
@@ -1001,7 +1047,7 @@ static void hunt_score(struct port_hunt *h, const uint8_t *w, struct hunt_cand *
 }
 
 /* Candidate frame starts: the first eight half-words of each byte parity
- * that are not HSYNCs. */
+ * that are not HSYNCs; each checked (hunt_check). */
 static unsigned hunt_candidates(const uint8_t *w, size_t len, struct hunt_cand *c)
 {
 	unsigned n = 0;
@@ -1013,6 +1059,7 @@ static unsigned hunt_candidates(const uint8_t *w, size_t len, struct hunt_cand *
 			c[n++].start = i;
 			got++;
 		}
+		hunt_check_parity(w, len, c + n - got, got);
 	}
 	return n;
 }
@@ -1041,7 +1088,6 @@ static void hunt_evaluate(csd_frame_decoder *dec, int final)
 		if (!len)
 			return;
 		for (unsigned j = 0; j < n; j++) {
-			hunt_check(w, len, &c[j]);
 			if (c[j].failed && c[j].end + 2 > drop)
 				drop = c[j].end + 2;
 			if (!(c[j].end - c[j].start >= HUNT_MIN_CLEAN || (final && !c[j].failed)))
@@ -1159,10 +1205,36 @@ static int port_hunt_step(csd_frame_decoder *dec)
 		dec->hunt_start = 0;
 		dec->hunt_len = live;
 	}
+	/* The bytes up to the one that completes an FSYNC, if any, go to
+	 * the window as they are (the FSYNC detector of port_byte() inline). */
 	const uint8_t *p = dec->in + dec->in_pos;
+	unsigned ff_run = dec->ff_run;
 	size_t k = 0;
-	while (k < n && !dec->synced) {
-		port_byte(dec, p[k], off + k);
+	for (; k < n; k++) {
+		const uint8_t c = p[k];
+		if (c == 0x7F && ff_run == 3)
+			break;
+		if (c != 0xFF) {
+			ff_run = 0;
+			continue;
+		}
+		dec->ff_off[0] = dec->ff_off[1];
+		dec->ff_off[1] = dec->ff_off[2];
+		dec->ff_off[2] = off + k;
+		ff_run += ff_run < 3;
+	}
+	dec->ff_run = ff_run;
+	if (k) {
+		if (!dec->ever_synced && dec->skipped == 0)
+			dec->skip_off = off;
+		dec->skipped += k;
+		if (port_hunt_window(dec, off)) {
+			memcpy(dec->hunt->buf + dec->hunt_len, p, k);
+			dec->hunt_len += k;
+		}
+	}
+	if (k < n) {
+		port_byte(dec, p[k], off + k);          /* the end of an FSYNC: synchronised */
 		k++;
 	}
 	dec->in_pos += k;
