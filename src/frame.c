@@ -1241,18 +1241,13 @@ static int port_hunt_step(csd_frame_decoder *dec)
 	return 1;
 }
 
-static void produce_port(csd_frame_decoder *dec)
+/* Synchronised: input through the state machine until it is used up,
+ * there is no room, or alignment is lost (only the byte-wise path can lose
+ * it, so the whole-frame path checks nothing more than it did before
+ * frames could be found without FSYNC). */
+static void produce_port_synced(csd_frame_decoder *dec)
 {
-	while (room(dec)) {
-		if (__builtin_expect(!dec->synced || dec->replay_pos < dec->replay_end, 0)) {
-			if (dec->replay_pos < dec->replay_end)
-				port_replay(dec);
-			else if (!port_hunt_step(dec))
-				break;
-			continue;
-		}
-		if (dec->in_pos >= dec->in_size)
-			break;
+	while (dec->in_pos < dec->in_size && room(dec)) {
 		if (port_fast_frame(dec))
 			continue;
 		/* PORT_STEP bytes complete at most one frame and one FSYNC. */
@@ -1264,6 +1259,23 @@ static void produce_port(csd_frame_decoder *dec)
 		for (size_t k = 0; k < n; k++)
 			port_byte(dec, p[k], base + k);
 		dec->in_pos += n;
+		if (!dec->synced)
+			return;
+	}
+}
+
+static void produce_port(csd_frame_decoder *dec)
+{
+	while (room(dec)) {
+		if (dec->replay_pos < dec->replay_end)
+			port_replay(dec);
+		else if (!dec->synced) {
+			if (!port_hunt_step(dec))
+				return;
+		} else if (dec->in_pos < dec->in_size)
+			produce_port_synced(dec);
+		else
+			return;
 	}
 }
 
