@@ -22,10 +22,13 @@
  * dropped a byte realigns at the next FSYNC. Periodic FSYNCs between frames
  * keep the current ID; an FSYNC that cuts a frame or does not line up with
  * the frame grid drops the partial frame (error) and forgets the ID. A 0xFF
- * in an ID position that is not part of a sync is reported once and
- * everything up to the next FSYNC is skipped. Bytes before the first FSYNC
- * are reported as one error at their first offset. A run of consecutive
- * FSYNCs gives one CSD_FRAME_SYNC, at the first.
+ * in an ID position that is not part of a sync is reported once; frames
+ * are then looked for again. Where no FSYNC comes within a window of bytes
+ * (at the start, or after alignment was lost), the frame alignment is
+ * inferred from the bytes themselves (see "frame alignment by inference");
+ * bytes skipped before a first FSYNC that came in time are reported as one
+ * error at their first offset. A run of consecutive FSYNCs gives one
+ * CSD_FRAME_SYNC, at the first.
  *
  * Aligned format: a frame consisting of four FSYNCs (ETR buffers written by
  * Linux perf separate blocks this way) is reported as CSD_FRAME_SYNC and the
@@ -33,8 +36,8 @@
  * continuous.
  *
  * Output is staged in fixed buffers: decoded bytes with their capture
- * offsets, and a small queue of events; memory does not depend on input
- * size.
+ * offsets, and a small queue of events; the port format's window holds
+ * 64 KiB at most; memory does not depend on input size.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -855,8 +858,11 @@ static int port_fast_frame(csd_frame_decoder *dec)
  * half-words of each byte parity, HSYNCs not counted (16 grids; two starts
  * a skipped HSYNC apart would be the same grid). A candidate's decode stops
  * at its first fault: 0xFF in an ID position that is no sync, or a reserved
- * ID. A wrong byte parity meets those within a few frames in any real
- * trace (its ID positions hold arbitrary data bytes).
+ * ID. Faults are properties of half-words, so the grids of one byte parity
+ * fail at the same place. A grid of the wrong parity, whose ID positions
+ * hold arbitrary data bytes, usually meets one within a few frames; where it
+ * does not (long runs of even bytes) it meets no ID byte either, so it has
+ * no data and scores zero.
  *
  * The grids of one parity agree on every ID byte, so faults and ID
  * statistics cannot tell them apart; what differs is which byte is taken as
@@ -872,15 +878,17 @@ static int port_fast_frame(csd_frame_decoder *dec)
  *
  * An alignment is chosen when a candidate that decoded at least
  * HUNT_MIN_CLEAN bytes without fault (or to the end of the capture) scores
- * above every other such candidate and above zero by 16 + 2 sqrt(n) bits;
+ * above every other such candidate and above zero by 16 + 2 sqrt(n) bits
+ * (several times what random payloads, where no grid can be right, reach);
  * ties and near-ties choose nothing. Then the window is replayed through
  * the state machine from that frame start, so offsets stay capture offsets
  * and a later fault is handled as with an FSYNC. If no candidate decodes
  * cleanly, the bytes up to where the last candidate failed are dropped and
  * the search goes on (reported once per search); if candidates decode but
  * none stands out at 64 KiB or at the end, the window is dropped (reported
- * when any of them had source data). Each evaluation decodes at most 16
- * times what it then keeps or drops, so the work stays linear. */
+ * when any of them had source data). A byte is decoded by 16 grids at a
+ * few evaluations at most, and an evaluation that finds nothing decodes
+ * little beyond what it then drops, so the work stays linear. */
 
 /* 256 log2(x), x >= 1, to within one unit (integer: the choice must not
  * depend on the floating-point unit). */
