@@ -1473,6 +1473,74 @@ static void test_infer_adversarial(void)
 	free(s.data);
 }
 
+/* A Cortex-M capture: the ETM of the recorded cm3demo run (tests/
+ * roundtrip_m.mk) and an ITM on another ID printing text through stimulus
+ * port 0 (header 0x01 and one byte per character, a synchronisation packet
+ * now and then), with HSYNCs where the port ran idle inside a frame. */
+static void test_infer_cortex_m(void)
+{
+	static const char text[] = "count=%u, systick=%u: all is well\n";
+	const char *gm = getenv("CSD_GEN_M");
+	char dir[4096], path[4200];
+	struct src_cfgs sc;
+	size_t n;
+	CHECK(gm != NULL);
+	if (!gm)
+		return;
+	snprintf(dir, sizeof(dir), "%s/cm3demo--etm3-ca-tpiu", gm);
+	snprintf(path, sizeof(path), "%s/trace.bin", dir);
+	CHECK_EQ(read_cfgs(dir, &sc), 0);
+	uint8_t *cap = check_read_file(path, &n);
+	CHECK(cap != NULL);
+	if (!cap)
+		return;
+	struct byte_sink port = { 0 };
+	struct csdi_frame_enc enc;
+	struct csdi_frame_enc_config ec = { CSD_FRAME_PORT, 64, 8, byte_sink_append, &port };
+	struct csd_frame_config fc = { .size = sizeof(fc), .format = CSD_FRAME_PORT };
+	csd_frame_decoder *dec = csd_frame_new(&fc);
+	struct csd_frame_out fo;
+	size_t itm = 0, runs = 0;
+	CHECK_EQ(csdi_frame_enc_init(&enc, &ec), 0);
+	rng_state = 31337;
+	CHECK_EQ(csd_frame_feed(dec, cap, n, 0), 0);
+	CHECK_EQ(csd_frame_finish(dec), 0);
+	while (csd_frame_next(dec, &fo) == 0) {
+		if (fo.event != CSD_FRAME_DATA)
+			continue;
+		for (size_t i = 0; i < fo.bytes.size;) {
+			size_t m = 1 + rnd() % 48;
+			if (m > fo.bytes.size - i)
+				m = fo.bytes.size - i;
+			CHECK_EQ(csdi_frame_enc_data(&enc, fo.bytes.id, fo.bytes.data + i, m), 0);
+			i += m;
+			if (++runs % 3)
+				continue;
+			uint8_t out[64];
+			size_t k = 0;
+			if (itm % 40 == 0) {
+				memcpy(out, "\0\0\0\0\0\x80", 6);
+				k = 6;
+			}
+			for (unsigned c = 0; c < 1 + rnd() % 12; c++, itm++) {
+				out[k++] = 0x01;
+				out[k++] = (uint8_t)text[itm % (sizeof(text) - 1)];
+			}
+			CHECK_EQ(csdi_frame_enc_data(&enc, 0x01, out, k), 0);
+			if (rnd() % 4 == 0)
+				CHECK_EQ(csdi_frame_enc_hsync(&enc), 0);
+		}
+	}
+	CHECK_EQ(csdi_frame_enc_flush(&enc), 0);
+	csd_frame_free(dec);
+	CHECK(itm > 1000);
+	size_t before = packets_compared;
+	check_cuts("Cortex-M ETM and ITM", port.data, port.n, sc.by_id);
+	CHECK(packets_compared - before > 16 * 1000);
+	free(port.data);
+	free(cap);
+}
+
 int main(void)
 {
 	test_hand_frames();
@@ -1491,6 +1559,7 @@ int main(void)
 	test_tc2();
 	test_infer_tc2();
 	test_infer_gen();
+	test_infer_cortex_m();
 	test_infer_rare_fsyncs();
 	test_infer_lost_midway();
 	test_infer_not_frames();
