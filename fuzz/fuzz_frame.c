@@ -2,11 +2,18 @@
  * fuzz_frame.c - libFuzzer harness for the frame demultiplexer (csd_frame_*).
  *
  * Input: [0] format (mod 3: raw, aligned, port), [1] raw ID, [2] split
- * mode, [3] split seed (fuzz_common.h), then the capture bytes.
+ * mode, [3] split seed (fuzz_common.h), then the capture bytes. With bit 7
+ * of [0] set, the bytes are not the capture but what a port capture without
+ * FSYNC is built from (fuzz_build_port), so that the frame alignment has to
+ * be inferred and often can be: chunks of one source's bytes, each led by a
+ * control byte (source, length, an HSYNC or a flush after it), the bytes
+ * with bit 7 set made even as P-headers and atoms are; [1] is then the
+ * number of leading bytes cut off (low 4 bits).
  *
  * The capture is demultiplexed twice, in one feed and in pieces chosen by
  * the input, and both must give the same events and the same bytes with the
- * same IDs and offsets. Checked without an oracle:
+ * same IDs and offsets (so a port capture's inferred frame alignment must
+ * not depend on how it was fed). Checked without an oracle:
  *   - return codes: 0 / CSD_EAGAIN while feeding, CSD_EEOS for good after
  *     csd_frame_finish(); csd_frame_feed() accepts input once drained;
  *   - every offset lies inside the capture; data bytes come out in capture
@@ -15,7 +22,8 @@
  *     an even frame byte comes from the auxiliary byte (so aligned frames
  *     never deliver byte 15 and odd bytes exactly); raw format passes the
  *     input through untouched with the configured ID;
- *   - framed data carries a source ID (0x01-0x6F); errors carry a reason;
+ *   - framed data carries a source ID (0x01-0x6F); errors carry a reason,
+ *     and so does an inferred frame alignment (port format only);
  *   - bounded work: events per call of csd_frame_next() are limited.
  * A third decode, in the same pieces with CSD_FRAME_BY_ID, must give each
  * ID the same bytes and offsets, the same events in the same order, each
@@ -24,8 +32,66 @@
  * CSD_FRAME_BATCH + 15 bytes.
  */
 #include "fuzz_common.h"
+#include "frame_enc.h"
 
 #define FRAME_HDR 4
+#define FRAME_BUILD 0x80        /* input [0]: build a port capture */
+
+/* The port capture that build mode makes from payload p[0, n). */
+struct fuzz_port_build {
+	uint8_t *b;
+	size_t n, cap;
+};
+
+static int fuzz_build_sink(void *ctx, const uint8_t *bytes, size_t n)
+{
+	struct fuzz_port_build *o = ctx;
+	o->b = fuzz_grow(o->b, &o->cap, o->n + n, 1);
+	memcpy(o->b + o->n, bytes, n);
+	o->n += n;
+	return 0;
+}
+
+/* Chunks: control byte c (source 0x01, 0x12, 0x23 or 0x34 by bits 1:0;
+ * bits 5:2 + 1 bytes; bit 6: an HSYNC after it; bit 7: a flush after it),
+ * then its bytes. The encoder's leading FSYNC and the first `cut` bytes
+ * after it are dropped. */
+static void fuzz_build_port(const uint8_t *p, size_t n, unsigned cut, struct fuzz_port_build *o)
+{
+	struct csdi_frame_enc enc;
+	struct csdi_frame_enc_config ec;
+	memset(&ec, 0, sizeof(ec));
+	ec.format = CSD_FRAME_PORT;
+	ec.id_every = 8;
+	ec.sink = fuzz_build_sink;
+	ec.ctx = o;
+	o->n = 0;
+	FUZZ_CHECK(csdi_frame_enc_init(&enc, &ec) == CSD_OK);
+	size_t i = 0;
+	while (i < n) {
+		const uint8_t c = p[i++];
+		uint8_t chunk[16];
+		size_t len = ((c >> 2) & 15) + 1;
+		if (len > n - i)
+			len = n - i;
+		for (size_t k = 0; k < len; k++)
+			chunk[k] = p[i + k] & 0x80 ? (uint8_t)(p[i + k] & 0xFE) : p[i + k];
+		i += len;
+		if (len)
+			FUZZ_CHECK(csdi_frame_enc_data(&enc, (uint8_t)(1 + (c & 3) * 0x11), chunk, len) == CSD_OK);
+		if (c & 0x40)
+			FUZZ_CHECK(csdi_frame_enc_hsync(&enc) == CSD_OK);
+		if (c & 0x80)
+			FUZZ_CHECK(csdi_frame_enc_flush(&enc) == CSD_OK);
+	}
+	FUZZ_CHECK(csdi_frame_enc_flush(&enc) == CSD_OK);
+	/* The FSYNC the encoder starts with, and the cut. */
+	size_t drop = 4 + cut;
+	if (drop > o->n)
+		drop = o->n;
+	memmove(o->b, o->b + drop, o->n - drop);
+	o->n -= drop;
+}
 
 /* One event or one data byte, flattened so that both decodes compare
  * regardless of how data was grouped into runs. */
@@ -65,11 +131,14 @@ struct frame_run {
 
 static void frame_event(struct frame_run *r, const struct csd_frame_out *o, struct frame_list *l)
 {
-	FUZZ_CHECK(o->event == CSD_FRAME_DATA || o->event == CSD_FRAME_SYNC || o->event == CSD_FRAME_ERROR);
+	FUZZ_CHECK(o->event == CSD_FRAME_DATA || o->event == CSD_FRAME_SYNC || o->event == CSD_FRAME_ERROR ||
+		   o->event == CSD_FRAME_ALIGN_INFERRED);
 	if (o->event != CSD_FRAME_DATA) {
 		FUZZ_CHECK(o->offset >= FUZZ_BASE && o->offset - FUZZ_BASE < r->size);
 		FUZZ_CHECK(o->event != CSD_FRAME_ERROR || o->reason != NULL);
 		FUZZ_CHECK(r->format != CSD_FRAME_RAW);
+		if (o->event == CSD_FRAME_ALIGN_INFERRED)
+			FUZZ_CHECK(r->format == CSD_FRAME_PORT && o->reason != NULL);
 		frame_add(l, (uint8_t)o->event, 0, 0, o->offset, o->reason);
 		return;
 	}
@@ -176,11 +245,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (size < FRAME_HDR)
 		return 0;
 	struct frame_run r;
+	struct fuzz_port_build built = { NULL, 0, 0 };
 	memset(&r, 0, sizeof(r));
 	r.format = data[0] % 3;
 	r.raw_id = data[1];
 	r.cap = data + FRAME_HDR;
 	r.size = size - FRAME_HDR;
+	if (data[0] & FRAME_BUILD) {
+		fuzz_build_port(data + FRAME_HDR, size - FRAME_HDR, data[1] & 15, &built);
+		r.format = CSD_FRAME_PORT;
+		r.cap = built.b;
+		r.size = built.n;
+	}
 	struct frame_list whole = { NULL, 0, 0 }, split = { NULL, 0, 0 };
 	struct fuzz_split sp;
 	fuzz_split_init(&sp, 0, 0);
@@ -230,5 +306,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	free(whole.v);
 	free(split.v);
 	free(by_id.v);
+	free(built.b);
 	return 0;
 }

@@ -12,14 +12,15 @@
  *   - the packet encoders: random packet streams under many register
  *     settings, aimed at the code image the flow harnesses map
  *     (fuzz_image.h), and formatter frames from the frame encoder (port
- *     format with FSYNC and HSYNC);
+ *     format with FSYNC and HSYNC; TC2's data in port frames without FSYNC,
+ *     as they are and as the frame harness's build mode input);
  *   - a small ELF file of that code image for the image harness;
  *   - operation streams for the merge harness (issue 17's three sources,
  *     sources in step, random ones);
  *   - for the tool's harnesses: qemu logs (by hand, and the start of the
  *     test programs' runs when $CSD_PROGRAMS / $CSD_PROGRAMS_M hold them),
  *     generator configurations with operations, and the packets and
- *     records of examples/sample ($CSD_FUZZ_SAMPLE) for the printers.
+ *     records of examples/sample ($CSD_FUZZ_SAMPLE) for the printers;
  *   - ELF files with symbols, mapping symbols and line tables (the sample
  *     program's, a made one, and both with section headers repeated) for
  *     the symbols harness;
@@ -196,6 +197,87 @@ static void snapshot_seed(const char *dir, const char *name, int fit_dumps)
 	put_seed("snapshot", name, NULL, 0, (const uint8_t *)out, len);
 }
 
+/* Seeds where the frame harness must infer the frame alignment: a
+ * formatted capture's data runs, in capture order, as the payload of its
+ * build mode (chunks of up to 16 bytes, led by a control byte naming one of
+ * four sources by the run's ID), cut at a few offsets; and the port
+ * capture that mode builds, given as it is. */
+struct build_out {
+	uint8_t *b;
+	size_t n, cap;
+};
+
+static int build_sink(void *ctx, const uint8_t *bytes, size_t n)
+{
+	struct build_out *o = ctx;
+	if (o->n + n > o->cap) {
+		o->cap = (o->n + n) * 2;
+		o->b = realloc(o->b, o->cap);
+		if (!o->b)
+			die("out of memory");
+	}
+	memcpy(o->b + o->n, bytes, n);
+	o->n += n;
+	return 0;
+}
+
+static void inference_seeds(const uint8_t *cap, size_t n, uint32_t format, const char *tag)
+{
+	struct csd_frame_config fc = { .size = sizeof(fc), .format = format };
+	csd_frame_decoder *fd = csd_frame_new(&fc);
+	struct csd_frame_out o;
+	static uint8_t payload[8192];
+	size_t len = 0;
+	if (!fd || csd_frame_feed(fd, cap, n, 0) != 0 || csd_frame_finish(fd) != 0)
+		die("frame decoder");
+	while (csd_frame_next(fd, &o) == 0 && len < sizeof(payload) - 32) {
+		if (o.event != CSD_FRAME_DATA)
+			continue;
+		for (size_t i = 0; i < o.bytes.size && len < sizeof(payload) - 32; i += 16) {
+			size_t k = o.bytes.size - i < 16 ? o.bytes.size - i : 16;
+			payload[len++] = (uint8_t)((o.bytes.id & 3) | (k - 1) << 2);
+			memcpy(payload + len, o.bytes.data + i, k);
+			len += k;
+		}
+	}
+	csd_frame_free(fd);
+	if (format != CSD_FRAME_ALIGNED || len < 1024)
+		return;
+	/* The same port capture the harness builds (bytes with bit 7 set
+	 * made even), without its leading FSYNC. */
+	struct build_out out = { NULL, 0, 0 };
+	struct csdi_frame_enc enc;
+	struct csdi_frame_enc_config ec;
+	memset(&ec, 0, sizeof(ec));
+	ec.format = CSD_FRAME_PORT;
+	ec.id_every = 8;
+	ec.sink = build_sink;
+	ec.ctx = &out;
+	if (csdi_frame_enc_init(&enc, &ec) != 0)
+		die("frame encoder");
+	for (size_t i = 0; i < len;) {
+		const uint8_t c = payload[i++];
+		uint8_t chunk[16];
+		size_t k = ((c >> 2) & 15) + 1;
+		for (size_t j = 0; j < k; j++)
+			chunk[j] = payload[i + j] & 0x80 ? (uint8_t)(payload[i + j] & 0xFE) : payload[i + j];
+		i += k;
+		if (csdi_frame_enc_data(&enc, (uint8_t)(1 + (c & 3) * 0x11), chunk, k) != 0)
+			die("frame encoder");
+	}
+	csdi_frame_enc_flush(&enc);
+	char name[300];
+	for (unsigned cut = 0; cut < 16; cut += 5) {
+		uint8_t fh[4] = { 0x80 | CSD_FRAME_PORT, (uint8_t)cut, (uint8_t)(cut % 9), (uint8_t)(cut * 13) };
+		snprintf(name, sizeof(name), "%s-build-cut%u", tag, cut);
+		put_seed("frame", name, fh, 4, payload, len);
+		fh[0] = CSD_FRAME_PORT;
+		snprintf(name, sizeof(name), "%s-port-no-fsync-cut%u", tag, cut);
+		put_seed("frame", name, fh, 4, out.b + 4 + cut, out.n - 4 - cut);
+	}
+	free(out.b);
+}
+
 struct capture_source {
 	struct csd_trace_config cfg;
 	uint8_t *bytes;
@@ -228,6 +310,8 @@ static void capture_seeds(const char *dir, const char *tag)
 				fh[1] = csd_snapshot_source(snap, s)->config.trace_id;
 		snprintf(name, sizeof(name), "%s-%s-whole", tag, buf->name);
 		put_seed("frame", name, fh, 4, cap, n);
+		snprintf(name, sizeof(name), "%s-%s", tag, buf->name);
+		inference_seeds(cap, n, buf->frame_format, name);
 		fh[2] = 9;
 		fh[3] = 77;
 		for (size_t off = 0, k = 0; off < n && k < 8; off += n / 8 + 16, k++) {

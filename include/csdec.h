@@ -138,7 +138,12 @@ enum csd_frame_format {
 	 * synchronisation packets (FSYNC 0x7FFFFFFF, bytes FF FF FF 7F) give
 	 * alignment and may appear between frames; half-word syncs (HSYNC
 	 * 0x7FFF, bytes FF 7F) may appear at half-word positions inside frames
-	 * and are removed.
+	 * and are removed. Where frames must be found without an FSYNC (the
+	 * capture starts without one, or alignment was lost and none
+	 * follows), the demultiplexer keeps up to 64 KiB of the capture and
+	 * infers the alignment from the bytes (CSD_FRAME_ALIGN_INFERRED), or
+	 * reports a CSD_FRAME_ERROR when no alignment gives valid frames. An
+	 * FSYNC in the meantime takes precedence.
 	 */
 	CSD_FRAME_PORT = 2,
 };
@@ -175,13 +180,22 @@ enum csd_frame_event {
 	CSD_FRAME_DATA = 1,     /**< out->bytes holds trace bytes of one ID */
 	CSD_FRAME_SYNC = 2,     /**< a frame synchronisation packet at out->offset */
 	CSD_FRAME_ERROR = 3,    /**< bad frame bytes at out->offset; out->reason says why */
+	/**
+	 * CSD_FRAME_PORT: the frame alignment was inferred without an FSYNC;
+	 * frames start at out->offset (out->reason says so). The bytes before
+	 * it since the search began are dropped: a partial frame, or more
+	 * after a CSD_FRAME_ERROR saying that they form no valid frames. Data
+	 * before the first ID byte after it is dropped too (its source is
+	 * unknown). Consumers may ignore this event.
+	 */
+	CSD_FRAME_ALIGN_INFERRED = 4,
 };
 
 struct csd_frame_out {
 	uint32_t event;         /**< enum csd_frame_event */
 	struct csd_bytes bytes; /**< CSD_FRAME_DATA: valid until the next call */
-	uint64_t offset;        /**< CSD_FRAME_SYNC / CSD_FRAME_ERROR: capture offset */
-	const char *reason;     /**< CSD_FRAME_ERROR: static English text */
+	uint64_t offset;        /**< CSD_FRAME_SYNC / _ERROR / _ALIGN_INFERRED: capture offset */
+	const char *reason;     /**< CSD_FRAME_ERROR, CSD_FRAME_ALIGN_INFERRED: static English text */
 };
 
 typedef struct csd_frame_decoder csd_frame_decoder;

@@ -22,10 +22,13 @@
  * dropped a byte realigns at the next FSYNC. Periodic FSYNCs between frames
  * keep the current ID; an FSYNC that cuts a frame or does not line up with
  * the frame grid drops the partial frame (error) and forgets the ID. A 0xFF
- * in an ID position that is not part of a sync is reported once and
- * everything up to the next FSYNC is skipped. Bytes before the first FSYNC
- * are reported as one error at their first offset. A run of consecutive
- * FSYNCs gives one CSD_FRAME_SYNC, at the first.
+ * in an ID position that is not part of a sync is reported once; frames
+ * are then looked for again. Where no FSYNC comes within a window of bytes
+ * (at the start, or after alignment was lost), the frame alignment is
+ * inferred from the bytes themselves (see "frame alignment by inference");
+ * bytes skipped before a first FSYNC that came in time are reported as one
+ * error at their first offset. A run of consecutive FSYNCs gives one
+ * CSD_FRAME_SYNC, at the first.
  *
  * Aligned format: a frame consisting of four FSYNCs (ETR buffers written by
  * Linux perf separate blocks this way) is reported as CSD_FRAME_SYNC and the
@@ -33,8 +36,8 @@
  * continuous.
  *
  * Output is staged in fixed buffers: decoded bytes with their capture
- * offsets, and a small queue of events; memory does not depend on input
- * size.
+ * offsets, and a small queue of events; the port format's window holds
+ * 64 KiB at most; memory does not depend on input size.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -49,6 +52,12 @@
  * one FSYNC or alignment loss (3). */
 #define ITEM_PER_FRAME 24
 #define PORT_STEP 4             /* port bytes handled per room check */
+
+/* Port format without FSYNC (see "frame alignment by inference"). */
+#define HUNT_FIRST 4096         /* window size of the first evaluation */
+#define HUNT_MAX 65536          /* largest window: the last evaluation */
+#define HUNT_CAP (HUNT_MAX + 16) /* (+ bytes after a loss of alignment in a step) */
+#define HUNT_MIN_CLEAN 1024     /* bytes an alignment must decode without fault */
 
 #define ID_NONE 0xFF            /* current ID not known: data is discarded */
 #define ID_TRIGGER 0x7D
@@ -104,6 +113,24 @@ struct csd_frame_decoder {
 	uint64_t skipped;       /* bytes seen before the first FSYNC */
 	uint64_t skip_off;
 
+	/* Port format, frames found without FSYNC: the window of bytes kept
+	 * while not synchronised (hunt->buf[hunt_start, hunt_len), the byte
+	 * at index i is at capture offset hunt_base + i), the window size of
+	 * its next evaluation, whether this search reported its error; the
+	 * window bytes still to be run through the state machine once the
+	 * alignment is chosen (replay_pos to replay_end), and the FSYNC
+	 * detector's state after the window's last byte, restored after
+	 * that. */
+	struct port_hunt *hunt;
+	int hunt_disabled;      /* no memory for the window: skip to an FSYNC */
+	size_t hunt_start, hunt_len;
+	uint64_t hunt_base;
+	size_t hunt_next;
+	int hunt_reported;
+	size_t replay_pos, replay_end;
+	unsigned saved_ff_run;
+	uint64_t saved_ff_off[3];
+
 	/* CSD_FRAME_BY_ID: one buffer per trace ID (allocated when the ID
 	 * first has data), the IDs with data this round in first-use order,
 	 * and the next of them to deliver. */
@@ -139,6 +166,7 @@ csd_frame_decoder *csd_frame_new(const struct csd_frame_config *cfg)
 	dec->raw_id = c.raw_id;
 	dec->by_id = (c.flags & CSD_FRAME_BY_ID) && c.format != CSD_FRAME_RAW;
 	dec->cur_id = ID_NONE;
+	dec->hunt_next = HUNT_FIRST;
 	return dec;
 }
 
@@ -148,6 +176,7 @@ void csd_frame_free(csd_frame_decoder *dec)
 		return;
 	for (unsigned id = 0; id < ID_COUNT; id++)
 		free(dec->batch[id]);
+	free(dec->hunt);
 	free(dec);
 }
 
@@ -624,6 +653,53 @@ static void produce_aligned(csd_frame_decoder *dec)
 
 /* ---- port format ------------------------------------------------------ */
 
+/* The window of bytes kept while no frame alignment is known (see "frame
+ * alignment by inference" below). */
+struct port_hunt {
+	uint8_t buf[HUNT_CAP];
+	uint32_t hist[2][256];  /* a candidate's source bytes at even / odd frame positions */
+};
+
+/* A new search: an empty window, evaluated first at HUNT_FIRST bytes. */
+static void port_hunt_reset(csd_frame_decoder *dec)
+{
+	dec->hunt_start = dec->hunt_len = 0;
+	dec->hunt_next = HUNT_FIRST;
+	dec->hunt_reported = 0;
+}
+
+/* The window, made at first use, ready for bytes from capture offset off
+ * on; NULL without memory (reported once: then frames are found at FSYNCs
+ * only, as before). */
+static struct port_hunt *port_hunt_window(csd_frame_decoder *dec, uint64_t off)
+{
+	if (!dec->hunt) {
+		if (dec->hunt_disabled)
+			return NULL;
+		dec->hunt = malloc(sizeof(*dec->hunt));
+		if (!dec->hunt) {
+			dec->hunt_disabled = 1;
+			push_event(dec, CSD_FRAME_ERROR, off,
+				   "out of memory: frames are found only at frame synchronisations");
+			return NULL;
+		}
+	}
+	if (dec->hunt_start == dec->hunt_len) {
+		dec->hunt_start = dec->hunt_len = 0;
+		dec->hunt_base = off;
+	}
+	return dec->hunt;
+}
+
+/* A byte seen while not synchronised: kept in the window. */
+static __attribute__((noinline)) void port_hunt_byte(csd_frame_decoder *dec, uint8_t c, uint64_t off)
+{
+	if (!dec->ever_synced && dec->skipped++ == 0)
+		dec->skip_off = off;
+	if (port_hunt_window(dec, off))
+		dec->hunt->buf[dec->hunt_len++] = c;
+}
+
 static void port_drop_partial(csd_frame_decoder *dec)
 {
 	dec->fill = 0;
@@ -652,15 +728,21 @@ static void port_lose_sync(csd_frame_decoder *dec, uint64_t off, const char *rea
 	dec->synced = 0;
 	dec->cur_id = ID_NONE;
 	dec->in_sync_run = 0;
+	/* A new search for frames (the window is empty, or holds the rest
+	 * of a replay). */
+	dec->hunt_next = HUNT_FIRST;
+	dec->hunt_reported = 0;
 }
 
 /* An FSYNC starting at `start` has just ended. */
 static void port_fsync(csd_frame_decoder *dec, uint64_t start)
 {
 	if (!dec->synced) {
-		if (!dec->ever_synced && dec->skipped > 3)
+		/* (Unless the search for frames already said so.) */
+		if (!dec->ever_synced && dec->skipped > 3 && !dec->hunt_reported)
 			push_event(dec, CSD_FRAME_ERROR, dec->skip_off,
 				   "bytes before the first frame synchronisation skipped");
+		port_hunt_reset(dec);
 		dec->synced = dec->ever_synced = 1;
 		port_drop_partial(dec);
 		push_event(dec, CSD_FRAME_SYNC, start, NULL);
@@ -704,8 +786,7 @@ static void port_byte(csd_frame_decoder *dec, uint8_t c, uint64_t off)
 		dec->ff_run = 0;
 	}
 	if (!dec->synced) {
-		if (!dec->ever_synced && dec->skipped++ == 0)
-			dec->skip_off = off;
+		port_hunt_byte(dec, c, off);
 		return;
 	}
 	if (!dec->have_even) {
@@ -768,7 +849,411 @@ static int port_fast_frame(csd_frame_decoder *dec)
 	return 1;
 }
 
-static void produce_port(csd_frame_decoder *dec)
+/* ---- port format: frame alignment by inference ------------------------ *
+ *
+ * Without an FSYNC the frame grid is unknown. The bytes are kept in a window
+ * (an FSYNC arriving meanwhile ends the search as before), and at 4, 16 and
+ * 64 KiB, at the end of the capture, or at a gap in the fed offsets, the
+ * window is decoded from each candidate frame start: the first eight
+ * half-words of each byte parity, HSYNCs not counted (16 grids; two starts
+ * a skipped HSYNC apart would be the same grid). A candidate's decode stops
+ * at its first fault: 0xFF in an ID position that is no sync, or a reserved
+ * ID. Faults are properties of half-words, so the grids of one byte parity
+ * fail at the same place. A grid of the wrong parity, whose ID positions
+ * hold arbitrary data bytes, usually meets one within a few frames; where it
+ * does not (long runs of even bytes) it meets no ID byte either, so it has
+ * no data and scores zero.
+ *
+ * The grids of one parity agree on every ID byte, so faults and ID
+ * statistics cannot tell them apart; what differs is which byte is taken as
+ * the auxiliary byte, and so bit 0 of every even data byte. Bit 0 of trace
+ * bytes depends strongly on their other bits (P-headers and atoms are even,
+ * branch packets start odd, A-syncs are zeros), and data bytes at odd
+ * positions carry it unaltered. So each candidate's odd data bytes give
+ * P(bit 0 | bits 7:1), and its score is the log-likelihood of the bit 0s it
+ * reconstructs for its even data bytes under that model, in bits against a
+ * fair coin. The right grid scores about n (1 - H) for n even bytes; a wrong
+ * one gives those bits from an unrelated byte and scores below zero.
+ * (A-sync patterns per ID were weaker: a wrong grid often keeps them.)
+ *
+ * An alignment is chosen when a candidate that decoded at least
+ * HUNT_MIN_CLEAN bytes without fault (or to the end of the capture) scores
+ * above every other such candidate and above zero by 16 + 2 sqrt(n) bits
+ * (several times what random payloads, where no grid can be right, reach);
+ * ties and near-ties choose nothing. Then the window is replayed through
+ * the state machine from that frame start, so offsets stay capture offsets
+ * and a later fault is handled as with an FSYNC. If no candidate decodes
+ * cleanly, the bytes up to where the last candidate failed are dropped and
+ * the search goes on (reported once per search); if candidates decode but
+ * none stands out at 64 KiB or at the end, the window is dropped (reported
+ * when any of them had source data). A byte is decoded by 16 grids at a
+ * few evaluations at most, and an evaluation that finds nothing decodes
+ * little beyond what it then drops, so the work stays linear. */
+
+/* 256 log2(x), x >= 1, to within one unit (integer: the choice must not
+ * depend on the floating-point unit). */
+static int32_t log2_q8(uint32_t x)
+{
+	const int e = 31 - __builtin_clz(x);
+	uint64_t m = (uint64_t)x << 16 >> e;    /* x / 2^e in [1, 2), 16 fraction bits */
+	int32_t r = e * 256;
+	for (int32_t bit = 128; bit; bit >>= 1) {
+		m = m * m >> 16;
+		if (m >= 2u << 16) {
+			m >>= 1;
+			r += bit;
+		}
+	}
+	return r;
+}
+
+static uint32_t isqrt(uint64_t n)
+{
+	uint64_t r = 0;
+	while ((r + 1) * (r + 1) <= n)
+		r++;
+	return (uint32_t)r;
+}
+
+struct hunt_cand {
+	size_t start;           /* window index of the first frame byte */
+	size_t end;             /* where its decode failed, or the window's end */
+	int failed;
+	uint64_t n_even, n_src; /* source data bytes at even / all positions */
+	int64_t score;          /* 1/256 bits */
+};
+
+/* One frame of a candidate: counts its source bytes. */
+static void hunt_frame(struct port_hunt *h, const uint8_t *f, uint8_t *idp)
+{
+	const unsigned aux = f[15];
+	uint8_t id = *idp;
+
+	if (!((f[0] | f[2] | f[4] | f[6] | f[8] | f[10] | f[12] | f[14]) & 1)) {
+		/* No ID byte (most frames): all 15 bytes are the current ID's. */
+		if (!id || id >= 0x70)
+			return;
+		for (unsigned k = 0; k < 14; k += 2) {
+			h->hist[0][f[k] | (aux >> (k / 2) & 1)]++;
+			h->hist[1][f[k + 1]]++;
+		}
+		h->hist[0][f[14] | aux >> 7]++;
+		return;
+	}
+	for (unsigned k = 0; k < 15; k++) {
+		uint8_t c = f[k];
+		const unsigned odd = k & 1;
+		if (!odd) {
+			if (c & 1) {
+				const uint8_t nid = c >> 1;
+				if (k < 14 && nid != id && (aux >> (k / 2) & 1)) {
+					if (id && id < 0x70)    /* the old ID's last byte */
+						h->hist[1][f[k + 1]]++;
+					k++;
+				}
+				id = nid;
+				continue;
+			}
+			c |= aux >> (k / 2) & 1;
+		}
+		if (id && id < 0x70)
+			h->hist[odd][c]++;
+	}
+	*idp = id;
+}
+
+/* How far w[0, len) decodes from candidate c->start as the state machine
+ * would: up to 0xFF in an ID position that is no sync, or a reserved ID
+ * (ID positions are the first bytes of half-words, HSYNCs aside). */
+static void hunt_check(const uint8_t *w, size_t len, struct hunt_cand *c)
+{
+	int ffff = 0;
+	size_t i = c->start;
+
+	c->failed = 0;
+	for (; i + 2 <= len; i += 2) {
+		const uint8_t a = w[i], b = w[i + 1];
+		if (a == 0xFF) {
+			if (!ffff && b == 0x7F)
+				continue;       /* HSYNC */
+			if (!ffff && b == 0xFF) {
+				ffff = 1;       /* an FSYNC's start, or a fault */
+				continue;
+			}
+			break;
+		}
+		if (ffff || ((a & 1) && a >> 1 >= 0x70 && a >> 1 != ID_TRIGGER))
+			break;
+	}
+	c->failed = i + 2 <= len;
+	c->end = c->failed ? i : len;
+}
+
+/* hunt_check() for candidates c[0, n) of one byte parity, by rising start.
+ * Faults are properties of half-words, not of frame positions, so a later
+ * start reached by an earlier one's scan fails where that one fails, unless
+ * the scan reached it holding FF FF (a half-word that may begin an FSYNC). */
+static void hunt_check_parity(const uint8_t *w, size_t len, struct hunt_cand *c, unsigned n)
+{
+	for (unsigned j = 0; j < n; j++) {
+		const size_t s = c[j].start;
+		if (j && c[j - 1].end >= s && !(s >= 2 && w[s - 2] == 0xFF && w[s - 1] == 0xFF)) {
+			c[j].end = c[j - 1].end;
+			c[j].failed = c[j - 1].failed;
+		} else {
+			hunt_check(w, len, &c[j]);
+		}
+	}
+}
+
+/* Score candidate c over w[c->start, c->end) (hunt_check()ed). */
+static void hunt_score(struct port_hunt *h, const uint8_t *w, struct hunt_cand *c)
+{
+	uint8_t f[FRAME_SIZE];
+	unsigned fill = 0;
+	uint8_t id = ID_NONE;
+
+	memset(h->hist, 0, sizeof(h->hist));
+	for (size_t i = c->start; i + 2 <= c->end; i += 2) {
+		if (fill == 0 && c->end - i >= FRAME_SIZE) {
+			/* A whole frame without HSYNC: read in place. */
+			const uint8_t *g = w + i;
+			if (g[0] != 0xFF && g[2] != 0xFF && g[4] != 0xFF && g[6] != 0xFF && g[8] != 0xFF &&
+			    g[10] != 0xFF && g[12] != 0xFF && g[14] != 0xFF) {
+				hunt_frame(h, g, &id);
+				i += FRAME_SIZE - 2;
+				continue;
+			}
+		}
+		if (w[i] == 0xFF)
+			continue;       /* HSYNC, or the FF FF of an FSYNC cut off by the end */
+		f[fill] = w[i];
+		f[fill + 1] = w[i + 1];
+		fill += 2;
+		if (fill < FRAME_SIZE)
+			continue;
+		fill = 0;
+		hunt_frame(h, f, &id);
+	}
+
+	int64_t score = 0;
+	uint64_t n_even = 0, n_odd = 0;
+	for (unsigned u = 0; u < 256; u += 2) {
+		const uint32_t o0 = h->hist[1][u], o1 = h->hist[1][u + 1];
+		const uint32_t e0 = h->hist[0][u], e1 = h->hist[0][u + 1];
+		n_odd += o0 + o1;
+		if (!(e0 | e1))
+			continue;
+		n_even += e0 + e1;
+		/* log2(2 p(b)), p(b) = (o_b + 1/2) / (o0 + o1 + 1) */
+		const int32_t whole = log2_q8(2 * (o0 + o1) + 2) - 256;
+		score += (int64_t)e0 * (log2_q8(2 * o0 + 1) - whole) + (int64_t)e1 * (log2_q8(2 * o1 + 1) - whole);
+	}
+	c->score = score;
+	c->n_even = n_even;
+	c->n_src = n_even + n_odd;
+}
+
+/* Candidate frame starts: the first eight half-words of each byte parity
+ * that are not HSYNCs; each checked (hunt_check). */
+static unsigned hunt_candidates(const uint8_t *w, size_t len, struct hunt_cand *c)
+{
+	unsigned n = 0;
+	for (size_t p = 0; p < 2; p++) {
+		unsigned got = 0;
+		for (size_t i = p; got < 8 && i + 2 <= len; i += 2) {
+			if (w[i] == 0xFF && w[i + 1] == 0x7F)
+				continue;
+			c[n++].start = i;
+			got++;
+		}
+		hunt_check_parity(w, len, c + n - got, got);
+	}
+	return n;
+}
+
+static void hunt_report(csd_frame_decoder *dec, const char *reason)
+{
+	if (!dec->hunt_reported)
+		push_event(dec, CSD_FRAME_ERROR, dec->hunt_base + dec->hunt_start, reason);
+	dec->hunt_reported = 1;
+}
+
+/* Evaluate the window (final: no more bytes will join it): choose a frame
+ * start and set up the replay, drop what gives no frames, or wait for more. */
+static void hunt_evaluate(csd_frame_decoder *dec, int final)
+{
+	struct port_hunt *h = dec->hunt;
+
+	for (;;) {
+		const uint8_t *w = h->buf + dec->hunt_start;
+		const size_t len = dec->hunt_len - dec->hunt_start;
+		struct hunt_cand c[16];
+		const unsigned n = hunt_candidates(w, len, c);
+		int best = -1, any_data = 0;
+		int64_t second = 0;     /* a grid without data scores 0 */
+		size_t drop = 0;
+		if (!len)
+			return;
+		for (unsigned j = 0; j < n; j++) {
+			if (c[j].failed && c[j].end + 2 > drop)
+				drop = c[j].end + 2;
+			if (!(c[j].end - c[j].start >= HUNT_MIN_CLEAN || (final && !c[j].failed)))
+				continue;
+			hunt_score(h, w, &c[j]);
+			any_data |= c[j].n_src > 0;
+			if (best < 0 || c[j].score > c[best].score) {
+				if (best >= 0 && c[best].score > second)
+					second = c[best].score;
+				best = (int)j;
+			} else if (c[j].score > second) {
+				second = c[j].score;
+			}
+		}
+		if (best < 0) {
+			/* Every grid fails early: these bytes are not frames. */
+			hunt_report(dec, "no frame alignment gives valid frames: is the capture formatted?");
+			dec->hunt_start += drop && drop < len ? drop : len;
+			if (final || dec->hunt_len - dec->hunt_start >= dec->hunt_next)
+				continue;
+			return;
+		}
+		const int64_t need = (int64_t)(16 + 2 * isqrt(c[best].n_even)) * 256;
+		if (c[best].score - second >= need) {
+			const size_t s = dec->hunt_start + c[best].start;
+			push_event(dec, CSD_FRAME_ALIGN_INFERRED, dec->hunt_base + s,
+				   "frame alignment inferred (no FSYNC): frames start here");
+			dec->synced = dec->ever_synced = 1;
+			port_drop_partial(dec);
+			dec->cur_id = ID_NONE;
+			dec->in_sync_run = 0;
+			/* The FSYNC detector sees the window again from s. */
+			dec->saved_ff_run = dec->ff_run;
+			memcpy(dec->saved_ff_off, dec->ff_off, sizeof(dec->ff_off));
+			dec->ff_run = 0;
+			dec->replay_pos = s;
+			dec->replay_end = dec->hunt_len;
+			dec->hunt_next = HUNT_FIRST;
+			dec->hunt_reported = 0;
+			return;
+		}
+		if (!final && dec->hunt_next < HUNT_MAX) {
+			dec->hunt_next *= 4;
+			return;
+		}
+		/* Grids decode, but none stands out: the bytes cannot be told. */
+		if (any_data)
+			hunt_report(dec, "frame alignment not found: no FSYNC, and no alignment stands out");
+		dec->hunt_start = dec->hunt_len;
+		dec->hunt_next = HUNT_FIRST;
+		return;
+	}
+}
+
+/* Run the window through the state machine from the chosen frame start. */
+static void port_replay(csd_frame_decoder *dec)
+{
+	const uint8_t *w = dec->hunt->buf;
+
+	while (dec->replay_pos < dec->replay_end && room(dec)) {
+		size_t n = dec->replay_end - dec->replay_pos;
+		if (n > PORT_STEP)
+			n = PORT_STEP;
+		for (size_t k = 0; k < n; k++) {
+			const size_t i = dec->replay_pos++;
+			port_byte(dec, w[i], dec->hunt_base + i);
+			if (!dec->synced) {
+				/* Alignment lost again: the rest is the next
+				 * search's window. */
+				dec->hunt_start = dec->replay_pos;
+				dec->replay_pos = dec->replay_end = 0;
+				dec->ff_run = dec->saved_ff_run;
+				memcpy(dec->ff_off, dec->saved_ff_off, sizeof(dec->ff_off));
+				return;
+			}
+		}
+	}
+	if (dec->replay_pos == dec->replay_end) {
+		dec->hunt_start = dec->hunt_len = 0;
+		dec->replay_pos = dec->replay_end = 0;
+		dec->ff_run = dec->saved_ff_run;
+		memcpy(dec->ff_off, dec->saved_ff_off, sizeof(dec->ff_off));
+	}
+}
+
+/* Not synchronised: input bytes go to the window (FSYNCs are still
+ * recognised), which is evaluated at its size steps, at the end of the
+ * capture and at a gap in the offsets. Returns 0 when more input is needed. */
+static int port_hunt_step(csd_frame_decoder *dec)
+{
+	const size_t live = dec->hunt_len - dec->hunt_start;
+
+	if (live >= dec->hunt_next) {
+		hunt_evaluate(dec, live >= HUNT_MAX);
+		return 1;
+	}
+	if (dec->in_pos == dec->in_size) {
+		if (dec->finished && live) {
+			hunt_evaluate(dec, 1);
+			return 1;
+		}
+		return 0;
+	}
+	const uint64_t off = dec->in_base + dec->in_pos;
+	if (live && off != dec->hunt_base + dec->hunt_len) {
+		hunt_evaluate(dec, 1);
+		return 1;
+	}
+	size_t n = dec->in_size - dec->in_pos;
+	if (n > dec->hunt_next - live)
+		n = dec->hunt_next - live;
+	if (dec->hunt && dec->hunt_len + n > HUNT_MAX) {
+		memmove(dec->hunt->buf, dec->hunt->buf + dec->hunt_start, live);
+		dec->hunt_base += dec->hunt_start;
+		dec->hunt_start = 0;
+		dec->hunt_len = live;
+	}
+	/* The bytes up to the one that completes an FSYNC, if any, go to
+	 * the window as they are (the FSYNC detector of port_byte() inline). */
+	const uint8_t *p = dec->in + dec->in_pos;
+	unsigned ff_run = dec->ff_run;
+	size_t k = 0;
+	for (; k < n; k++) {
+		const uint8_t c = p[k];
+		if (c == 0x7F && ff_run == 3)
+			break;
+		if (c != 0xFF) {
+			ff_run = 0;
+			continue;
+		}
+		dec->ff_off[0] = dec->ff_off[1];
+		dec->ff_off[1] = dec->ff_off[2];
+		dec->ff_off[2] = off + k;
+		ff_run += ff_run < 3;
+	}
+	dec->ff_run = ff_run;
+	if (k) {
+		if (!dec->ever_synced && dec->skipped == 0)
+			dec->skip_off = off;
+		dec->skipped += k;
+		if (port_hunt_window(dec, off)) {
+			memcpy(dec->hunt->buf + dec->hunt_len, p, k);
+			dec->hunt_len += k;
+		}
+	}
+	if (k < n) {
+		port_byte(dec, p[k], off + k);          /* the end of an FSYNC: synchronised */
+		k++;
+	}
+	dec->in_pos += k;
+	return 1;
+}
+
+/* Synchronised: input through the state machine until it is used up,
+ * there is no room, or alignment is lost (only the byte-wise path can lose
+ * it, so the whole-frame path checks nothing more than it did before
+ * frames could be found without FSYNC). */
+static void produce_port_synced(csd_frame_decoder *dec)
 {
 	while (dec->in_pos < dec->in_size && room(dec)) {
 		if (port_fast_frame(dec))
@@ -782,6 +1267,23 @@ static void produce_port(csd_frame_decoder *dec)
 		for (size_t k = 0; k < n; k++)
 			port_byte(dec, p[k], base + k);
 		dec->in_pos += n;
+		if (!dec->synced)
+			return;
+	}
+}
+
+static void produce_port(csd_frame_decoder *dec)
+{
+	while (room(dec)) {
+		if (dec->replay_pos < dec->replay_end)
+			port_replay(dec);
+		else if (!dec->synced) {
+			if (!port_hunt_step(dec))
+				return;
+		} else if (dec->in_pos < dec->in_size)
+			produce_port_synced(dec);
+		else
+			return;
 	}
 }
 
@@ -797,7 +1299,7 @@ static void report_end(csd_frame_decoder *dec)
 			push_event(dec, CSD_FRAME_ERROR, dec->frame_off[0], "incomplete frame at end of capture");
 		dec->fill = 0;
 	} else if (dec->format == CSD_FRAME_PORT) {
-		if (!dec->ever_synced && dec->skipped)
+		if (!dec->ever_synced && dec->skipped && !dec->hunt_reported)
 			push_event(dec, CSD_FRAME_ERROR, dec->skip_off, "no frame synchronisation (FSYNC) found");
 		else if (dec->synced && port_partial_offset(dec, &off))
 			push_event(dec, CSD_FRAME_ERROR, off, "incomplete frame at end of capture");

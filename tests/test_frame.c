@@ -5,6 +5,7 @@
  * (bit 0 set, ID in 7:1; auxiliary bit 1 = the next byte still belongs to the
  * old ID); odd bytes are data; ID 0 is null trace, 0x7D trigger, 0x70-0x7F
  * otherwise reserved; FSYNC = FF FF FF 7F, HSYNC = FF 7F. */
+#include <dirent.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +15,8 @@
 #include "check.h"
 #include "csdec.h"
 #include "frame_enc.h"
+#include "port_edit.h"
+#include "../fuzz/pkt_same.h"
 
 /* ---- collecting decoder output --------------------------------------- */
 
@@ -887,6 +890,657 @@ static void test_tc2(void)
 	result_free(&r);
 }
 
+/* ---- frame alignment without FSYNC ------------------------------------ *
+ *
+ * A port capture whose FSYNCs are stripped and whose start is cut at any
+ * byte decodes as the synced capture does. "As the synced capture" is read
+ * here as: every byte delivered is the synced decode's byte of the same ID
+ * at the same place (offsets mapped back through the edit); from the first
+ * A-sync of each ID that lies wholly after the cut on, all of that ID's
+ * bytes are delivered; and each source's packets from that A-sync on are
+ * identical, offsets included. What the cut destroys (the partial frame at
+ * the start, data whose ID byte was cut off) is dropped, never given to an
+ * ID; so is a source's trace before its next A-sync, which its decoder could
+ * not use anyway. */
+
+/* Index in r's stream of `id` of the first A-sync (five zeros, 0x80)
+ * starting at or after capture offset `from`; r->len[id] if none. */
+static size_t first_async(const struct result *r, unsigned id, uint64_t from)
+{
+	const uint8_t *b = r->bytes[id];
+	for (size_t i = 0; i + 6 <= r->len[id]; i++)
+		if (r->offs[id][i] >= from && !b[i] && !b[i + 1] && !b[i + 2] && !b[i + 3] && !b[i + 4] &&
+		    b[i + 5] == 0x80)
+			return i;
+	return r->len[id];
+}
+
+/* Packets compared with the synced decode's, for the record. */
+static size_t packets_compared;
+
+struct pkt_list {
+	struct csd_packet *v;
+	size_t n, cap;
+};
+
+/* The packets of one source's bytes (offsets given per byte). */
+static void packets_of(const struct csd_trace_config *cfg, const uint8_t *b, const uint64_t *offs, size_t n,
+		       struct pkt_list *l)
+{
+	csd_etm3_pkt_decoder *e = cfg->protocol == CSD_PROTO_ETM3 ? csd_etm3_pkt_new(cfg) : NULL;
+	csd_ptm_pkt_decoder *p = cfg->protocol == CSD_PROTO_PTM ? csd_ptm_pkt_new(cfg) : NULL;
+	struct csd_bytes in = { b, n, offs, n ? offs[0] : 0, cfg->trace_id };
+	struct csd_packet pkt;
+
+	memset(l, 0, sizeof(*l));
+	if (!e && !p)
+		return;
+	CHECK_EQ(e ? csd_etm3_pkt_feed(e, &in) : csd_ptm_pkt_feed(p, &in), 0);
+	for (int pass = 0; pass < 2; pass++) {
+		while ((e ? csd_etm3_pkt_next(e, &pkt) : csd_ptm_pkt_next(p, &pkt)) == 0) {
+			if (l->n == l->cap) {
+				l->cap = l->cap * 2 + 64;
+				l->v = realloc(l->v, l->cap * sizeof(*l->v));
+				if (!l->v)
+					abort();
+			}
+			l->v[l->n++] = pkt;
+		}
+		if (pass == 0) {
+			if (e)
+				csd_etm3_pkt_finish(e);
+			else
+				csd_ptm_pkt_finish(p);
+		}
+	}
+	csd_etm3_pkt_free(e);
+	csd_ptm_pkt_free(p);
+}
+
+/* One region of the original capture that the edited capture's decode
+ * must reproduce: from each ID's first A-sync at or after from[ID] up to
+ * original offset `to`. */
+struct region {
+	uint64_t from[128];
+	uint64_t to;
+};
+
+/* Compares the decode e of edit ed with the synced decode o: every byte of
+ * e is o's byte of the same ID at the same original offset, and in each
+ * region e has all of o's bytes and the same packets (cfg[id] gives the
+ * protocol; NULL: bytes only). Returns the number of problems, printing the
+ * first few. */
+static int compare_edit(const char *what, const struct result *o, const struct result *e, const struct edit *ed,
+			const struct region *rg, size_t n_rg, const struct csd_trace_config *const *cfg)
+{
+	int problems = 0;
+	for (unsigned id = 0; id < 128; id++) {
+		if (!o->len[id] && !e->len[id])
+			continue;
+		/* e's offsets in the original capture. */
+		uint64_t *mapped = malloc((e->len[id] ? e->len[id] : 1) * sizeof(uint64_t));
+		if (!mapped)
+			abort();
+		size_t j = 0;
+		for (size_t i = 0; i < e->len[id]; i++) {
+			const uint64_t eo = e->offs[id][i];
+			mapped[i] = eo < ed->n ? ed->from[eo] : UINT64_MAX;
+			while (j < o->len[id] && o->offs[id][j] < mapped[i])
+				j++;
+			if (j == o->len[id] || o->offs[id][j] != mapped[i] || o->bytes[id][j] != e->bytes[id][i]) {
+				if (problems++ < 3)
+					fprintf(stderr, "%s: ID 0x%02x byte %zu (offset %llu) is not the synced decode's\n",
+						what, id, i, (unsigned long long)eo);
+				free(mapped);
+				return problems;
+			}
+		}
+		struct pkt_list po = { 0 }, pe = { 0 };
+		if (cfg && cfg[id]) {
+			packets_of(cfg[id], o->bytes[id], o->offs[id], o->len[id], &po);
+			packets_of(cfg[id], e->bytes[id], mapped, e->len[id], &pe);
+		}
+		for (size_t r = 0; r < n_rg; r++) {
+			const size_t a = first_async(o, id, rg[r].from[id]);
+			if (a == o->len[id] || o->offs[id][a] >= rg[r].to)
+				continue;
+			const uint64_t lo = o->offs[id][a], hi = rg[r].to;
+			size_t want = 0, have = 0;
+			for (size_t k = a; k < o->len[id] && o->offs[id][k] < hi; k++)
+				want++;
+			for (size_t i = 0; i < e->len[id]; i++)
+				have += mapped[i] >= lo && mapped[i] < hi;
+			if (have != want && problems++ < 3)
+				fprintf(stderr, "%s: ID 0x%02x: %zu of the synced decode's %zu bytes from offset %llu\n",
+					what, id, have, want, (unsigned long long)lo);
+			/* o's packets after the A-sync and before hi, but the last
+			 * one (it may run on past hi, where e's bytes stop), are
+			 * e's packets from there, in the same number. (The A-sync
+			 * packet itself may start earlier in e: a decoder that
+			 * joins mid-stream counts zeros before it, e.g. a branch
+			 * packet's last byte, into its run.) */
+			const uint64_t after = o->offs[id][a + 5];
+			size_t x0 = 0, x1, y0 = 0;
+			while (x0 < po.n && po.v[x0].offset <= after)
+				x0++;
+			for (x1 = x0; x1 < po.n && po.v[x1].offset < hi; x1++)
+				;
+			if (hi != UINT64_MAX && x1 > x0)
+				x1--;
+			const uint64_t lim = x1 < po.n ? po.v[x1].offset : UINT64_MAX;
+			while (y0 < pe.n && pe.v[y0].offset <= after)
+				y0++;
+			for (size_t x = x0; x < x1; x++) {
+				const size_t y = y0 + (x - x0);
+				if (y >= pe.n || !csd_test_pkt_same(&po.v[x], &pe.v[y])) {
+					if (problems++ < 3)
+						fprintf(stderr, "%s: ID 0x%02x: packet at offset %llu differs\n", what, id,
+							(unsigned long long)po.v[x].offset);
+					break;
+				}
+			}
+			const size_t y1 = y0 + (x1 - x0);
+			if (y1 < pe.n && pe.v[y1].offset < lim && problems++ < 3)
+				fprintf(stderr, "%s: ID 0x%02x: more packets than the synced decode's from offset %llu\n",
+					what, id, (unsigned long long)lo);
+			packets_compared += x1 - x0;
+		}
+		free(po.v);
+		free(pe.v);
+		free(mapped);
+	}
+	return problems;
+}
+
+/* Events of r of the given kind. */
+static size_t count_events(const struct result *r, uint32_t event)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < r->n_ev; i++)
+		n += r->ev[i].event == event;
+	return n;
+}
+
+/* Decodes edit ed (whole, and in pieces of `piece` bytes) and compares it
+ * with o; it must say want_inferred times where frames start (each a frame
+ * start of the original) and report want_errors errors. */
+static void check_cut(const char *what, const struct result *o, const struct edit *ed, const struct frame_map *m,
+		      const struct region *rg, size_t n_rg, const struct csd_trace_config *const *cfg,
+		      size_t piece, size_t want_inferred, size_t want_errors)
+{
+	struct result e, part;
+	size_t splits[64];
+	size_t ns = 0;
+	for (size_t p = piece; piece && p < ed->n && ns < 64; p += piece)
+		splits[ns++] = p;
+	decode(CSD_FRAME_PORT, ed->b, ed->n, &e);
+	CHECK_EQ(e.bad, 0);
+	CHECK_EQ(count_events(&e, CSD_FRAME_ALIGN_INFERRED), want_inferred);
+	CHECK_EQ(count_events(&e, CSD_FRAME_ERROR), want_errors);
+	for (size_t i = 0; i < e.n_ev; i++) {
+		if (e.ev[i].event != CSD_FRAME_ALIGN_INFERRED)
+			continue;
+		CHECK(e.ev[i].reason && strstr(e.ev[i].reason, "inferred"));
+		CHECK(e.ev[i].offset < ed->n && m->start[ed->from[e.ev[i].offset]]);
+	}
+	int problems = compare_edit(what, o, &e, ed, rg, n_rg, cfg);
+	if (problems)
+		fprintf(stderr, "%s: %d problems\n", what, problems);
+	CHECK_EQ(problems, 0);
+	decode_split(CSD_FRAME_PORT, ed->b, ed->n, splits, ns, 0, &part);
+	CHECK(same_result(&e, &part));
+	result_free(&part);
+	result_free(&e);
+}
+
+/* The configurations of the sources of snapshot dir, by trace ID. */
+struct src_cfgs {
+	struct csd_trace_config cfg[128];
+	const struct csd_trace_config *by_id[128];
+};
+
+static int read_cfgs(const char *dir, struct src_cfgs *sc)
+{
+	csd_snapshot *snap;
+	memset(sc, 0, sizeof(*sc));
+	if (csd_snapshot_open(dir, &snap, NULL, 0) != 0)
+		return -1;
+	for (size_t i = 0; i < csd_snapshot_num_sources(snap); i++) {
+		const struct csd_snapshot_source *s = csd_snapshot_source(snap, i);
+		unsigned id = s->config.trace_id;
+		if (id < 128 && (s->config.protocol == CSD_PROTO_ETM3 || s->config.protocol == CSD_PROTO_PTM)) {
+			sc->cfg[id] = s->config;
+			sc->by_id[id] = &sc->cfg[id];
+		}
+	}
+	csd_snapshot_free(snap);
+	return 0;
+}
+
+/* The port capture cap, its FSYNCs stripped, cut at each of the 16 byte
+ * offsets, decodes as cap does (fed whole and in pieces). */
+static void check_cuts(const char *what, const uint8_t *cap, size_t n, const struct csd_trace_config *const *cfg)
+{
+	struct result o;
+	char name[256];
+	struct frame_map m = frame_map(cap, n);
+	decode(CSD_FRAME_PORT, cap, n, &o);
+	CHECK_EQ(o.bad, 0);
+	CHECK_EQ(count_events(&o, CSD_FRAME_ERROR), 0);
+	struct edit s = edit_strip_fsyncs(cap, n, n);
+	CHECK(s.n < n);
+	for (unsigned k = 0; k < 16; k++) {
+		struct edit c = edit_cut(&s, k, 0, 0, NULL, 0);
+		struct region rg;
+		id_known_from(&m, c.from[0], rg.from);
+		rg.to = UINT64_MAX;
+		snprintf(name, sizeof(name), "%s cut %u", what, k);
+		check_cut(name, &o, &c, &m, &rg, 1, cfg, 1 + (k * 997) % 5000, 1, 0);
+		edit_free(&c);
+	}
+	edit_free(&s);
+	result_free(&o);
+	frame_map_free(&m);
+}
+
+/* TC2's capture (ETB, four sources) as a trace port would have sent it:
+ * its data runs in capture order through the port encoder, FSYNCs every
+ * `fsync_every` frames, with HSYNCs after about one run in `hsync_in`. */
+static void tc2_as_port(unsigned fsync_every, unsigned hsync_in, struct byte_sink *out)
+{
+	char path[4096];
+	size_t n;
+	snprintf(path, sizeof(path), "%s/traces/TC2/cstrace.bin", check_shared_dir());
+	uint8_t *tc2 = check_read_file(path, &n);
+	CHECK(tc2 != NULL);
+	memset(out, 0, sizeof(*out));
+	if (!tc2)
+		return;
+	struct csdi_frame_enc enc;
+	struct csdi_frame_enc_config ec = { CSD_FRAME_PORT, fsync_every, 8, byte_sink_append, out };
+	struct csd_frame_config fc = { .size = sizeof(fc), .format = CSD_FRAME_ALIGNED };
+	csd_frame_decoder *dec = csd_frame_new(&fc);
+	struct csd_frame_out fo;
+	CHECK_EQ(csdi_frame_enc_init(&enc, &ec), 0);
+	rng_state = 12345;
+	CHECK_EQ(csd_frame_feed(dec, tc2, n, 0), 0);
+	while (csd_frame_next(dec, &fo) == 0) {
+		if (fo.event != CSD_FRAME_DATA)
+			continue;
+		CHECK_EQ(csdi_frame_enc_data(&enc, fo.bytes.id, fo.bytes.data, fo.bytes.size), 0);
+		for (unsigned h = 0; hsync_in && rnd() % hsync_in == 0 && h < 3; h++)
+			CHECK_EQ(csdi_frame_enc_hsync(&enc), 0);
+	}
+	CHECK_EQ(csdi_frame_enc_flush(&enc), 0);
+	csd_frame_free(dec);
+	free(tc2);
+}
+
+static void test_infer_tc2(void)
+{
+	char dir[4096];
+	struct src_cfgs sc;
+	snprintf(dir, sizeof(dir), "%s/traces/TC2", check_shared_dir());
+	CHECK_EQ(read_cfgs(dir, &sc), 0);
+	for (unsigned hs = 0; hs < 2; hs++) {
+		struct byte_sink port;
+		tc2_as_port(64, hs ? 4 : 0, &port);
+		CHECK(port.n > 30000);
+		size_t before = packets_compared;
+		check_cuts(hs ? "TC2 as port, HSYNCs" : "TC2 as port", port.data, port.n, sc.by_id);
+		CHECK(packets_compared - before > 16 * 1000);
+		free(port.data);
+	}
+}
+
+/* `csdec gen --formatted=port` output (tests/gen-snapshots.sh, "multi":
+ * PTM, ETMv3 and PTM with return stack in one capture). */
+static void test_infer_gen(void)
+{
+	static const char *const progs[] = {
+		"switch-thumb-O0", "recurse-arm-O0", "indirect-arm-O0", "longjmp-thumb-O2", "interwork-arm-O2",
+		"itblock-thumb-O0", "hello-arm-O0", "bare_mix-arm-O2",
+	};
+	const char *gen = getenv("CSD_GEN_SNAPSHOTS");
+	CHECK(gen != NULL);
+	if (!gen)
+		return;
+	for (size_t p = 0; p < sizeof(progs) / sizeof(progs[0]); p++) {
+		char dir[4096], path[4200];
+		struct src_cfgs sc;
+		size_t n;
+		snprintf(dir, sizeof(dir), "%s/%s--multi", gen, progs[p]);
+		snprintf(path, sizeof(path), "%s/trace.bin", dir);
+		CHECK_EQ(read_cfgs(dir, &sc), 0);
+		uint8_t *cap = check_read_file(path, &n);
+		CHECK(cap != NULL);
+		if (!cap)
+			continue;
+		size_t before = packets_compared;
+		check_cuts(progs[p], cap, n, sc.by_id);
+		CHECK(packets_compared - before > 16 * 50);
+		free(cap);
+	}
+
+	/* Every generated port capture, cut at one offset each: the ones too
+	 * short to tell (a few hundred bytes) give one error and no data,
+	 * never wrong data. */
+	DIR *d = opendir(gen);
+	struct dirent *de;
+	unsigned k = 0, inferred = 0, refused = 0;
+	CHECK(d != NULL);
+	while (d && (de = readdir(d)) != NULL) {
+		size_t len = strlen(de->d_name), n;
+		if (len < 8 || strcmp(de->d_name + len - 7, "--multi") != 0)
+			continue;
+		char dir[4096], path[4200];
+		struct src_cfgs sc;
+		snprintf(dir, sizeof(dir), "%s/%s", gen, de->d_name);
+		snprintf(path, sizeof(path), "%s/trace.bin", dir);
+		CHECK_EQ(read_cfgs(dir, &sc), 0);
+		uint8_t *cap = check_read_file(path, &n);
+		CHECK(cap != NULL);
+		if (!cap)
+			continue;
+		struct frame_map m = frame_map(cap, n);
+		struct result o, e;
+		decode(CSD_FRAME_PORT, cap, n, &o);
+		struct edit s = edit_strip_fsyncs(cap, n, n);
+		struct edit c = edit_cut(&s, k % 16, 0, 0, NULL, 0);
+		decode(CSD_FRAME_PORT, c.b, c.n, &e);
+		if (count_events(&e, CSD_FRAME_ALIGN_INFERRED)) {
+			struct region rg;
+			id_known_from(&m, c.from[0], rg.from);
+			rg.to = UINT64_MAX;
+			check_cut(de->d_name, &o, &c, &m, &rg, 1, sc.by_id, 0, 1, 0);
+			inferred++;
+		} else {
+			CHECK(c.n < 4096);
+			CHECK_EQ(e.n_ev, 1);
+			CHECK_EQ(total_bytes(&e), 0);
+			refused++;
+		}
+		k++;
+		result_free(&e);
+		result_free(&o);
+		edit_free(&c);
+		edit_free(&s);
+		frame_map_free(&m);
+		free(cap);
+	}
+	if (d)
+		closedir(d);
+	CHECK(k >= 36);
+	CHECK(inferred >= 28);
+	printf("test_frame: generated port captures without FSYNC: %u inferred, %u too short to tell\n", inferred,
+	       refused);
+}
+
+/* FSYNCs only from `keep_from` on (rare ones): inferred first, then
+ * confirmed; an FSYNC inside the first window takes precedence as before. */
+static void test_infer_rare_fsyncs(void)
+{
+	struct byte_sink port;
+	struct src_cfgs sc;
+	char dir[4096];
+	snprintf(dir, sizeof(dir), "%s/traces/TC2", check_shared_dir());
+	CHECK_EQ(read_cfgs(dir, &sc), 0);
+	tc2_as_port(64, 8, &port);
+	struct frame_map m = frame_map(port.data, port.n);
+	struct result o;
+	decode(CSD_FRAME_PORT, port.data, port.n, &o);
+	for (unsigned k = 0; k < 16; k += 5) {
+		/* FSYNCs from 20000 on: the first window (4 KiB) decides. */
+		struct edit s = edit_strip_fsyncs(port.data, port.n, 20000);
+		struct edit c = edit_cut(&s, k, 0, 0, NULL, 0);
+		struct region rg;
+		id_known_from(&m, c.from[0], rg.from);
+		rg.to = UINT64_MAX;
+		check_cut("TC2 as port, FSYNCs from 20000", &o, &c, &m, &rg, 1, sc.by_id, 777, 1, 0);
+		struct result e;
+		decode(CSD_FRAME_PORT, c.b, c.n, &e);
+		CHECK(count_events(&e, CSD_FRAME_SYNC) > 0);
+		result_free(&e);
+		edit_free(&c);
+		edit_free(&s);
+
+		/* FSYNCs from 2000 on: the first one comes before the window is
+		 * evaluated; the bytes before it are skipped, as they were. */
+		s = edit_strip_fsyncs(port.data, port.n, 2000);
+		c = edit_cut(&s, k, 0, 0, NULL, 0);
+		size_t f = 0;
+		while (f + 4 <= c.n && memcmp(c.b + f, fsync, 4) != 0)
+			f++;
+		CHECK(f > 1900 && f < 2100);
+		id_known_from(&m, c.from[f], rg.from);
+		check_cut("TC2 as port, FSYNCs from 2000", &o, &c, &m, &rg, 1, sc.by_id, 1000, 0, 1);
+		decode(CSD_FRAME_PORT, c.b, c.n, &e);
+		CHECK(e.n_ev > 1 && e.ev[0].event == CSD_FRAME_ERROR && e.ev[0].offset == 0 &&
+		      strstr(e.ev[0].reason, "before the first frame synchronisation"));
+		CHECK(e.n_ev > 1 && e.ev[1].event == CSD_FRAME_SYNC && e.ev[1].offset == f);
+		result_free(&e);
+		edit_free(&c);
+		edit_free(&s);
+	}
+	result_free(&o);
+	frame_map_free(&m);
+	free(port.data);
+}
+
+/* Alignment lost mid-way (0xFF in an ID position, one byte gone) without
+ * an FSYNC after it: found again from there. */
+static void test_infer_lost_midway(void)
+{
+	static const uint8_t damage[2] = { 0xFF, 0x00 };
+	struct byte_sink port;
+	struct src_cfgs sc;
+	char dir[4096];
+	snprintf(dir, sizeof(dir), "%s/traces/TC2", check_shared_dir());
+	CHECK_EQ(read_cfgs(dir, &sc), 0);
+	tc2_as_port(64, 6, &port);
+	struct frame_map m = frame_map(port.data, port.n);
+	struct result o;
+	decode(CSD_FRAME_PORT, port.data, port.n, &o);
+	struct edit s = edit_strip_fsyncs(port.data, port.n, port.n);
+	/* Inside the first window and well after it. */
+	static const size_t near[2] = { 2500, 12000 };
+	for (int w = 0; w < 2; w++) {
+		for (unsigned k = 0; k < 16; k += 3) {
+			/* A frame start near[w] bytes in, plus four: an ID
+			 * position. Three bytes there become FF 00. */
+			size_t p = near[w];
+			while (!m.start[s.from[p]])
+				p++;
+			p += 4;
+			CHECK(!m.start[s.from[p - 2]] && !m.start[s.from[p]]);
+			struct edit c = edit_cut(&s, k, p, 3, damage, 2);
+			struct region rg[2];
+			id_known_from(&m, c.from[0], rg[0].from);
+			rg[0].to = s.from[p - 4];
+			id_known_from(&m, s.from[p + 3], rg[1].from);
+			rg[1].to = UINT64_MAX;
+			char name[128];
+			snprintf(name, sizeof(name), "TC2 as port, damage at %zu, cut %u", p, k);
+			check_cut(name, &o, &c, &m, rg, 2, sc.by_id, 333 + k, 2, 1);
+			edit_free(&c);
+		}
+	}
+	edit_free(&s);
+	result_free(&o);
+	frame_map_free(&m);
+	free(port.data);
+}
+
+/* Decodes cap as a port capture; returns the data bytes delivered and
+ * checks that exactly one error came, with `reason` in its text. */
+static size_t one_error(const char *what, const uint8_t *cap, size_t n, const char *reason)
+{
+	struct result r;
+	size_t splits[3] = { n / 3, n / 2, n - 7 };
+	decode_split(CSD_FRAME_PORT, cap, n, splits, 3, 0, &r);
+	CHECK_EQ(r.bad, 0);
+	CHECK_EQ(r.n_ev, 1);
+	CHECK(r.n_ev == 1 && r.ev[0].event == CSD_FRAME_ERROR && r.ev[0].reason &&
+	      strstr(r.ev[0].reason, reason));
+	if (r.n_ev != 1 || total_bytes(&r))
+		fprintf(stderr, "%s: %zu events, %zu data bytes\n", what, r.n_ev, total_bytes(&r));
+	size_t t = total_bytes(&r);
+	result_free(&r);
+	return t;
+}
+
+/* What gives no frames is reported once and delivers nothing: random bytes,
+ * unformatted trace streams. */
+static void test_infer_not_frames(void)
+{
+	static uint8_t buf[200000];
+	rng_state = 4242;
+	for (size_t i = 0; i < sizeof(buf); i++)
+		buf[i] = (uint8_t)rnd();
+	for (size_t n = 64; n <= sizeof(buf); n *= 5)
+		CHECK_EQ(one_error("random bytes", buf, n, "no frame alignment gives valid frames"), 0);
+
+	/* TC2's sources, and generated ones, unformatted. */
+	struct result r;
+	char path[4096];
+	size_t n;
+	snprintf(path, sizeof(path), "%s/traces/TC2/cstrace.bin", check_shared_dir());
+	uint8_t *tc2 = check_read_file(path, &n);
+	CHECK(tc2 != NULL);
+	if (tc2) {
+		decode(CSD_FRAME_ALIGNED, tc2, n, &r);
+		for (unsigned id = 0x10; id <= 0x13; id++)
+			CHECK_EQ(one_error("TC2 source, unformatted", r.bytes[id], r.len[id],
+					   "no frame alignment gives valid frames"), 0);
+		result_free(&r);
+		free(tc2);
+	}
+	const char *gen = getenv("CSD_GEN_SNAPSHOTS");
+	static const char *const raw[] = { "switch-thumb-O0--ptm", "recurse-arm-O0--etm3-ca", "indirect-arm-O0--ptm-rs",
+					   "longjmp-thumb-O2--etm3" };
+	for (size_t i = 0; gen && i < sizeof(raw) / sizeof(raw[0]); i++) {
+		snprintf(path, sizeof(path), "%s/%s/trace_0.bin", gen, raw[i]);
+		uint8_t *b = check_read_file(path, &n);
+		CHECK(b != NULL && n > 4096);
+		if (b)
+			CHECK_EQ(one_error(raw[i], b, n, "no frame alignment gives valid frames"), 0);
+		free(b);
+	}
+}
+
+/* Frames whose alignment the bytes cannot tell, and frames where a wrong
+ * byte parity survives every structural check. */
+static void test_infer_adversarial(void)
+{
+	struct byte_sink s = { 0 };
+	struct csdi_frame_enc enc;
+	struct csdi_frame_enc_config ec = { CSD_FRAME_PORT, 0, 8, byte_sink_append, &s };
+	uint8_t chunk[64];
+
+	/* Two sources of uniformly random bytes, FSYNC stripped: every
+	 * grid of the right byte parity decodes without fault and scores
+	 * alike. Nothing is delivered; one error says why. */
+	rng_state = 777;
+	CHECK_EQ(csdi_frame_enc_init(&enc, &ec), 0);
+	for (int i = 0; i < 3000; i++) {
+		size_t n = 1 + rnd() % 40;
+		for (size_t k = 0; k < n; k++)
+			chunk[k] = (uint8_t)rnd();
+		CHECK_EQ(csdi_frame_enc_data(&enc, i % 3 ? 0x10 : 0x22, chunk, n), 0);
+	}
+	CHECK_EQ(csdi_frame_enc_flush(&enc), 0);
+	CHECK(s.n > 65536);     /* more than the largest window */
+	for (size_t k = 0; k < 16; k += 3) {
+		struct edit st = edit_strip_fsyncs(s.data, s.n, s.n);
+		CHECK_EQ(one_error("random payload", st.b + k, st.n - k, "no alignment stands out"), 0);
+		edit_free(&st);
+	}
+
+	/* One source of even bytes only (ETMv3 P-headers and PTM atoms are
+	 * even): a grid of the wrong byte parity meets no ID byte, hence no
+	 * fault; the right one is still found. */
+	s.n = 0;
+	CHECK_EQ(csdi_frame_enc_init(&enc, &ec), 0);
+	for (int i = 0; i < 400; i++) {
+		for (size_t k = 0; k < 32; k++)
+			chunk[k] = (uint8_t)(0x80 | (rnd() & 0x7E));
+		if (i % 50 == 0)
+			memcpy(chunk, "\0\0\0\0\0\x80", 6);     /* an A-sync now and then */
+		CHECK_EQ(csdi_frame_enc_data(&enc, 0x31, chunk, 32), 0);
+	}
+	CHECK_EQ(csdi_frame_enc_flush(&enc), 0);
+	check_cuts("even bytes only", s.data, s.n, NULL);
+	free(s.data);
+}
+
+/* A Cortex-M capture: the ETM of the recorded cm3demo run (tests/
+ * roundtrip_m.mk) and an ITM on another ID printing text through stimulus
+ * port 0 (header 0x01 and one byte per character, a synchronisation packet
+ * now and then), with HSYNCs where the port ran idle inside a frame. */
+static void test_infer_cortex_m(void)
+{
+	static const char text[] = "count=%u, systick=%u: all is well\n";
+	const char *gm = getenv("CSD_GEN_M");
+	char dir[4096], path[4200];
+	struct src_cfgs sc;
+	size_t n;
+	CHECK(gm != NULL);
+	if (!gm)
+		return;
+	snprintf(dir, sizeof(dir), "%s/cm3demo--etm3-ca-tpiu", gm);
+	snprintf(path, sizeof(path), "%s/trace.bin", dir);
+	CHECK_EQ(read_cfgs(dir, &sc), 0);
+	uint8_t *cap = check_read_file(path, &n);
+	CHECK(cap != NULL);
+	if (!cap)
+		return;
+	struct byte_sink port = { 0 };
+	struct csdi_frame_enc enc;
+	struct csdi_frame_enc_config ec = { CSD_FRAME_PORT, 64, 8, byte_sink_append, &port };
+	struct csd_frame_config fc = { .size = sizeof(fc), .format = CSD_FRAME_PORT };
+	csd_frame_decoder *dec = csd_frame_new(&fc);
+	struct csd_frame_out fo;
+	size_t itm = 0, runs = 0;
+	CHECK_EQ(csdi_frame_enc_init(&enc, &ec), 0);
+	rng_state = 31337;
+	CHECK_EQ(csd_frame_feed(dec, cap, n, 0), 0);
+	CHECK_EQ(csd_frame_finish(dec), 0);
+	while (csd_frame_next(dec, &fo) == 0) {
+		if (fo.event != CSD_FRAME_DATA)
+			continue;
+		for (size_t i = 0; i < fo.bytes.size;) {
+			size_t m = 1 + rnd() % 48;
+			if (m > fo.bytes.size - i)
+				m = fo.bytes.size - i;
+			CHECK_EQ(csdi_frame_enc_data(&enc, fo.bytes.id, fo.bytes.data + i, m), 0);
+			i += m;
+			if (++runs % 3)
+				continue;
+			uint8_t out[64];
+			size_t k = 0;
+			if (itm % 40 == 0) {
+				memcpy(out, "\0\0\0\0\0\x80", 6);
+				k = 6;
+			}
+			for (unsigned c = 0; c < 1 + rnd() % 12; c++, itm++) {
+				out[k++] = 0x01;
+				out[k++] = (uint8_t)text[itm % (sizeof(text) - 1)];
+			}
+			CHECK_EQ(csdi_frame_enc_data(&enc, 0x01, out, k), 0);
+			if (rnd() % 4 == 0)
+				CHECK_EQ(csdi_frame_enc_hsync(&enc), 0);
+		}
+	}
+	CHECK_EQ(csdi_frame_enc_flush(&enc), 0);
+	csd_frame_free(dec);
+	CHECK(itm > 1000);
+	size_t before = packets_compared;
+	check_cuts("Cortex-M ETM and ITM", port.data, port.n, sc.by_id);
+	CHECK(packets_compared - before > 16 * 1000);
+	free(port.data);
+	free(cap);
+}
+
 int main(void)
 {
 	test_hand_frames();
@@ -903,5 +1557,12 @@ int main(void)
 	test_round_trips();
 	test_random_garbage();
 	test_tc2();
+	test_infer_tc2();
+	test_infer_gen();
+	test_infer_cortex_m();
+	test_infer_rare_fsyncs();
+	test_infer_lost_midway();
+	test_infer_not_frames();
+	test_infer_adversarial();
 	return check_done("test_frame");
 }

@@ -134,19 +134,21 @@ static void drain_slot(struct run_ctx *ctx, struct source_slot *s)
 static void report_frame_error(struct run_ctx *ctx, const struct csd_frame_out *fo)
 {
 	const char *why = fo->reason ? fo->reason : "bad frame";
-	ctx->frame_errors++;
+	/* An inferred frame alignment is a notice, not an error. */
+	const char *kind = fo->event == CSD_FRAME_ALIGN_INFERRED ? "frame_sync" : "frame_error";
+	ctx->frame_errors += fo->event == CSD_FRAME_ERROR;
 	if (ctx->format == FMT_JSONL)
-		fprintf(ctx->out, "{\"type\":\"frame_error\",\"packet\":\"frame_error\",\"offset\":%" PRIu64
-			",\"reason\":\"%s\"}\n", fo->offset, why);
+		fprintf(ctx->out, "{\"type\":\"%s\",\"packet\":\"%s\",\"offset\":%" PRIu64
+			",\"reason\":\"%s\"}\n", kind, kind, fo->offset, why);
 	else if (ctx->format == FMT_TEXT)
-		fprintf(ctx->out, "---- %8" PRIu64 "  frame_error  %s\n", fo->offset, why);
+		fprintf(ctx->out, "---- %8" PRIu64 "  %-11s  %s\n", fo->offset, kind, why);
 }
 
 static void drain_frames(struct run_ctx *ctx, csd_frame_decoder *fd)
 {
 	struct csd_frame_out fo;
 	while (csd_frame_next(fd, &fo) == 0) {
-		if (fo.event == CSD_FRAME_ERROR) {
+		if (fo.event == CSD_FRAME_ERROR || fo.event == CSD_FRAME_ALIGN_INFERRED) {
 			report_frame_error(ctx, &fo);
 			continue;
 		}
