@@ -97,6 +97,7 @@ struct current_buffer {
 	uint64_t pos;                  /* handed out up to */
 	int32_t cpu, tid;
 	uint32_t idx;
+	int matched;                   /* an AUX record covered some of it */
 };
 
 struct cursor {
@@ -488,7 +489,7 @@ static int feature_cmdline(csd_perf *pd, const struct section *s)
 	 * length kept are not read. */
 	for (uint32_t i = 0; i < nr && rc == 0 && n + 2 < MAX_STRING; i++) {
 		rc = section_string(pd, s, &pos, word, MAX_STRING);
-		size_t wl = strlen(word);
+		size_t wl = rc == 0 ? strlen(word) : 0;
 		if (rc == 0 && n + wl + 2 < MAX_STRING) {
 			if (n)
 				buf[n++] = ' ';
@@ -628,10 +629,15 @@ static int read_features(csd_perf *pd, const uint8_t *h)
 	};
 	const char **dst[6] = { &pd->info.hostname, &pd->info.os_release, &pd->info.perf_version,
 				&pd->info.arch, &pd->info.cpu_desc, &pd->info.cpuid };
-	for (int bit = 0; bit < 64; bit++) {
-		if (!((bits[0] >> bit) & 1))
+	/* Every section must lie in the file, read or not: a file cut there
+	 * is still a cut file. */
+	for (int bit = 0; bit < 256; bit++) {
+		uint64_t word = bits[bit / 64], below = word & ((UINT64_C(1) << (bit % 64)) - 1);
+		if (!((word >> (bit % 64)) & 1))
 			continue;
-		int index = popcount64(bits[0] & ((UINT64_C(1) << bit) - 1));
+		int index = popcount64(below);
+		for (int w = 0; w < bit / 64; w++)
+			index += popcount64(bits[w]);
 		struct section s;
 		uint8_t e[16];
 		s.entry = table + 16 * (uint64_t)index;
@@ -640,15 +646,15 @@ static int read_features(csd_perf *pd, const uint8_t *h)
 			return rc;
 		s.off = le64(e);
 		s.size = le64(e + 8);
+		if (s.off > pd->file_size || s.size > pd->file_size - s.off)
+			return fail_at(pd, CSD_EFORMAT, s.entry,
+				       "feature %d's section [0x%" PRIx64 ", +0x%" PRIx64 ") passes the end of the file (0x%" PRIx64
+				       ")", bit, s.off, s.size, pd->file_size);
 		int wanted = bit == FEAT_BUILD_ID || bit == FEAT_NRCPUS || bit == FEAT_CMDLINE;
 		for (size_t k = 0; k < sizeof(strs) / sizeof(strs[0]); k++)
 			wanted |= strs[k].bit == bit;
 		if (!wanted)
 			continue;
-		if (s.off > pd->file_size || s.size > pd->file_size - s.off)
-			return fail_at(pd, CSD_EFORMAT, s.entry,
-				       "feature %d's section [0x%" PRIx64 ", +0x%" PRIx64 ") passes the end of the file (0x%" PRIx64
-				       ")", bit, s.off, s.size, pd->file_size);
 		if (bit == FEAT_BUILD_ID)
 			rc = feature_build_ids(pd, &s);
 		else if (bit == FEAT_NRCPUS)
@@ -1180,8 +1186,9 @@ static void look_ahead(csd_perf *pd)
 	memcpy(pd->err, saved, sizeof(saved));
 }
 
-/* The next piece of the current buffer. */
-static void next_piece(csd_perf *pd, struct csd_perf_event *ev)
+/* The next piece of the current buffer: 1 with ev filled, 0 when what is
+ * left is the buffer's padding. */
+static int next_piece(csd_perf *pd, struct csd_perf_event *ev)
 {
 	struct current_buffer *b = &pd->cur;
 	uint64_t bsize = b->end - b->start;
@@ -1225,7 +1232,16 @@ static void next_piece(csd_perf *pd, struct csd_perf_event *ev)
 				hit->used = 1;
 		}
 	}
-	if (!hit)
+	if (!hit && end == b->end && end - start < 8 && b->matched) {
+		/* perf pads a buffer to 8 bytes; its AUX records end
+		 * before the padding. */
+		b->pos = b->end;
+		b->active = 0;
+		return 0;
+	}
+	if (hit)
+		b->matched = 1;
+	else
 		ev->flags |= CSD_PERF_EVF_NO_AUX;
 	if (ev->aux_flags & CSD_PERF_AUX_RAW)
 		ev->flags |= CSD_PERF_EVF_RAW;
@@ -1241,6 +1257,7 @@ static void next_piece(csd_perf *pd, struct csd_perf_event *ev)
 	b->pos = end;
 	if (b->pos >= b->end)
 		b->active = 0;
+	return 1;
 }
 
 /* ------------------------------------------------------------------------
@@ -1393,8 +1410,9 @@ int csd_perf_next(csd_perf *pd, struct csd_perf_event *ev)
 	for (;;) {
 		event_clear(ev);
 		if (pd->cur.active) {
-			next_piece(pd, ev);
-			return CSD_OK;
+			if (next_piece(pd, ev))
+				return CSD_OK;
+			continue;
 		}
 		struct record r;
 		int rc = record_at(pd, &pd->walk, &r);
@@ -1420,6 +1438,7 @@ int csd_perf_next(csd_perf *pd, struct csd_perf_event *ev)
 			b->idx = le32(p + 32);
 			b->tid = (int32_t)le32(p + 36);
 			b->cpu = (int32_t)le32(p + 40);
+			b->matched = 0;
 			b->active = 1;
 			look_ahead(pd);
 			continue;

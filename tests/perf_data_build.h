@@ -38,11 +38,16 @@ struct pdb_cpu {
 	int nparams;
 };
 
-/* The sample_id trailer of a kernel record (fields per sample_type). */
+/* The sample_id trailer of a kernel record (fields per sample_type);
+ * ident 0 is the cs_etm event's ID, PDB_ID_DUMMY the tracking event's. */
 struct pdb_sid {
 	int32_t pid, tid, cpu;
 	uint64_t time;
+	uint64_t ident;
 };
+
+#define PDB_ID_ETM 100u
+#define PDB_ID_DUMMY 101u
 
 struct pdb_build_id {
 	int32_t pid;
@@ -64,6 +69,9 @@ struct pdb {
 	const char *cmdline[4];
 	const struct pdb_build_id *bids;
 	size_t nbids;
+	int index;                      /* write the AUXTRACE index (feature 18) */
+	size_t auxtrace_at[64];
+	size_t nauxtrace;
 	int no_features;
 	uint64_t data_size_override;    /* != 0: written as data.size */
 };
@@ -118,8 +126,24 @@ static inline void pdb_set16(struct pdb *b, size_t at, uint16_t v)
 	b->buf[at + 1] = (uint8_t)(v >> 8);
 }
 
-/* Header (fixed up by pdb_finish), one cs_etm attribute, and the start of
- * the data section. */
+/* One perf_file_attr: the attribute and its IDs section. */
+static inline void pdb_attr(struct pdb *b, uint32_t type, uint64_t config, uint64_t flags, size_t ids_at)
+{
+	pdb_u32(b, type);
+	pdb_u32(b, PDB_ATTR_SIZE);
+	pdb_u64(b, config);
+	pdb_u64(b, 1);                  /* sample_period */
+	pdb_u64(b, b->sample_type);
+	pdb_u64(b, 0);                  /* read_format */
+	pdb_u64(b, flags | (uint64_t)(b->sample_id_all ? 1 : 0) << 18);
+	pdb_put(b, NULL, PDB_ATTR_SIZE - 48);
+	pdb_u64(b, ids_at);
+	pdb_u64(b, 8);
+}
+
+/* Header (fixed up by pdb_finish); the cs_etm event and perf's tracking
+ * event dummy:u (mmap, comm, task, mmap2, comm_exec), each with one ID,
+ * as perf record writes them; then the data section starts. */
 static inline void pdb_init(struct pdb *b, uint64_t sample_type, int sample_id_all, uint64_t config)
 {
 	memset(b, 0, sizeof(*b));
@@ -130,17 +154,13 @@ static inline void pdb_init(struct pdb *b, uint64_t sample_type, int sample_id_a
 	pdb_u64(b, 104);
 	pdb_u64(b, PDB_ATTR_SIZE + 16);
 	pdb_put(b, NULL, 104 - 24);
+	size_t ids = b->n;
+	pdb_u64(b, PDB_ID_ETM);
+	pdb_u64(b, PDB_ID_DUMMY);
 	size_t attrs = b->n;
-	pdb_u32(b, PDB_PMU_TYPE);
-	pdb_u32(b, PDB_ATTR_SIZE);
-	pdb_u64(b, config);
-	pdb_u64(b, 1);                  /* sample_period */
-	pdb_u64(b, sample_type);
-	pdb_u64(b, 0);                  /* read_format */
-	pdb_u64(b, (uint64_t)(sample_id_all ? 1 : 0) << 18 | 1u << 0 | 1u << 12); /* disabled, enable_on_exec */
-	pdb_put(b, NULL, PDB_ATTR_SIZE - 48);
-	pdb_u64(b, 0);                  /* ids section */
-	pdb_u64(b, 0);
+	const uint64_t common = 1u << 0 | 1u << 5 | 1u << 12; /* disabled, exclude_kernel, enable_on_exec */
+	pdb_attr(b, PDB_PMU_TYPE, config, common, ids);
+	pdb_attr(b, 1, 9, common | 1u << 8 | 1u << 9 | 1u << 13 | 1u << 23 | 1u << 24, ids + 8);
 	pdb_set64(b, 24, attrs);
 	pdb_set64(b, 32, b->n - attrs);
 	b->data_start = b->n;
@@ -169,13 +189,13 @@ static inline void pdb_trailer(struct pdb *b, const struct pdb_sid *s)
 	if (st & PDB_SAMPLE_TIME)
 		pdb_u64(b, s->time);
 	if (st & PDB_SAMPLE_ID)
-		pdb_u64(b, 1);
+		pdb_u64(b, s->ident ? s->ident : PDB_ID_ETM);
 	if (st & PDB_SAMPLE_CPU) {
 		pdb_u32(b, (uint32_t)s->cpu);
 		pdb_u32(b, 0);
 	}
 	if (st & PDB_SAMPLE_IDENTIFIER)
-		pdb_u64(b, 1);
+		pdb_u64(b, s->ident ? s->ident : PDB_ID_ETM);
 }
 
 static inline void pdb_end(struct pdb *b, size_t at)
@@ -224,6 +244,8 @@ static inline size_t pdb_auxtrace(struct pdb *b, uint64_t aux_offset, uint32_t i
 {
 	size_t padded = (n + 7) & ~(size_t)7;
 	size_t at = pdb_begin(b, 71, 0);
+	if (b->nauxtrace < sizeof(b->auxtrace_at) / sizeof(b->auxtrace_at[0]))
+		b->auxtrace_at[b->nauxtrace++] = at;
 	pdb_u64(b, padded);
 	pdb_u64(b, aux_offset);
 	pdb_u64(b, 0x1234567890abcdefu); /* reference */
@@ -348,7 +370,7 @@ static inline void pdb_hstring(struct pdb *b, const char *s)
 }
 
 /* Data size, then the feature table and sections (build IDs 2, hostname 3,
- * arch 6, nrcpus 7, cpudesc 8, cmdline 11). */
+ * arch 6, nrcpus 7, cpudesc 8, cmdline 11, AUXTRACE index 18). */
 static inline void pdb_finish(struct pdb *b)
 {
 	size_t data_end = b->n;
@@ -368,6 +390,8 @@ static inline void pdb_finish(struct pdb *b)
 		bits[nb++] = 8;
 	if (b->cmdline[0])
 		bits[nb++] = 11;
+	if (b->index)
+		bits[nb++] = 18;
 	uint64_t mask = 0;
 	for (int i = 0; i < nb; i++)
 		mask |= UINT64_C(1) << bits[i];
@@ -405,6 +429,13 @@ static inline void pdb_finish(struct pdb *b)
 			break;
 		case 8:
 			pdb_hstring(b, b->cpudesc);
+			break;
+		case 18:
+			pdb_u64(b, b->nauxtrace);
+			for (size_t k = 0; k < b->nauxtrace; k++) {
+				pdb_u64(b, b->auxtrace_at[k]);
+				pdb_u64(b, 48);
+			}
 			break;
 		case 11: {
 			uint32_t nw = 0;

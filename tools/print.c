@@ -706,17 +706,16 @@ static const struct {
 void print_aux_lost_text(FILE *out, const struct csd_perf_event *ev)
 {
 	struct line_buf b = { .n = 0 };
-	if (ev->cpu >= 0)
-		lb_add(&b, "cpu%" PRId32 " ", ev->cpu);
-	lb_add(&b, "--  aux lost:");
+	lb_add(&b, "---- %8" PRIu64 "  aux_lost", ev->offset);
 	const char *sep = " ";
 	for (size_t i = 0; i < sizeof(aux_flag_names) / sizeof(aux_flag_names[0]); i++)
 		if (ev->aux_flags & aux_flag_names[i].bit) {
 			lb_add(&b, "%s%s", sep, aux_flag_names[i].name);
-			sep = ", ";
+			sep = ",";
 		}
-	lb_add(&b, " (aux offset %" PRIu64 ", %" PRIu64 " bytes, record at offset %" PRIu64 ")", ev->aux_offset,
-	       ev->aux_size, ev->offset);
+	lb_add(&b, " aux_offset=%" PRIu64 " aux_size=%" PRIu64, ev->aux_offset, ev->aux_size);
+	if (ev->cpu >= 0)
+		lb_add(&b, " cpu=%" PRId32, ev->cpu);
 	if (ev->pid >= 0)
 		lb_add(&b, " pid=%" PRId32, ev->pid);
 	if (ev->tid >= 0)
