@@ -178,6 +178,7 @@ struct shape {
 	int snapshot;           /* snapshot mode: OVERWRITE AUX record after the data */
 	int switch_inside;      /* per-CPU: a context switch on CPU 0 during its buffer */
 	int no_aux;             /* no AUX records */
+	int ptm_only;           /* one CPU, the PTM */
 	const char *map_name;   /* the mapped file's recorded path (default /demo.elf) */
 };
 
@@ -202,7 +203,7 @@ static void build_sample(struct pdb *b, const struct shape *sh)
 		cpus[0].traceidr = 0x20 | UINT64_C(1) << 31;
 		cpus[1].traceidr = 0x22 | UINT64_C(1) << 31;
 	}
-	pdb_auxtrace_info(b, sh->version, sh->snapshot, cpus, sh->etm4 ? 3 : 2);
+	pdb_auxtrace_info(b, sh->version, sh->snapshot, cpus, sh->ptm_only ? 1 : sh->etm4 ? 3 : 2);
 	const char *name = sh->map_name ? sh->map_name : "/demo.elf";
 	struct pdb_sid d = sid_of(-1, 10);
 	d.ident = PDB_ID_DUMMY;
@@ -1214,6 +1215,284 @@ static void test_memory_flat(void)
 	CHECK(peak[1] < peak[0] + 2048);
 }
 
+
+/* ---- Debian's perf on the same files ---------------------------------- */
+
+/* One record of `perf report -D`: "CPU TIME 0xOFFSET [0xSIZE]:
+ * PERF_RECORD_NAME details". */
+struct perf_line {
+	unsigned long long offset;
+	long long cpu;
+	unsigned long long time;
+	char name[32];
+	char rest[256];
+	int used;
+};
+
+static size_t parse_perf_dump(const char *text, struct perf_line *lines, size_t cap)
+{
+	size_t n = 0;
+	for (const char *p = text; *p && n < cap;) {
+		const char *eol = strchr(p, '\n');
+		size_t len = eol ? (size_t)(eol - p) : strlen(p);
+		char line[512];
+		if (len < sizeof(line)) {
+			memcpy(line, p, len);
+			line[len] = 0;
+			struct perf_line *l = &lines[n];
+			unsigned long long cpu;
+			int at = 0;
+			if (sscanf(line, "%llu %llu 0x%llx [0x%*x]: PERF_RECORD_%31s%n", &cpu, &l->time, &l->offset, l->name,
+				   &at) == 4) {
+				l->cpu = cpu == 4294967295ull ? -1 : (long long)cpu;
+				snprintf(l->rest, sizeof(l->rest), "%s", line + at);
+				l->used = 0;
+				n++;
+			}
+		}
+		p = eol ? eol + 1 : p + len;
+	}
+	return n;
+}
+
+static unsigned long long field(const char *rest, const char *key)
+{
+	const char *p = strstr(rest, key);
+	return p ? strtoull(p + strlen(key), NULL, 0) : ~0ull;
+}
+
+/* Our events of one file against perf's dump of it: every record perf
+ * shows of the kinds csd_perf reads is an event at that offset with the
+ * same fields, and the other way round. */
+static void compare_with_perf_dump(const char *path, const char *dump)
+{
+	static struct perf_line lines[256];
+	size_t n = parse_perf_dump(dump, lines, 256);
+	CHECK(n >= 5);
+	csd_perf *pd = NULL;
+	CHECK_EQ(csd_perf_open(path, &pd, NULL, 0), 0);
+	if (!pd)
+		return;
+	struct csd_perf_event ev;
+	size_t matched = 0, bad = 0;
+	uint64_t piece_sum = 0, piece_record = 0;
+	struct perf_line *piece_line = NULL;
+	while (csd_perf_next(pd, &ev) == 0) {
+		struct perf_line *l = NULL;
+		for (size_t i = 0; i < n; i++)
+			if (lines[i].offset == ev.offset)
+				l = &lines[i];
+		if (!l) {
+			fprintf(stderr, "test_perf_data: %s: perf shows no record at 0x%llx (%s)\n", path,
+				(unsigned long long)ev.offset, csd_perf_event_name((int)ev.type));
+			bad++;
+			continue;
+		}
+		const char *want = ev.type == CSD_PERF_AUX_DATA ? "AUXTRACE" : ev.type == CSD_PERF_AUX ? "AUX" :
+				   ev.type == CSD_PERF_COMM ? "COMM" : ev.type == CSD_PERF_ITRACE_START ? "ITRACE_START" :
+				   ev.type == CSD_PERF_MMAP ? (ev.record == 10 ? "MMAP2" : "MMAP") :
+				   ev.type == CSD_PERF_SWITCH ? (ev.record == 15 ? "SWITCH_CPU_WIDE" : "SWITCH") : "?";
+		int ok = strcmp(l->name, want) == 0;
+		if (ev.type != CSD_PERF_AUX_DATA) {
+			ok = ok && l->cpu == ev.cpu && (!(ev.flags & CSD_PERF_EVF_TIME) || l->time == ev.time);
+			l->used = 1;
+		}
+		switch (ev.type) {
+		case CSD_PERF_AUX_DATA:
+			if (piece_line && piece_record != ev.offset) {
+				uint64_t size = field(piece_line->rest, "size: ");
+				ok = ok && piece_sum <= size && size - piece_sum < 8;
+			}
+			if (piece_record != ev.offset) {
+				piece_sum = 0;
+				ok = ok && field(l->rest, "offset: ") == ev.aux_offset;
+			}
+			piece_record = ev.offset;
+			piece_line = l;
+			piece_sum += ev.data_size;
+			ok = ok && (long long)field(l->rest, "tid: ") == ev.tid && strstr(l->rest, ev.cpu == -1 ? "cpu: -1" : "cpu: ");
+			l->used = 1;
+			break;
+		case CSD_PERF_AUX:
+			ok = ok && field(l->rest, "offset: ") == ev.aux_offset && field(l->rest, "size: ") == ev.aux_size &&
+			     field(l->rest, "flags: ") == ev.aux_flags;
+			break;
+		case CSD_PERF_COMM: {
+			char want_text[128];
+			snprintf(want_text, sizeof(want_text), "%s%s:%d/%d", ev.flags & CSD_PERF_EVF_EXEC ? "exec: " : "",
+				 ev.comm, ev.pid, ev.tid);
+			ok = ok && strstr(l->rest, want_text) != NULL;
+			break;
+		}
+		case CSD_PERF_ITRACE_START:
+			ok = ok && (long long)field(l->rest, "pid: ") == ev.pid && (long long)field(l->rest, "tid: ") == ev.tid;
+			break;
+		case CSD_PERF_MMAP: {
+			char want_text[512];
+			snprintf(want_text, sizeof(want_text), "%d/%d: [0x%llx(0x%llx) @ 0x%llx ", ev.pid, ev.tid,
+				 (unsigned long long)ev.addr, (unsigned long long)ev.len, (unsigned long long)ev.pgoff);
+			if (ev.pgoff == 0)
+				snprintf(want_text, sizeof(want_text), "%d/%d: [0x%llx(0x%llx) @ 0 ", ev.pid, ev.tid,
+					 (unsigned long long)ev.addr, (unsigned long long)ev.len);
+			const char *fn = strrchr(l->rest, ' ');
+			ok = ok && strstr(l->rest, want_text) != NULL && fn && strcmp(fn + 1, ev.filename) == 0;
+			if (ev.flags & CSD_PERF_EVF_BUILD_ID) {
+				char hex[48];
+				for (unsigned i = 0; i < ev.build_id_size; i++)
+					sprintf(hex + 2 * i, "%02x", ev.build_id[i]);
+				ok = ok && strstr(l->rest, hex) != NULL;
+			}
+			break;
+		}
+		case CSD_PERF_SWITCH: {
+			char want_text[64];
+			snprintf(want_text, sizeof(want_text), "%d/%d", ev.next_prev_pid, ev.next_prev_tid);
+			ok = ok && strstr(l->rest, ev.flags & CSD_PERF_EVF_OUT ? "OUT" : "IN") != NULL &&
+			     (ev.record != 15 || strstr(l->rest, want_text) != NULL);
+			break;
+		}
+		default:
+			break;
+		}
+		if (!ok) {
+			fprintf(stderr, "test_perf_data: %s: %s at 0x%llx differs from perf's: %s%s\n", path,
+				csd_perf_event_name((int)ev.type), (unsigned long long)ev.offset, l->name, l->rest);
+			bad++;
+		}
+		matched++;
+	}
+	if (piece_line) {
+		uint64_t size = field(piece_line->rest, "size: ");
+		CHECK(piece_sum <= size && size - piece_sum < 8);
+	}
+	static const char *const kinds[] = { "AUXTRACE", "AUX", "COMM", "ITRACE_START", "MMAP", "MMAP2", "SWITCH",
+					     "SWITCH_CPU_WIDE" };
+	for (size_t i = 0; i < n; i++)
+		for (size_t k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++)
+			if (strcmp(lines[i].name, kinds[k]) == 0 && !lines[i].used) {
+				fprintf(stderr, "test_perf_data: %s: perf's %s at 0x%llx is no event\n", path, lines[i].name,
+					lines[i].offset);
+				bad++;
+			}
+	CHECK_EQ(bad, 0);
+	CHECK(matched >= 5);
+	csd_perf_free(pd);
+}
+
+/* Branches csdec and perf find in the PTM's trace: where a range ends and
+ * the next begins, when that is not the next instruction (perf does not
+ * split a range at a branch not taken). Sorted "from to" lines. */
+static char *csdec_branches(const char *ranges)
+{
+	size_t cap = strlen(ranges) / 4 + 64, k = 0;
+	char *r = malloc(cap);
+	long long last = -1;
+	r[0] = 0;
+	for (const char *p = ranges; *p;) {
+		const char *eol = strchr(p, '\n');
+		if (strncmp(p, "{\"type\":\"trace_on\"", 18) == 0)
+			last = -1;
+		if (strncmp(p, "{\"type\":\"range\"", 15) == 0) {
+			long long a = strtoll(strstr(p, "\"addr\":\"") + 8, NULL, 16);
+			if (last >= 0 && !(a > last && a - last <= 4) && k + 40 < cap)
+				k += (size_t)snprintf(r + k, cap - k, "%llx %llx\n", last, a);
+			last = strtoll(strstr(p, "\"last\":\"") + 8, NULL, 16);
+		}
+		p = eol ? eol + 1 : p + strlen(p);
+	}
+	return r;
+}
+
+static char *perf_branches(const char *script)
+{
+	size_t cap = strlen(script) + 64, k = 0;
+	char *r = malloc(cap);
+	r[0] = 0;
+	for (const char *p = script; *p;) {
+		const char *eol = strchr(p, '\n');
+		unsigned long long from, to;
+		if (sscanf(p, " %llx => %llx", &from, &to) == 2 && from && to && !(to > from && to - from <= 4) &&
+		    k + 40 < cap)
+			k += (size_t)snprintf(r + k, cap - k, "%llx %llx\n", from, to);
+		p = eol ? eol + 1 : p + strlen(p);
+	}
+	return r;
+}
+
+static int cmp_line(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static size_t sort_lines(char *text, char ***out)
+{
+	size_t n = count_str(text, "\n"), k = 0;
+	char **v = malloc((n + 1) * sizeof(*v));
+	for (char *p = text; *p && k < n;) {
+		char *eol = strchr(p, '\n');
+		v[k++] = p;
+		*eol = 0;
+		p = eol + 1;
+	}
+	qsort(v, k, sizeof(*v), cmp_line);
+	*out = v;
+	return k;
+}
+
+static void test_with_perf(void)
+{
+	char cmd[4096];
+	if (cli_run_cmd("perf version 2>/dev/null", NULL, out_b, 256) != 0 || strncmp(out_b, "perf version", 12) != 0) {
+		printf("test_perf_data: perf is not installed: the files are not checked against it\n");
+		return;
+	}
+	printf("test_perf_data: checking against %s", out_b);
+	struct {
+		const char *name;
+		struct shape sh;
+	} files[] = {
+		{ "p-v1.data", { .version = 1, .table_bid = 1 } },
+		{ "p-v0.data", { .version = 0 } },
+		{ "p-mmapbid.data", { .version = 1, .mmap_bid = 1 } },
+		{ "p-raw.data", { .version = 1, .per_cpu = 1, .switch_inside = 1 } },
+		{ "p-sessions.data", { .version = 1, .sessions = 1 } },
+		{ "p-split.data", { .version = 1, .split_at = 1000 } },
+		{ "p-snap.data", { .version = 1, .snapshot = 1 } },
+	};
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		const char *path = write_sample(files[i].name, &files[i].sh);
+		snprintf(cmd, sizeof(cmd), "HOME=%s timeout 120 perf report -D -i %s 2>/dev/null", tmpdir, path);
+		int rc = cli_run_cmd(cmd, NULL, out_b, OUT_CAP);
+		CHECK_EQ(rc, 0);
+		compare_with_perf_dump(path, out_b);
+	}
+	/* The PTM decoded by both. */
+	struct shape ptm = { .version = 1, .ptm_only = 1 };
+	const char *path = write_sample("p-ptm.data", &ptm);
+	snprintf(cmd, sizeof(cmd), "HOME=%s timeout 120 perf script --itrace=b -F ip,addr --symfs=%s -i %s 2>/dev/null", tmpdir,
+		 tmp("root"), path);
+	CHECK_EQ(cli_run_cmd(cmd, NULL, out_b, OUT_CAP), 0);
+	char *pb = perf_branches(out_b);
+	char args[2048];
+	snprintf(args, sizeof(args), "decode %s --symfs %s --format jsonl", path, tmp("root"));
+	CHECK_EQ(tool_run(out_b, args), 0);
+	char *cb = csdec_branches(out_b);
+	char **va, **vb;
+	size_t na = sort_lines(pb, &va), nb = sort_lines(cb, &vb);
+	printf("test_perf_data: PTM branches taken: perf %zu, csdec %zu\n", na, nb);
+	CHECK(na > 100);
+	CHECK_EQ(na, nb);
+	size_t diff = 0;
+	for (size_t i = 0; i < na && i < nb; i++)
+		if (strcmp(va[i], vb[i]) != 0 && diff++ < 5)
+			fprintf(stderr, "test_perf_data: branch %zu: perf %s, csdec %s\n", i, va[i], vb[i]);
+	CHECK_EQ(diff, 0);
+	free(va);
+	free(vb);
+	free(pb);
+	free(cb);
+}
+
 int main(void)
 {
 	tool = tool_path();
@@ -1247,6 +1526,7 @@ int main(void)
 	test_tool_shapes(out_a, snap_text);
 	test_tool_refusals();
 	test_memory_flat();
+	test_with_perf();
 
 	free(snap_text);
 	free(out_a);
