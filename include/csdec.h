@@ -868,7 +868,7 @@ enum csd_perf_unit {
 	CSD_PERF_UNIT_PTM = 2,     /**< PTM (PFT): decoded */
 	CSD_PERF_UNIT_ETM4 = 3,    /**< ETMv4: not supported, its trace is skipped */
 	CSD_PERF_UNIT_ETE = 4,     /**< ETE: not supported, its trace is skipped */
-	CSD_PERF_UNIT_OTHER = 5,   /**< an ETMv3-format block whose ETMIDR names neither ETMv3 nor PTM */
+	CSD_PERF_UNIT_OTHER = 5,   /**< an ETMv3-format block whose ETMIDR names neither ETMv3 nor PFT 1.0/1.1 */
 };
 
 /** Where a CPU's trace ID comes from (struct csd_perf_cpu `id_from`). */

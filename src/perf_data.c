@@ -671,15 +671,15 @@ static int read_features(csd_perf *pd, const uint8_t *h)
 	return CSD_OK;
 }
 
-/* ETMIDR[11:8]: 2 ETMv3, 3 PTM. perf itself takes bits 9:8 both set as
- * PTM and everything else as ETMv3; an ID of 0 (not recorded) is taken as
- * ETMv3 as perf does. */
+/* ETMIDR[11:8]: 2 ETMv3, 3 PTM (PFT 1.0 / 1.1: [7:4] 0 or 1). perf itself
+ * takes bits 9:8 both set as PTM and everything else as ETMv3; an ID of 0
+ * (not recorded) is taken as ETMv3 as perf does. */
 static uint32_t v3_unit(uint32_t etmidr)
 {
-	unsigned major = (etmidr >> 8) & 0xF;
+	unsigned major = (etmidr >> 8) & 0xF, minor = (etmidr >> 4) & 0xF;
 	if (etmidr == 0 || major == 2)
 		return CSD_PERF_UNIT_ETM3;
-	if (major == 3)
+	if (major == 3 && minor <= 1)
 		return CSD_PERF_UNIT_PTM;
 	return CSD_PERF_UNIT_OTHER;
 }

@@ -16,8 +16,10 @@
  * matrix's generated traces (CSD_GEN_SNAPSHOTS) through perf.data.
  */
 #define _DEFAULT_SOURCE /* mkdtemp */
+#include <dirent.h>
 #include <inttypes.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "check.h"
@@ -365,12 +367,12 @@ static char *filter(const char *text, unsigned id, long long shift, size_t *line
 
 /* Every line with trace ID id has cpu `cpu`, and pid / tid as given (-1:
  * absent). Returns the lines checked. */
-static size_t check_keys(const char *text, unsigned id, int cpu, int pid, int tid)
+static size_t check_keys_of(const char *text, unsigned id, int cpu, int pid, int tid, int insn_only)
 {
 	size_t n = 0, bad = 0;
 	for (const char *p = text; *p;) {
 		const char *eol = strchr(p, '\n');
-		if (json_int(p, "id") == (long long)id) {
+		if (json_int(p, "id") == (long long)id && (!insn_only || strncmp(p, "{\"type\":\"insn\"", 14) == 0)) {
 			n++;
 			if (json_int(p, "cpu") != cpu || json_int(p, "pid") != pid || json_int(p, "tid") != tid) {
 				if (bad++ == 0)
@@ -382,6 +384,11 @@ static size_t check_keys(const char *text, unsigned id, int cpu, int pid, int ti
 	}
 	CHECK_EQ(bad, 0);
 	return n;
+}
+
+static size_t check_keys(const char *text, unsigned id, int cpu, int pid, int tid)
+{
+	return check_keys_of(text, id, cpu, pid, tid, 0);
 }
 
 /* The perf.data decode of the sample equals the snapshot's. `shift`: where
@@ -1493,6 +1500,203 @@ static void test_with_perf(void)
 	free(cb);
 }
 
+/* ---- The round-trip matrix through perf.data -------------------------- */
+
+static uint32_t rd32(const uint8_t *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+/* MMAP2 records for the executable PT_LOAD segments of a 32-bit ELF file,
+ * as the kernel maps them (page-aligned). */
+static int mmap_elf(struct pdb *b, const char *elf_path, const char *name, int32_t pid, const struct pdb_sid *s)
+{
+	size_t n;
+	uint8_t *e = check_read_file(elf_path, &n);
+	int maps = 0;
+	if (e && n > 52 && memcmp(e, "\177ELF", 4) == 0 && e[4] == 1) {
+		uint32_t phoff = rd32(e + 28);
+		unsigned phnum = (unsigned)(e[44] | e[45] << 8);
+		for (unsigned i = 0; i < phnum && phoff + 32 * (i + 1) <= n; i++) {
+			const uint8_t *ph = e + phoff + 32 * i;
+			if (rd32(ph) != 1 || !(rd32(ph + 24) & 1))
+				continue;
+			uint32_t off = rd32(ph + 4), vaddr = rd32(ph + 8), filesz = rd32(ph + 16);
+			uint32_t addr = vaddr & ~0xFFFu;
+			pdb_mmap2(b, pid, pid, addr, vaddr + filesz - addr, off & ~0xFFFu, name, NULL, 0, s);
+			maps++;
+		}
+	}
+	free(e);
+	return maps;
+}
+
+/* A generated snapshot as perf.data: its one buffer, formatted per thread
+ * or raw per CPU, the program mapped from its ELF file. */
+static int snapshot_to_perf(const char *snap_dir, const char *prog_dir, const char *prog, const char *out)
+{
+	char err[256], elf[2048], name[512];
+	csd_snapshot *snap = NULL;
+	if (csd_snapshot_open(snap_dir, &snap, err, sizeof(err)) != 0 || csd_snapshot_num_buffers(snap) != 1) {
+		csd_snapshot_free(snap);
+		return -1;
+	}
+	const struct csd_snapshot_buffer *buf = csd_snapshot_buffer(snap, 0);
+	size_t n;
+	uint8_t *bytes = check_read_file(buf->path, &n);
+	int raw = buf->frame_format == CSD_FRAME_RAW, port = buf->frame_format == CSD_FRAME_PORT;
+	struct pdb_cpu cpus[8];
+	int ncpus = 0;
+	for (size_t i = 0; i < csd_snapshot_num_sources(snap) && ncpus < 8; i++) {
+		const struct csd_snapshot_source *src = csd_snapshot_source(snap, i);
+		struct pdb_cpu c = { PDB_MAGIC_ETM3, ncpus, src->config.etmcr, src->config.trace_id, src->config.etmccer,
+				     src->config.etmidr, 0 };
+		cpus[ncpus++] = c;
+	}
+	csd_snapshot_free(snap);
+	if (!bytes || port || !ncpus) {
+		free(bytes);
+		return -1;
+	}
+	/* The generator's context ID is 0x2a: the process is 42. */
+	const int32_t pid = 42;
+	struct pdb b;
+	pdb_init(&b, PDB_SAMPLE_TID | PDB_SAMPLE_TIME | PDB_SAMPLE_CPU | PDB_SAMPLE_IDENTIFIER, 1, 0);
+	pdb_auxtrace_info(&b, 1, 0, cpus, ncpus);
+	struct pdb_sid s = { pid, pid, -1, 1, PDB_ID_DUMMY };
+	pdb_comm(&b, pid, pid, prog, 1, &s);
+	snprintf(elf, sizeof(elf), "%s/%s", prog_dir, prog);
+	snprintf(name, sizeof(name), "/%s", prog);
+	int maps = mmap_elf(&b, elf, name, pid, &s);
+	if (raw) {
+		/* Per CPU, with a switch during the buffer: the process
+		 * comes from the trace's context ID. */
+		struct pdb_sid c0 = { 1, 1, 0, 2, 0 };
+		pdb_itrace_start(&b, 1, 1, &c0);
+		pdb_switch(&b, 1, 1, pid, pid, &c0);
+		pdb_aux(&b, 0, n, 0x100, &c0);
+		pdb_auxtrace(&b, 0, 0, -1, 0, bytes, n);
+	} else {
+		struct pdb_sid t = { pid, pid, -1, 2, 0 };
+		pdb_itrace_start(&b, pid, pid, &t);
+		pdb_aux(&b, 0, n, 0, &t);
+		pdb_auxtrace(&b, 0, 0, pid, -1, bytes, n);
+	}
+	pdb_finish(&b);
+	int rc = maps > 0 ? pdb_write(&b, out) : -1;
+	pdb_free(&b);
+	free(bytes);
+	return rc;
+}
+
+/* The tool's stdout into a file; its exit status. */
+static int tool_to_file(const char *args, const char *file)
+{
+	char cmd[4096];
+	snprintf(cmd, sizeof(cmd), "timeout 300 %s %s >%s 2>%s", tool, args, file, tmp("stderr"));
+	int st = system(cmd);
+	cli_read_text(tmp("stderr"), err_text, sizeof(err_text));
+	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+/* Both decodes, line by line: the perf.data one without "cpu", "pid",
+ * "tid" and its offsets `shift` lower is the snapshot's. Every record of
+ * source i (trace ID ids[i]) has cpu i and the pid and tid given (-1:
+ * none), from its first instruction on. Returns the records compared. */
+static size_t same_decode_files(const char *what, const char *snap_file, const char *perf_file, long long shift,
+				const unsigned *ids, int nids, int pid, int tid)
+{
+	FILE *a = fopen(snap_file, "r"), *b = fopen(perf_file, "r");
+	static char la[8192], lb[8192], nb[8192];
+	size_t n = 0, diff = 0, bad_keys = 0;
+	int seen_range[8] = { 0 };
+	CHECK(a && b);
+	while (a && b) {
+		char *ga = fgets(la, sizeof(la), a), *gb = fgets(lb, sizeof(lb), b);
+		if (!ga || !gb) {
+			diff += !ga != !gb;
+			break;
+		}
+		normalise(lb, strlen(lb), shift, nb, sizeof(nb));
+		if (strcmp(la, nb) != 0 && diff++ == 0)
+			fprintf(stderr, "test_perf_data: %s: record %zu differs:\n  %s  %s", what, n, la, lb);
+		long long id = json_int(lb, "id");
+		for (int i = 0; i < nids; i++) {
+			if (id != (long long)ids[i])
+				continue;
+			seen_range[i] |= strncmp(lb, "{\"type\":\"range\"", 15) == 0;
+			if (json_int(lb, "cpu") != i || (seen_range[i] && (json_int(lb, "pid") != pid || json_int(lb, "tid") != tid)))
+				if (bad_keys++ == 0)
+					fprintf(stderr, "test_perf_data: %s: want cpu %d pid %d tid %d: %s", what, i, pid, tid, lb);
+		}
+		n++;
+	}
+	if (a)
+		fclose(a);
+	if (b)
+		fclose(b);
+	if (diff)
+		fprintf(stderr, "test_perf_data: %s: %zu of %zu records differ\n", what, diff, n);
+	CHECK_EQ(diff, 0);
+	CHECK_EQ(bad_keys, 0);
+	return n;
+}
+
+static void test_roundtrip_matrix(void)
+{
+	const char *gendir = getenv("CSD_GEN_SNAPSHOTS"), *progdir = getenv("CSD_PROGRAMS");
+	DIR *d = gendir && progdir ? opendir(gendir) : NULL;
+	if (!d) {
+		printf("test_perf_data: no generated snapshots (CSD_GEN_SNAPSHOTS): the matrix is not run\n");
+		return;
+	}
+	struct dirent *de;
+	size_t files = 0, records = 0, seen = 0;
+	/* Under the sanitizers (ten times slower) every fourth; the plain
+	 * build runs them all. */
+	size_t step = sanitized() ? 4 : 1;
+	while ((de = readdir(d))) {
+		const char *sep = strstr(de->d_name, "--");
+		if (!sep || (strcmp(sep, "--ts") != 0 && strcmp(sep, "--ptm-rs") != 0) || seen++ % step)
+			continue;
+		char prog[256], snap[2048], args[4096];
+		snprintf(prog, sizeof(prog), "%.*s", (int)(sep - de->d_name), de->d_name);
+		snprintf(snap, sizeof(snap), "%s/%s", gendir, de->d_name);
+		const char *path = tmp("matrix.data");
+		CHECK_EQ(snapshot_to_perf(snap, progdir, prog, path), 0);
+		snprintf(args, sizeof(args), "decode %s --format jsonl --order capture", snap);
+		CHECK_EQ(tool_to_file(args, tmp("matrix-snap.jsonl")), 0);
+		snprintf(args, sizeof(args), "decode %s --symfs %s --format jsonl --order capture", path, progdir);
+		CHECK_EQ(tool_to_file(args, tmp("matrix-perf.jsonl")), 0);
+		csd_perf *pd = NULL;
+		CHECK_EQ(csd_perf_open(path, &pd, NULL, 0), 0);
+		struct walk w;
+		if (pd)
+			walk_all(pd, &w);
+		unsigned ids[8];
+		int nids = 0;
+		for (size_t i = 0; pd && i < csd_perf_num_cpus(pd) && nids < 8; i++)
+			ids[nids++] = csd_perf_cpu(pd, i)->config.trace_id;
+		csd_perf_free(pd);
+		/* Per thread the thread is known; per CPU (raw) the process
+		 * comes from the context ID, the thread does not. */
+		int raw = strcmp(sep, "--ptm-rs") == 0;
+		size_t k = same_decode_files(de->d_name, tmp("matrix-snap.jsonl"), tmp("matrix-perf.jsonl"),
+					     pd ? (long long)w.piece[0].data_offset : 0, ids, nids, 42, raw ? -1 : 42);
+		if (check_failures) {
+			char keep[600];
+			snprintf(keep, sizeof(keep), "%s.data", de->d_name);
+			rename(path, tmp(keep));
+		}
+		CHECK(k > 100);
+		records += k;
+		files++;
+	}
+	closedir(d);
+	printf("test_perf_data: %zu generated snapshots through perf.data, %zu records the same\n", files, records);
+	CHECK(files * step >= 2 * 36);
+}
+
 int main(void)
 {
 	tool = tool_path();
@@ -1527,6 +1731,7 @@ int main(void)
 	test_tool_refusals();
 	test_memory_flat();
 	test_with_perf();
+	test_roundtrip_matrix();
 
 	free(snap_text);
 	free(out_a);
