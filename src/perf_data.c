@@ -12,8 +12,10 @@
  * Nothing is held per record: the records are walked through a window of
  * the file. The AUX records that describe an AUXTRACE buffer may come
  * before or after it in the file, so a second cursor runs ahead of the
- * walk and keeps the AUX records it passes in a ring of bounded size
- * until the buffer they describe has been handed out. Every size read
+ * walk and keeps the AUX records it passes, in a pool of bounded size with
+ * one chain per queue (a CPU, or a thread when perf recorded per thread),
+ * until the buffer they describe has been handed out: matching a buffer
+ * looks at its own queue's records only. Every size read
  * from the file is checked against the file before it is used, and any
  * allocation a size drives is capped.
  */
@@ -40,6 +42,9 @@
 #define MAX_BUILD_ID_NAMES (8u << 20)  /* bytes of build-ID table file names kept */
 #define MAX_BUILD_IDS 65536
 #define LOOKAHEAD_RECORDS 65536        /* records the AUX cursor passes per buffer beyond the walk */
+#define MAX_CHAINS 256                 /* queues whose AUX records are kept */
+#define WILDCARD MAX_CHAINS            /* the chain of AUX records that name no queue */
+#define NO_ENTRY UINT32_MAX
 
 /* Record types (perf_event.h; perf's user records from 64). */
 enum {
@@ -84,8 +89,16 @@ struct window {
 struct aux_pending {
 	uint64_t offset, size, flags;
 	uint64_t done;                 /* stream position handed out up to */
-	int32_t cpu, tid, pid;
-	uint8_t has_cpu, has_tid, used;
+	int32_t tid, pid;
+	uint32_t seq;                  /* order of arrival */
+	uint32_t next;                 /* in its chain or the free list */
+	uint8_t has_tid;
+};
+
+/* The pending AUX records of one queue, oldest first. */
+struct aux_chain {
+	int32_t key;
+	uint32_t head, tail;
 };
 
 /* The AUXTRACE buffer being handed out in pieces. */
@@ -135,8 +148,14 @@ struct csd_perf {
 	int ahead_dead;                /* the AUX cursor met a record it cannot read */
 	int walk_rc;                   /* error that ended the walk, or 0 */
 	struct current_buffer cur;
-	struct aux_pending *ring;
-	size_t ring_head, ring_n;
+	struct aux_pending *pool;
+	uint32_t free_list;
+	size_t pending;                /* pool entries in chains */
+	struct aux_chain chains[MAX_CHAINS + 1]; /* [WILDCARD]: no queue named */
+	size_t nchains;
+	uint32_t seq;
+	int per_thread;                /* AUX records are keyed by thread (else CPU) */
+	int mode_known;
 	char text[2][65536];           /* event strings */
 	char err[512];
 	struct {
@@ -812,6 +831,10 @@ static int scan_records(csd_perf *pd)
 	int rc, found = 0;
 	while ((rc = record_at(pd, &c, &r)) > 0) {
 		cursor_skip(&c, &r);
+		if (r.type == REC_AUXTRACE && !pd->mode_known) {
+			pd->per_thread = (int32_t)le32(r.p + 40) == -1;
+			pd->mode_known = 1;
+		}
 		if (r.type == REC_AUXTRACE_INFO) {
 			if (r.size < 16)
 				return fail_at(pd, CSD_EFORMAT, r.offset, "AUXTRACE_INFO of %u bytes", r.size);
@@ -844,6 +867,10 @@ static int scan_records(csd_perf *pd)
 	memcpy(saved, pd->err, sizeof(saved));
 	while (record_at(pd, &c, &r) > 0) {
 		cursor_skip(&c, &r);
+		if (r.type == REC_AUXTRACE && !pd->mode_known) {
+			pd->per_thread = (int32_t)le32(r.p + 40) == -1;
+			pd->mode_known = 1;
+		}
 		if (r.type != REC_AUX_OUTPUT_HW_ID)
 			continue;
 		struct sample_id sid;
@@ -907,8 +934,8 @@ static int open_common(csd_perf *pd)
 	}
 	pd->walk.win.buf = pd->fd >= 0 ? malloc(WIN_SIZE) : NULL;
 	pd->ahead.win.buf = pd->fd >= 0 ? malloc(WIN_SIZE) : NULL;
-	pd->ring = calloc(CSDI_PERF_AUX_PENDING, sizeof(*pd->ring));
-	if ((pd->fd >= 0 && (!pd->walk.win.buf || !pd->ahead.win.buf)) || !pd->ring)
+	pd->pool = calloc(CSDI_PERF_AUX_PENDING, sizeof(*pd->pool));
+	if ((pd->fd >= 0 && (!pd->walk.win.buf || !pd->ahead.win.buf)) || !pd->pool)
 		return fail_at(pd, CSD_ENOMEM, 0, "out of memory");
 	rc = scan_records(pd);
 	if (rc < 0)
@@ -1014,7 +1041,7 @@ void csd_perf_free(csd_perf *pd)
 	free(pd->bid_names);
 	free(pd->walk.win.buf);
 	free(pd->ahead.win.buf);
-	free(pd->ring);
+	free(pd->pool);
 	free(pd->path);
 	free(pd);
 }
@@ -1070,7 +1097,15 @@ int csd_perf_rewind(csd_perf *pd)
 	pd->walk.win.len = pd->ahead.win.len = 0;
 	pd->ahead_dead = 0;
 	pd->walk_rc = 0;
-	pd->ring_head = pd->ring_n = 0;
+	pd->free_list = NO_ENTRY;
+	for (uint32_t i = CSDI_PERF_AUX_PENDING; i-- > 0;) {
+		pd->pool[i].next = pd->free_list;
+		pd->free_list = i;
+	}
+	pd->pending = 0;
+	pd->nchains = 0;
+	pd->chains[WILDCARD].head = pd->chains[WILDCARD].tail = NO_ENTRY;
+	pd->seq = 0;
 	memset(&pd->cur, 0, sizeof(pd->cur));
 	pd->err[0] = 0;
 	return CSD_OK;
@@ -1080,29 +1115,64 @@ int csd_perf_rewind(csd_perf *pd)
  * AUX records and the buffers they describe
  * ---------------------------------------------------------------------- */
 
-static struct aux_pending *ring_at(csd_perf *pd, size_t i)
+/* The chain of queue `key` (WILDCARD's own slot for -2), made if asked
+ * and there is room: a table full of live queues keeps no more. */
+static struct aux_chain *chain_of(csd_perf *pd, int64_t key, int create)
 {
-	return &pd->ring[(pd->ring_head + i) % CSDI_PERF_AUX_PENDING];
-}
-
-static void ring_drop_used(csd_perf *pd)
-{
-	while (pd->ring_n && ring_at(pd, 0)->used) {
-		pd->ring_head = (pd->ring_head + 1) % CSDI_PERF_AUX_PENDING;
-		pd->ring_n--;
+	if (key == -2)
+		return &pd->chains[WILDCARD];
+	struct aux_chain *empty = NULL;
+	for (size_t i = 0; i < pd->nchains; i++) {
+		struct aux_chain *c = &pd->chains[i];
+		if (c->key == key)
+			return c;
+		if (c->head == NO_ENTRY && !empty)
+			empty = c;
 	}
+	if (!create)
+		return NULL;
+	if (!empty && pd->nchains < MAX_CHAINS)
+		empty = &pd->chains[pd->nchains++];
+	if (empty) {
+		empty->key = (int32_t)key;
+		empty->head = empty->tail = NO_ENTRY;
+	}
+	return empty;
 }
 
-/* Does AUX record a describe data of the current buffer's queue? In
- * per-thread recording (buffer CPU -1) the thread decides, else the CPU;
- * a record whose sample_id lacks the field matches any. */
-static int aux_matches(const struct current_buffer *b, const struct aux_pending *a)
+static void chain_pop(csd_perf *pd, struct aux_chain *c)
 {
-	if (a->used)
-		return 0;
-	if (b->cpu == -1)
-		return !a->has_tid || a->tid == b->tid;
-	return !a->has_cpu || a->cpu == b->cpu;
+	uint32_t i = c->head;
+	c->head = pd->pool[i].next;
+	if (c->head == NO_ENTRY)
+		c->tail = NO_ENTRY;
+	pd->pool[i].next = pd->free_list;
+	pd->free_list = i;
+	pd->pending--;
+}
+
+/* The oldest pending record goes (the head of some chain). */
+static void evict_oldest(csd_perf *pd)
+{
+	struct aux_chain *old = NULL;
+	for (size_t i = 0; i <= MAX_CHAINS; i++) {
+		struct aux_chain *c = &pd->chains[i];
+		if ((i < pd->nchains || i == WILDCARD) && c->head != NO_ENTRY &&
+		    (!old || pd->pool[c->head].seq - pd->pool[old->head].seq > UINT32_MAX / 2))
+			old = c;
+	}
+	if (old)
+		chain_pop(pd, old);
+}
+
+/* The queue an AUX record's sample_id names, or -2 when it names none.
+ * perf records either per thread or per CPU; the first AUXTRACE record
+ * says which. */
+static int64_t aux_key(const csd_perf *pd, const struct sample_id *sid)
+{
+	if (pd->per_thread)
+		return sid->has_tid ? sid->tid : -2;
+	return sid->has_cpu ? sid->cpu : -2;
 }
 
 /* The stream range an AUX record describes: [offset, offset + size), or
@@ -1120,27 +1190,35 @@ static void aux_range(const struct aux_pending *a, uint64_t buffer_size, uint64_
 	}
 }
 
-static int aux_covers_end(csd_perf *pd, const struct aux_pending *a)
+/* Does the newest record of chain c reach the end of the current buffer? */
+static int chain_covers_end(const csd_perf *pd, const struct aux_chain *c)
 {
+	if (!c || c->tail == NO_ENTRY)
+		return 0;
 	uint64_t s, e;
-	aux_range(a, pd->cur.end - pd->cur.start, &s, &e);
-	return aux_matches(&pd->cur, a) && e >= pd->cur.end;
+	aux_range(&pd->pool[c->tail], pd->cur.end - pd->cur.start, &s, &e);
+	return e >= pd->cur.end;
+}
+
+static int64_t buffer_key(const struct current_buffer *b)
+{
+	return b->cpu == -1 ? b->tid : b->cpu;
 }
 
 /* Move the AUX cursor on: at least past the current buffer's record, then
- * on until an AUX record reaches the buffer's end, the next buffer of the
- * same queue is met, or the lookahead limit or a full ring stops it. */
+ * on until an AUX record of its queue reaches the buffer's end, the next
+ * buffer of the same queue is met, or the lookahead limit or a full pool
+ * stops it. */
 static void look_ahead(csd_perf *pd)
 {
-	int covered = 0;
-	for (size_t i = 0; i < pd->ring_n && !covered; i++)
-		covered = aux_covers_end(pd, ring_at(pd, i));
+	int64_t key = buffer_key(&pd->cur);
+	int covered = chain_covers_end(pd, chain_of(pd, key, 0)) || chain_covers_end(pd, &pd->chains[WILDCARD]);
 	unsigned passed = 0;
 	char saved[sizeof(pd->err)];
 	memcpy(saved, pd->err, sizeof(saved));
 	while (!pd->ahead_dead) {
 		int behind = pd->ahead.pos <= pd->cur.record;
-		if (!behind && (covered || passed >= LOOKAHEAD_RECORDS || pd->ring_n == CSDI_PERF_AUX_PENDING))
+		if (!behind && (covered || passed >= LOOKAHEAD_RECORDS || pd->pending == CSDI_PERF_AUX_PENDING))
 			break;
 		struct record r;
 		int rc = record_at(pd, &pd->ahead, &r);
@@ -1164,26 +1242,50 @@ static void look_ahead(csd_perf *pd)
 		uint64_t size = le64(r.p + 16);
 		if (size == 0)
 			continue;
-		if (pd->ring_n == CSDI_PERF_AUX_PENDING) {
-			/* Full while catching up: the oldest record goes. */
-			pd->ring_head = (pd->ring_head + 1) % CSDI_PERF_AUX_PENDING;
-			pd->ring_n--;
-		}
-		struct aux_pending *a = ring_at(pd, pd->ring_n++);
+		struct aux_chain *c = chain_of(pd, aux_key(pd, &sid), 1);
+		if (!c)
+			continue;
+		if (pd->pending == CSDI_PERF_AUX_PENDING)
+			evict_oldest(pd); /* full while catching up */
+		uint32_t i = pd->free_list;
+		if (i == NO_ENTRY)
+			continue;
+		struct aux_pending *a = &pd->pool[i];
+		pd->free_list = a->next;
 		memset(a, 0, sizeof(*a));
 		a->offset = le64(r.p + 8);
 		a->size = size;
 		a->flags = le64(r.p + 24);
 		a->pid = sid.pid;
 		a->tid = sid.tid;
-		a->cpu = sid.cpu;
 		a->has_tid = (uint8_t)sid.has_tid;
-		a->has_cpu = (uint8_t)sid.has_cpu;
-		if (!covered && pd->cur.active)
-			covered = aux_covers_end(pd, a);
+		a->seq = pd->seq++;
+		a->next = NO_ENTRY;
+		if (c->tail == NO_ENTRY)
+			c->head = i;
+		else
+			pd->pool[c->tail].next = i;
+		c->tail = i;
+		pd->pending++;
+		if (!covered && pd->cur.active && (c == &pd->chains[WILDCARD] || c->key == key))
+			covered = chain_covers_end(pd, c);
 	}
 	/* The walk reports bad records when it gets there. */
 	memcpy(pd->err, saved, sizeof(saved));
+}
+
+/* The head of chain c once the records wholly behind `pos` are dropped. */
+static struct aux_pending *chain_front(csd_perf *pd, struct aux_chain *c, uint64_t pos, uint64_t bsize)
+{
+	while (c && c->head != NO_ENTRY) {
+		struct aux_pending *a = &pd->pool[c->head];
+		uint64_t s, e;
+		aux_range(a, bsize, &s, &e);
+		if (e > pos && e > a->done)
+			return a;
+		chain_pop(pd, c);
+	}
+	return NULL;
 }
 
 /* The next piece of the current buffer: 1 with ev filled, 0 when what is
@@ -1192,24 +1294,18 @@ static int next_piece(csd_perf *pd, struct csd_perf_event *ev)
 {
 	struct current_buffer *b = &pd->cur;
 	uint64_t bsize = b->end - b->start;
-	struct aux_pending *hit = NULL;
-	uint64_t hs = 0, he = 0;
-	for (size_t i = 0; i < pd->ring_n; i++) {
-		struct aux_pending *a = ring_at(pd, i);
-		if (!aux_matches(b, a))
-			continue;
-		uint64_t s, e;
-		aux_range(a, bsize, &s, &e);
-		if (e <= b->pos || e <= a->done) {
-			a->used = 1;     /* behind this queue's stream */
-			continue;
-		}
-		hit = a;
-		hs = s;
-		he = e;
-		break;
+	/* The older of the queue's and the unnamed records' first. */
+	struct aux_chain *qc = chain_of(pd, buffer_key(b), 0), *wc = &pd->chains[WILDCARD];
+	struct aux_pending *qa = chain_front(pd, qc, b->pos, bsize), *wa = chain_front(pd, wc, b->pos, bsize);
+	struct aux_pending *hit = qa;
+	struct aux_chain *hit_chain = qc;
+	if (wa && (!qa || qa->seq - wa->seq < UINT32_MAX / 2)) {
+		hit = wa;
+		hit_chain = wc;
 	}
-	ring_drop_used(pd);
+	uint64_t hs = 0, he = 0;
+	if (hit)
+		aux_range(hit, bsize, &hs, &he);
 	uint64_t start = b->pos, end = b->end;
 	ev->aux_flags = 0;
 	ev->flags = 0;
@@ -1229,7 +1325,7 @@ static int next_piece(csd_perf *pd, struct csd_perf_event *ev)
 				ev->pid = hit->pid;
 			hit->done = end;
 			if (end == he)
-				hit->used = 1;
+				chain_pop(pd, hit_chain);
 		}
 	}
 	if (!hit && end == b->end && end - start < 8 && b->matched) {
