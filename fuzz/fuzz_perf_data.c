@@ -43,7 +43,7 @@ static uint64_t perf_walk(csd_perf *pd, size_t size, int *end_rc)
 	uint64_t h = 0, last_offset = 0, piece_record = UINT64_MAX, piece_end = 0;
 	size_t events = 0;
 	static uint8_t buf[65536];
-	struct csd_perf_event ev;
+	struct csd_perf_event ev = { .size = sizeof(ev) };
 	int rc;
 	while ((rc = csd_perf_next(pd, &ev)) == 0) {
 		events++;

@@ -979,9 +979,11 @@ enum csd_perf_event_flag {
 /**
  * One record of the file. `cpu`, `pid`, `tid` are -1 where the record does
  * not say (from its fields or its sample_id). Strings are NUL-terminated
- * and valid until the next csd_perf_next() or csd_perf_rewind().
+ * and valid until the next csd_perf_next() or csd_perf_rewind(). The
+ * caller sets `size`; the library fills the rest.
  */
 struct csd_perf_event {
+	size_t size;              /**< sizeof(struct csd_perf_event), set by the caller */
 	uint32_t type;            /**< enum csd_perf_event_type */
 	uint32_t record;          /**< PERF_RECORD_* number of the record */
 	uint64_t offset;          /**< file offset of the record */
@@ -1043,11 +1045,13 @@ const struct csd_perf_build_id *csd_perf_build_id(const csd_perf *pd, size_t i);
 /**
  * The next event, in file order (the pieces of one AUXTRACE buffer in
  * stream order, at its place). Records of other kinds are passed over.
- * Returns 0 with *ev filled, CSD_EEOS after the last record. A record that
- * cannot be read ends the walk: the same error is returned from then on
- * and csd_perf_error() says where and why.
- * Errors: CSD_EINVAL (NULL argument), CSD_EFORMAT (malformed record),
- * CSD_EIO (read error, or the file ends inside a record).
+ * Returns 0 with *ev filled (ev->size must be set: a struct older than
+ * this library's is filled as far as it goes), CSD_EEOS after the last
+ * record. A record that cannot be read ends the walk: the same error is
+ * returned from then on and csd_perf_error() says where and why.
+ * Errors: CSD_EINVAL (NULL argument, ev->size smaller than the first
+ * version of the struct), CSD_EFORMAT (malformed record), CSD_EIO (read
+ * error, or the file ends inside a record).
  */
 int csd_perf_next(csd_perf *pd, struct csd_perf_event *ev);
 

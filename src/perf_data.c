@@ -21,6 +21,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <stddef.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1497,10 +1498,28 @@ static int decode_record(csd_perf *pd, const struct record *r, struct csd_perf_e
 	}
 }
 
+/* The first (and current) layout of struct csd_perf_event ends here. */
+#define EVENT_V1_SIZE (offsetof(struct csd_perf_event, lost) + sizeof(uint64_t))
+
+static int perf_next(csd_perf *pd, struct csd_perf_event *ev);
+
 int csd_perf_next(csd_perf *pd, struct csd_perf_event *ev)
 {
-	if (!pd || !ev)
+	if (!pd || !ev || ev->size < EVENT_V1_SIZE)
 		return CSD_EINVAL;
+	/* Filled whole, then as much as the caller's struct holds. */
+	struct csd_perf_event full;
+	size_t n = ev->size < sizeof(full) ? ev->size : sizeof(full);
+	int rc = perf_next(pd, &full);
+	if (rc == CSD_OK) {
+		full.size = ev->size;
+		memcpy(ev, &full, n);
+	}
+	return rc;
+}
+
+static int perf_next(csd_perf *pd, struct csd_perf_event *ev)
+{
 	if (pd->walk_rc)
 		return pd->walk_rc;
 	for (;;) {

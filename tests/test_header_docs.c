@@ -716,7 +716,7 @@ static void probe_perf(void)
 {
 	csd_perf *pd = NULL;
 	char err[256];
-	struct csd_perf_event ev;
+	struct csd_perf_event ev = { .size = sizeof(ev) };
 	uint8_t b[8];
 	returned("csd_perf_open", csd_perf_open(NULL, &pd, err, sizeof(err)), CSD_EINVAL);
 	returned("csd_perf_open", csd_perf_open(tmp_path("nothing.data"), &pd, err, sizeof(err)), CSD_EIO);
@@ -751,6 +751,8 @@ static void probe_perf(void)
 		returned("csd_perf_next", csd_perf_next(pd, &ev), CSD_EFORMAT);
 		returned("csd_perf_next", csd_perf_next(NULL, &ev), CSD_EINVAL);
 		returned("csd_perf_next", csd_perf_next(pd, NULL), CSD_EINVAL);
+		struct csd_perf_event small = { .size = 8 };
+		returned("csd_perf_next", csd_perf_next(pd, &small), CSD_EINVAL);
 		returned("csd_perf_rewind", csd_perf_rewind(NULL), CSD_EINVAL);
 		returned("csd_perf_read", csd_perf_read(NULL, 0, b, 1), CSD_EINVAL);
 		returned("csd_perf_read", csd_perf_read(pd, UINT64_MAX - 2, b, 8), CSD_EINVAL);

@@ -18,6 +18,7 @@
 #define _DEFAULT_SOURCE /* mkdtemp */
 #include <dirent.h>
 #include <inttypes.h>
+#include <stddef.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -291,11 +292,16 @@ static void build_sample(struct pdb *b, const struct shape *sh)
 	pdb_finish(b);
 }
 
+/* Writes the file; its path stays valid for the next 15 files (tmp()'s
+ * names are reused sooner). */
 static const char *write_sample(const char *name, const struct shape *sh)
 {
+	static char paths[16][1200];
+	static int k;
+	char *path = paths[k++ & 15];
+	snprintf(path, sizeof(paths[0]), "%s", tmp(name));
 	struct pdb b;
 	build_sample(&b, sh);
-	const char *path = tmp(name);
 	CHECK_EQ(pdb_write(&b, path), 0);
 	pdb_free(&b);
 	return path;
@@ -450,7 +456,7 @@ struct walk {
 static void walk_all(csd_perf *pd, struct walk *w)
 {
 	memset(w, 0, sizeof(*w));
-	struct csd_perf_event ev;
+	struct csd_perf_event ev = { .size = sizeof(ev) };
 	int rc;
 	while ((rc = csd_perf_next(pd, &ev)) == 0) {
 		w->events++;
@@ -591,7 +597,9 @@ static void test_library_events(void)
 		pdb_free(&b);
 		return;
 	}
-	struct csd_perf_event ev;
+	struct csd_perf_event small = { .size = offsetof(struct csd_perf_event, lost) };
+	CHECK_EQ(csd_perf_next(pd, &small), CSD_EINVAL);
+	struct csd_perf_event ev = { .size = sizeof(ev) };
 	/* COMM, MMAP2, 4 switches, then per CPU: AUX, its piece. */
 	CHECK_EQ(csd_perf_next(pd, &ev), 0);
 	CHECK(ev.type == CSD_PERF_COMM && ev.pid == PID && ev.tid == PID && (ev.flags & CSD_PERF_EVF_EXEC));
@@ -716,8 +724,9 @@ static void test_library_refusals(void)
 	CHECK(strstr(err, "missing") != NULL);
 	CHECK_EQ(csd_perf_open(tmpdir, &pd, err, sizeof(err)), CSD_EIO);
 	CHECK(strstr(err, "directory") != NULL);
-	struct csd_perf_event ev;
+	struct csd_perf_event ev = { .size = sizeof(ev) };
 	CHECK_EQ(csd_perf_next(NULL, &ev), CSD_EINVAL);
+
 	CHECK_EQ(csd_perf_rewind(NULL), CSD_EINVAL);
 	CHECK_EQ(csd_perf_read(NULL, 0, err, 1), CSD_EINVAL);
 	CHECK(csd_perf_info(NULL) == NULL && csd_perf_num_cpus(NULL) == 0 && csd_perf_cpu(NULL, 0) == NULL);
@@ -1014,6 +1023,16 @@ static void test_tool_lookups(const char *snap_insn)
 	snprintf(args, sizeof(args), "decode %s --symfs %s --format jsonl --insn", path, tmp("root"));
 	CHECK_EQ(tool_run(out_b, args), 0);
 	same_as_snapshot("symfs", snap_insn, out_b, -1);
+	/* --vmlinux: in every image (here the program stands for a kernel). */
+	snprintf(args, sizeof(args), "decode %s --vmlinux %s/demo.elf --format jsonl --insn", path, SAMPLE);
+	CHECK_EQ(tool_run(out_b, args), 0);
+	same_as_snapshot("--vmlinux", snap_insn, out_b, -1);
+	snprintf(args, sizeof(args), "decode %s --vmlinux %s", SAMPLE, tmp("missing"));
+	CHECK_EQ(tool_run(out_b, args), 2);
+	CHECK(strstr(err_text, "--vmlinux is for perf.data input") != NULL);
+	snprintf(args, sizeof(args), "decode %s --vmlinux %s", path, tmp("missing"));
+	CHECK_EQ(tool_run(out_b, args), 2);
+	CHECK(strstr(err_text, "--vmlinux") != NULL && strstr(err_text, "missing") != NULL);
 	/* --elf */
 	snprintf(args, sizeof(args), "decode %s --elf %s/demo.elf --format jsonl --insn", path, SAMPLE);
 	CHECK_EQ(tool_run(out_b, args), 0);
@@ -1280,7 +1299,7 @@ static void compare_with_perf_dump(const char *path, const char *dump)
 	CHECK_EQ(csd_perf_open(path, &pd, NULL, 0), 0);
 	if (!pd)
 		return;
-	struct csd_perf_event ev;
+	struct csd_perf_event ev = { .size = sizeof(ev) };
 	size_t matched = 0, bad = 0;
 	uint64_t piece_sum = 0, piece_record = 0;
 	struct perf_line *piece_line = NULL;

@@ -906,7 +906,7 @@ int cli_run_perf(struct options *o, struct run_ctx *ctx, enum slot_kind kind)
 	if (kind == SLOT_FLOW)
 		pr->all = image_new(pr);
 	active_run = pr;
-	struct csd_perf_event ev;
+	struct csd_perf_event ev = { .size = sizeof(ev) };
 	int walk;
 	while ((walk = csd_perf_next(pr->pd, &ev)) == 0 && !pr->io_failed)
 		on_event(pr, &ev);
