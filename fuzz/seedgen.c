@@ -25,7 +25,9 @@
  *     program's, a made one, and both with section headers repeated) for
  *     the symbols harness;
  *   - the flow harnesses' inputs after an option byte, and made record
- *     streams, for the accum harness.
+ *     streams, for the accum harness;
+ *   - perf.data files (tests/perf_data_build.h) holding the sample's trace
+ *     in the layouts perf writes, for the perf_data harness.
  * Without CSD_SHARED only the encoder seeds are written.
  */
 #include <errno.h>
@@ -39,6 +41,7 @@
 #include "fuzz_common.h"
 #include "fuzz_image.h"
 #include "fuzz_print.h"
+#include "../tests/perf_data_build.h"
 
 #define MAX_STREAM (1u << 20)
 
@@ -1157,6 +1160,154 @@ static void accum_record_seeds(void)
 	}
 }
 
+/* perf.data files with the sample's trace (its first 2 KiB, formatted, or
+ * each source's bytes raw): cs_etm header versions 0-2, ETMv4 and ETE
+ * blocks, per-thread and per-CPU buffers, AUX records before and after
+ * their data, truncated sessions, a buffer in two, snapshot mode, sideband
+ * of every kind the reader takes, features. */
+static void perf_data_seeds(void)
+{
+	const char *dir = getenv("CSD_FUZZ_SAMPLE");
+	if (!dir || !*dir)
+		dir = "examples/sample";
+	char path[1024], err[256];
+	csd_snapshot *snap = NULL;
+	if (csd_snapshot_open(dir, &snap, err, sizeof(err)) != 0) {
+		fprintf(stderr, "seedgen: %s: %s (no perf_data seeds)\n", dir, err);
+		return;
+	}
+	struct csd_trace_config cfg[2];
+	memset(cfg, 0, sizeof(cfg));
+	for (size_t i = 0; i < csd_snapshot_num_sources(snap) && i < 2; i++)
+		cfg[i] = csd_snapshot_source(snap, i)->config;
+	csd_snapshot_free(snap);
+	snprintf(path, sizeof(path), "%s/trace.bin", dir);
+	size_t n;
+	uint8_t *trace = read_file(path, &n);
+	if (!trace)
+		die(path);
+	if (n > 2048)
+		n = 2048;
+	/* Each source's bytes alone. */
+	uint8_t raw[2][2048];
+	size_t raw_n[2] = { 0, 0 };
+	struct csd_frame_config fc = { .size = sizeof(fc), .format = CSD_FRAME_ALIGNED };
+	csd_frame_decoder *fd = csd_frame_new(&fc);
+	struct csd_frame_out fo;
+	csd_frame_feed(fd, trace, n, 0);
+	csd_frame_finish(fd);
+	while (csd_frame_next(fd, &fo) == 0)
+		for (int c = 0; c < 2; c++)
+			if (fo.event == CSD_FRAME_DATA && fo.bytes.id == cfg[c].trace_id && raw_n[c] + fo.bytes.size <= 2048) {
+				memcpy(raw[c] + raw_n[c], fo.bytes.data, fo.bytes.size);
+				raw_n[c] += fo.bytes.size;
+			}
+	csd_frame_free(fd);
+	static const uint8_t id[20] = { 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20 };
+	static const struct pdb_build_id bid = { -1, 2, { 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20 },
+						 20, "/demo.elf" };
+	for (int k = 0; k < 8; k++) {
+		struct pdb b;
+		uint64_t st = 1 | PDB_SAMPLE_TID | PDB_SAMPLE_TIME | PDB_SAMPLE_CPU | 256 | PDB_SAMPLE_IDENTIFIER;
+		if (k == 7)
+			st = PDB_SAMPLE_TID | PDB_SAMPLE_ID | PDB_SAMPLE_CPU;
+		pdb_init(&b, st, k != 6, k == 4 ? 0x1000 : 0);
+		int version = k == 1 ? 0 : k == 2 ? 2 : 1;
+		struct pdb_cpu cpus[4] = {
+			{ PDB_MAGIC_ETM3, 0, cfg[0].etmcr, cfg[0].trace_id, cfg[0].etmccer, cfg[0].etmidr, 0 },
+			{ PDB_MAGIC_ETM3, 1, cfg[1].etmcr, cfg[1].trace_id, cfg[1].etmccer, cfg[1].etmidr, 0 },
+			{ PDB_MAGIC_ETM4, 2, 0x1, 0x30, 0, 0, 0 },
+			{ PDB_MAGIC_ETE, 3, 0x1, 0x32, 0, 0, 0 },
+		};
+		if (version == 2) {
+			cpus[0].traceidr = 0x20 | UINT64_C(1) << 31;
+			cpus[1].traceidr = 0x22 | UINT64_C(1) << 31;
+		}
+		pdb_auxtrace_info(&b, version, k == 6, cpus, k == 1 ? 3 : k == 2 ? 4 : 2);
+		struct pdb_sid d = { 42, 42, -1, 10, PDB_ID_DUMMY }, t = { 42, 42, -1, 20, 0 };
+		pdb_comm(&b, 42, 42, "demo", 1, &d);
+		pdb_mmap2(&b, 42, 42, 0x10000, 0x1000, 0, "/demo.elf", k % 2 ? id : NULL, 20, &d);
+		if (k == 7) {
+			pdb_mmap(&b, 42, 42, 0x20000, 0x1000, 0x1000, "/lib/libc.so", 0, &d);
+			pdb_mmap(&b, -1, 0, 0xc0008000, 0x400000, 0xc0008000, "[kernel.kallsyms]_text", 1, &d);
+			uint8_t fork_body[24] = { 43, 0, 0, 0, 42, 0, 0, 0, 43, 0, 0, 0, 42, 0, 0, 0, 30 };
+			size_t at = pdb_begin(&b, 7, 0);
+			pdb_put(&b, fork_body, sizeof(fork_body));
+			pdb_trailer(&b, &d);
+			pdb_end(&b, at);
+			at = pdb_begin(&b, 4, 0);
+			pdb_put(&b, fork_body, sizeof(fork_body));
+			pdb_trailer(&b, &d);
+			pdb_end(&b, at);
+			uint8_t lost[16] = { 1, 0, 0, 0, 0, 0, 0, 0, 5 };
+			at = pdb_begin(&b, 2, 0);
+			pdb_put(&b, lost, sizeof(lost));
+			pdb_trailer(&b, &d);
+			pdb_end(&b, at);
+		}
+		if (version == 2) {
+			struct pdb_sid h0 = { 42, 42, 0, 11, 0 }, h1 = { 42, 42, 1, 11, 0 };
+			pdb_hw_id(&b, cfg[0].trace_id | UINT64_C(1) << 56, &h0);
+			pdb_hw_id(&b, cfg[1].trace_id | UINT64_C(1) << 56, &h1);
+		}
+		if (k == 3) {
+			for (int c = 0; c < 2; c++) {
+				struct pdb_sid s = { 42, 42, c, 20, 0 };
+				pdb_itrace_start(&b, 42, 42, &s);
+				pdb_switch(&b, 1, 1, 7, 7, &s);
+				s.pid = s.tid = 7;
+				pdb_switch(&b, 1, 0, 42, 42, &s);
+				pdb_switch(&b, 0, 1, 0, 0, &s);
+			}
+			for (int c = 0; c < 2; c++) {
+				struct pdb_sid s = { 42, 42, c, 40, 0 };
+				pdb_aux(&b, 0, raw_n[c], 0x100, &s);
+				pdb_auxtrace(&b, 0, (uint32_t)c, 42, c, raw[c], raw_n[c]);
+			}
+		} else {
+			pdb_itrace_start(&b, 42, 42, &t);
+			if (k == 4) {
+				size_t a = (n / 2) & ~(size_t)15;
+				pdb_aux(&b, 0, a, 0, &t);
+				pdb_auxtrace(&b, 0, 0, 42, -1, trace, n);
+				pdb_aux(&b, a, n - a, 1 | 4 | 8, &t);
+			} else if (k == 5) {
+				pdb_aux(&b, 0, n, 0, &t);
+				pdb_auxtrace(&b, 0, 0, 42, -1, trace, 1000);
+				pdb_user(&b, 68, NULL, 0);
+				pdb_auxtrace(&b, 1000, 0, 42, -1, trace + 1000, n - 1000);
+			} else if (k == 6) {
+				pdb_auxtrace(&b, 2 * n, 0, 42, -1, trace, n);
+				pdb_aux(&b, 3 * n, n, 2, &t);
+			} else {
+				pdb_aux(&b, 0, n, 0, &t);
+				pdb_auxtrace(&b, 0, 0, 42, -1, trace, n);
+			}
+		}
+		pdb_user(&b, 68, NULL, 0);
+		if (k != 5) {
+			b.hostname = "board";
+			b.arch = "armv7l";
+			b.cpudesc = "ARMv7 Processor rev 5 (v7l)";
+			b.nr_cpus = 4;
+			b.cmdline[0] = "/usr/bin/perf";
+			b.cmdline[1] = "record";
+			b.bids = &bid;
+			b.nbids = 1;
+			b.index = 1;
+		}
+		pdb_finish(&b);
+		char name[32];
+		snprintf(name, sizeof(name), "sample-%d", k);
+		put_seed("perf_data", name, NULL, 0, b.buf, b.n);
+		pdb_free(&b);
+	}
+	/* A pipe-mode header and the other magics. */
+	uint8_t h[16] = { 'P', 'E', 'R', 'F', 'I', 'L', 'E', '2', 16 };
+	put_seed("perf_data", "pipe", NULL, 0, h, sizeof(h));
+	free(trace);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc != 2) {
@@ -1166,7 +1317,7 @@ int main(int argc, char **argv)
 	out_root = argv[1];
 	make_dir(out_root);
 	const char *names[] = { "frame", "etm3_pkt", "ptm_pkt", "etm3_flow", "ptm_flow", "snapshot", "image",
-				"merge", "qemu_log", "gen", "print", "symbols", "accum" };
+				"merge", "qemu_log", "gen", "print", "symbols", "accum", "perf_data" };
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
 		char path[1024];
 		snprintf(path, sizeof(path), "%s/%s", out_root, names[i]);
@@ -1198,6 +1349,7 @@ int main(int argc, char **argv)
 	print_seeds();
 	symbols_seeds();
 	accum_record_seeds();
+	perf_data_seeds();
 	printf("seedgen: %u seeds in %s\n", seeds_written, out_root);
 	return 0;
 }

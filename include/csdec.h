@@ -7,6 +7,7 @@
  *   packet decoders      per-ID bytes  -> struct csd_packet
  *   packet encoders      struct csd_packet -> bytes (tests, trace generator)
  *   snapshot reader      CoreSight snapshot directory -> buffers, sources, dumps
+ *   perf.data reader     Linux perf recording -> CPUs, AUX trace pieces, sideband
  *
  * Conventions
  *   - Every function that can fail returns an int: 0 (CSD_OK) or a positive
@@ -50,7 +51,7 @@ enum csd_error {
 	CSD_ENOENT = -7,       /**< the named item (file, section, key, device, trace ID) does not exist */
 	CSD_EBADPKT = -8,      /**< a packet cannot be encoded as given (field out of range for the protocol) */
 	CSD_ENOSPC = -9,       /**< the output buffer is too small */
-	CSD_EUNSUPPORTED = -10,/**< protocol, version or feature not supported (reserved: no function returns it yet) */
+	CSD_EUNSUPPORTED = -10,/**< protocol, version or feature not supported (e.g. a pipe-mode perf.data file) */
 	CSD_ENOMAP = -11,      /**< memory not accessible: no image section covers the address */
 };
 
@@ -861,6 +862,226 @@ int csd_snapshot_reg(const csd_snapshot *snap, const char *device, const char *r
  * than its stated length), CSD_ENOMEM.
  */
 int csd_snapshot_load_image(const csd_snapshot *snap, const char *device, csd_image *img);
+
+/* ------------------------------------------------------------------------
+ * perf.data reader (Linux `perf record -e cs_etm//` files)
+ *
+ * A perf.data file holds the trace of every traced CPU as AUX data, the
+ * cs_etm metadata (ETMCR, ETMTRACEIDR, ETMCCER, ETMIDR per CPU) and
+ * sideband records: program mappings, process names, context switches.
+ * The reader keeps no more than a few hundred KiB whatever the file's size:
+ * records are read in a window as they are walked, and trace bytes are
+ * read by the caller with csd_perf_read() when it wants them.
+ * ---------------------------------------------------------------------- */
+
+typedef struct csd_perf csd_perf;
+
+/** Kind of trace unit of a traced CPU (the magic of its metadata block). */
+enum csd_perf_unit {
+	CSD_PERF_UNIT_ETM3 = 1,    /**< ETMv3: decoded */
+	CSD_PERF_UNIT_PTM = 2,     /**< PTM (PFT): decoded */
+	CSD_PERF_UNIT_ETM4 = 3,    /**< ETMv4: not supported, its trace is skipped */
+	CSD_PERF_UNIT_ETE = 4,     /**< ETE: not supported, its trace is skipped */
+	CSD_PERF_UNIT_OTHER = 5,   /**< an ETMv3-format block whose ETMIDR names neither ETMv3 nor PFT 1.0/1.1 */
+};
+
+/** Where a CPU's trace ID comes from (struct csd_perf_cpu `id_from`). */
+enum csd_perf_id_source {
+	CSD_PERF_ID_NONE = 0,      /**< no usable ID (0 or 0x70-0x7f): the CPU's trace cannot be told apart */
+	CSD_PERF_ID_METADATA = 1,  /**< ETMTRACEIDR bits 6:0 of the metadata */
+	CSD_PERF_ID_HW_ID = 2,     /**< a PERF_RECORD_AUX_OUTPUT_HW_ID record of that CPU */
+};
+
+/** A traced CPU: one metadata block of the cs_etm AUXTRACE_INFO record. */
+struct csd_perf_cpu {
+	int32_t cpu;              /**< CPU number */
+	uint32_t unit;            /**< enum csd_perf_unit */
+	uint32_t id_from;         /**< enum csd_perf_id_source */
+	/** ETM3 / PTM: protocol, ETMCR, ETMCCER, ETMIDR (low 32 bits of the
+	 *  metadata), trace ID; all zero for other units. */
+	struct csd_trace_config config;
+	uint64_t traceidr;        /**< the metadata's ETMTRACEIDR (or TRCTRACEIDR) as written */
+	uint64_t offset;          /**< file offset of the metadata block */
+};
+
+/** The file and its recording (struct returned by csd_perf_info()). */
+struct csd_perf_info {
+	uint64_t file_size;
+	uint64_t data_offset;     /**< the records: [data_offset, data_offset + data_size) */
+	uint64_t data_size;       /**< the header's, or to the end of the file when the header says 0 */
+	uint32_t etm_version;     /**< cs_etm header version: 0, 1 or 2 */
+	uint32_t pmu_type;        /**< perf_event_attr.type of the cs_etm PMU */
+	uint64_t config;          /**< perf_event_attr.config of the cs_etm event (0 when no attr has its type) */
+	uint64_t sample_type;     /**< PERF_SAMPLE_* bits of the attributes */
+	int sample_id_all;        /**< records end with the sample_id fields */
+	int snapshot;             /**< recorded in snapshot mode (perf record -S) */
+	uint32_t nr_attrs;
+	uint32_t nr_cpus_avail;   /**< NRCPUS feature (0 when absent) */
+	uint32_t nr_cpus_online;
+	/** Feature strings; "" when the file does not have them. */
+	const char *hostname, *os_release, *perf_version, *arch, *cpu_desc, *cpuid;
+	const char *cmdline;      /**< the perf command line, words joined by spaces */
+};
+
+/** An entry of the build-ID table (HEADER_BUILD_ID feature). */
+struct csd_perf_build_id {
+	int32_t pid;              /**< -1 for the host */
+	uint16_t cpumode;         /**< 1 kernel, 2 user (PERF_RECORD_MISC_*) */
+	uint8_t size;             /**< bytes of `id` used (at most 20) */
+	uint8_t id[20];
+	const char *filename;
+};
+
+/** What csd_perf_next() delivers. Names: csd_perf_event_name(). */
+enum csd_perf_event_type {
+	/** Trace bytes of one traced queue (a CPU, or a thread in per-thread
+	 *  recording): `data_offset`, `data_size` in the file, `aux_offset`
+	 *  in the AUX stream, `cpu` (-1 per-thread), `tid`, `idx`,
+	 *  `aux_flags` of the PERF_RECORD_AUX that covers them. Each AUX
+	 *  record's bytes (or a whole AUXTRACE buffer that no AUX record
+	 *  covers) are a capture of their own: decoding starts afresh, as perf
+	 *  does, unless CSD_PERF_EVF_CONTINUES is set. Delivered where the
+	 *  AUXTRACE record is in the file, in stream order. */
+	CSD_PERF_AUX_DATA = 1,
+	/** PERF_RECORD_AUX: `aux_offset`, `aux_size`, `aux_flags`. */
+	CSD_PERF_AUX,
+	/** PERF_RECORD_MMAP or MMAP2: `addr`, `len`, `pgoff`, `filename`,
+	 *  MMAP2 `prot`, `mmap_flags`, and `build_id` with CSD_PERF_EVF_BUILD_ID. */
+	CSD_PERF_MMAP,
+	/** PERF_RECORD_COMM: `comm`; CSD_PERF_EVF_EXEC when an exec gave it. */
+	CSD_PERF_COMM,
+	/** PERF_RECORD_ITRACE_START: `pid`, `tid` start to be traced. */
+	CSD_PERF_ITRACE_START,
+	/** PERF_RECORD_SWITCH (`pid`/`tid` from sample_id) or SWITCH_CPU_WIDE
+	 *  (also `next_prev_pid`/`next_prev_tid`: the next task when switching
+	 *  out, the previous one when in); CSD_PERF_EVF_OUT, CSD_PERF_EVF_PREEMPT. */
+	CSD_PERF_SWITCH,
+	/** PERF_RECORD_AUX_OUTPUT_HW_ID: `hw_id` (trace ID in bits 7:0) of `cpu`. */
+	CSD_PERF_HW_ID,
+	/** PERF_RECORD_FORK / EXIT: `pid`, `tid`, `ppid`, `ptid`. */
+	CSD_PERF_FORK,
+	CSD_PERF_EXIT,
+	/** PERF_RECORD_LOST / LOST_SAMPLES: `lost` records or samples. */
+	CSD_PERF_LOST,
+	CSD_PERF_EVENT_COUNT
+};
+
+/** Lower-case name of an event type ("aux_data", "aux", "mmap", "comm",
+ *  "itrace_start", "switch", "hw_id", "fork", "exit", "lost"); "unknown"
+ *  if out of range. Never NULL. */
+const char *csd_perf_event_name(int type);
+
+/** PERF_RECORD_AUX flags (struct csd_perf_event `aux_flags`). */
+#define CSD_PERF_AUX_TRUNCATED 0x01u  /**< the sink ran out of room: trace was lost */
+#define CSD_PERF_AUX_OVERWRITE 0x02u  /**< snapshot mode: `aux_offset` is the end of the data */
+#define CSD_PERF_AUX_PARTIAL 0x04u    /**< the data has gaps */
+#define CSD_PERF_AUX_COLLISION 0x08u  /**< sample collided with another */
+#define CSD_PERF_AUX_RAW 0x0100u      /**< CoreSight: unformatted (one source), else formatter frames */
+
+/** Flags of struct csd_perf_event. */
+enum csd_perf_event_flag {
+	CSD_PERF_EVF_TIME = 1u << 0,      /**< `time` is known (sample_id) */
+	CSD_PERF_EVF_CONTINUES = 1u << 1, /**< AUX_DATA: continues the previous piece of its queue */
+	CSD_PERF_EVF_NO_AUX = 1u << 2,    /**< AUX_DATA: no AUX record covers these bytes (taken as formatted) */
+	CSD_PERF_EVF_RAW = 1u << 3,       /**< AUX_DATA: unformatted bytes of one CPU (CSD_PERF_AUX_RAW) */
+	CSD_PERF_EVF_OUT = 1u << 4,       /**< SWITCH: switching out */
+	CSD_PERF_EVF_PREEMPT = 1u << 5,   /**< SWITCH: out because preempted */
+	CSD_PERF_EVF_EXEC = 1u << 6,      /**< COMM: the name after an exec */
+	CSD_PERF_EVF_BUILD_ID = 1u << 7,  /**< MMAP2: `build_id` is given */
+};
+
+/**
+ * One record of the file. `cpu`, `pid`, `tid` are -1 where the record does
+ * not say (from its fields or its sample_id). Strings are NUL-terminated
+ * and valid until the next csd_perf_next() or csd_perf_rewind(). The
+ * caller sets `size`; the library fills the rest.
+ */
+struct csd_perf_event {
+	size_t size;              /**< sizeof(struct csd_perf_event), set by the caller */
+	uint32_t type;            /**< enum csd_perf_event_type */
+	uint32_t record;          /**< PERF_RECORD_* number of the record */
+	uint64_t offset;          /**< file offset of the record */
+	uint32_t flags;           /**< enum csd_perf_event_flag bits */
+	uint16_t cpumode;         /**< misc bits 2:0: 1 kernel, 2 user, ... */
+	int32_t cpu, pid, tid;
+	uint64_t time;            /**< with CSD_PERF_EVF_TIME */
+	/* AUX_DATA / AUX */
+	uint64_t data_offset;     /**< AUX_DATA: file offset of the bytes */
+	uint64_t data_size;       /**< AUX_DATA: number of bytes */
+	uint64_t aux_offset;      /**< position of the first byte in the AUX stream (AUX: as recorded) */
+	uint64_t aux_size;        /**< AUX: bytes the record announces */
+	uint64_t aux_flags;       /**< CSD_PERF_AUX_* bits */
+	uint32_t idx;             /**< AUX_DATA: perf's mmap index of the buffer */
+	/* MMAP */
+	uint64_t addr, len, pgoff;
+	uint32_t prot, mmap_flags;
+	uint8_t build_id_size;
+	uint8_t build_id[20];
+	const char *filename;     /**< MMAP; "" otherwise */
+	const char *comm;         /**< COMM; "" otherwise */
+	/* SWITCH / FORK / EXIT / HW_ID / LOST */
+	int32_t next_prev_pid, next_prev_tid;
+	int32_t ppid, ptid;
+	uint64_t hw_id;
+	uint64_t lost;
+};
+
+/**
+ * Open the perf.data file at `path` (a regular file only: a FIFO or device
+ * fails at once) and read its header, attributes, feature sections and
+ * the cs_etm metadata, and the AUX_OUTPUT_HW_ID records. On failure *out is
+ * NULL and errbuf (if not NULL) receives "PATH: offset N: reason" naming the
+ * file offset of the first bad structure.
+ * Errors: CSD_EINVAL (NULL path or out), CSD_EIO (cannot open or read, not
+ * a regular file), CSD_EFORMAT (not a perf.data file, or a malformed one),
+ * CSD_EUNSUPPORTED (pipe-mode, big-endian or version 1 files; AUX trace
+ * that is not cs_etm; a cs_etm header version above 2), CSD_ENOENT (no
+ * AUXTRACE_INFO record: nothing was traced), CSD_ENOMEM.
+ */
+int csd_perf_open(const char *path, csd_perf **out, char *errbuf, size_t errlen);
+
+/** Close the file and free everything; NULL is ignored. */
+void csd_perf_free(csd_perf *pd);
+
+/** The file's header facts and feature strings; NULL for NULL. Valid until csd_perf_free(). */
+const struct csd_perf_info *csd_perf_info(const csd_perf *pd);
+
+/** Number of traced CPUs (metadata blocks, every unit); 0 for NULL. */
+size_t csd_perf_num_cpus(const csd_perf *pd);
+/** Traced CPU i, in metadata order; NULL if out of range. Valid until csd_perf_free(). */
+const struct csd_perf_cpu *csd_perf_cpu(const csd_perf *pd, size_t i);
+
+/** Number of build-ID table entries; 0 for NULL. */
+size_t csd_perf_num_build_ids(const csd_perf *pd);
+/** Build-ID entry i; NULL if out of range. Valid until csd_perf_free(). */
+const struct csd_perf_build_id *csd_perf_build_id(const csd_perf *pd, size_t i);
+
+/**
+ * The next event, in file order (the pieces of one AUXTRACE buffer in
+ * stream order, at its place). Records of other kinds are passed over.
+ * Returns 0 with *ev filled (ev->size must be set: a struct older than
+ * this library's is filled as far as it goes), CSD_EEOS after the last
+ * record. A record that cannot be read ends the walk: the same error is
+ * returned from then on and csd_perf_error() says where and why.
+ * Errors: CSD_EINVAL (NULL argument, ev->size smaller than the first
+ * version of the struct), CSD_EFORMAT (malformed record), CSD_EIO (read
+ * error, or the file ends inside a record).
+ */
+int csd_perf_next(csd_perf *pd, struct csd_perf_event *ev);
+
+/** Walk the events again from the first. Errors: CSD_EINVAL. */
+int csd_perf_rewind(csd_perf *pd);
+
+/**
+ * Copy `size` bytes at file offset `offset` into buf (e.g. the bytes of an
+ * AUX_DATA event). Returns `size`.
+ * Errors: CSD_EINVAL (NULL argument, size above INT32_MAX, range outside
+ * the file), CSD_EIO (read error).
+ */
+int csd_perf_read(csd_perf *pd, uint64_t offset, void *buf, size_t size);
+
+/** Why the last failing call on pd failed ("PATH: offset N: reason"); "" if none. Never NULL. */
+const char *csd_perf_error(const csd_perf *pd);
 
 #ifdef __cplusplus
 }

@@ -7,7 +7,7 @@
 #                             build/fuzz/artifacts/<name>/
 #   make fuzz-run-<name>      one harness (frame, etm3_pkt, ptm_pkt,
 #                             etm3_flow, ptm_flow, snapshot, image, merge,
-#                             qemu_log, gen, print, symbols, accum)
+#                             qemu_log, gen, print, symbols, accum, perf_data)
 #   make fuzz-brief           every harness for FUZZ_BRIEF_RUNS inputs (default
 #                             2000, a few seconds; gen: FUZZ_BRIEF_RUNS_GEN,
 #                             200), fixed PRNG seed
@@ -19,7 +19,7 @@
 #                             (llvm-cov)
 
 FUZZ_CC ?= clang
-FUZZ_NAMES := frame etm3_pkt ptm_pkt etm3_flow ptm_flow snapshot image merge qemu_log gen print symbols accum
+FUZZ_NAMES := frame etm3_pkt ptm_pkt etm3_flow ptm_flow snapshot image merge qemu_log gen print symbols accum perf_data
 FUZZ_SECONDS ?= 3600
 FUZZ_BRIEF_RUNS ?= 2000
 # An input of the gen harness runs thousands of instructions through the
@@ -96,7 +96,7 @@ fuzz-bins: $(FUZZ_BIN)
 
 # Seeds are made at run time from the shared captures (never copied into
 # the repository) and from the packet encoders.
-$(B)/fuzz/seedgen: fuzz/seedgen.c $(FUZZ_HDRS) $(LIB_OBJ)
+$(B)/fuzz/seedgen: fuzz/seedgen.c $(FUZZ_HDRS) tests/perf_data_build.h $(LIB_OBJ)
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) -Isrc $(CFLAGS) -o $@ $< $(LIB_OBJ)
 

@@ -59,6 +59,9 @@
 #define LLVMFuzzerTestOneInput fuzz_accum_entry
 #include "../fuzz/fuzz_accum.c"
 #undef LLVMFuzzerTestOneInput
+#define LLVMFuzzerTestOneInput fuzz_perf_data_entry
+#include "../fuzz/fuzz_perf_data.c"
+#undef LLVMFuzzerTestOneInput
 
 typedef int (*entry_fn)(const uint8_t *data, size_t size);
 
@@ -79,6 +82,7 @@ static const struct {
 	{ "print", fuzz_print_entry },
 	{ "symbols", fuzz_symbols_entry },
 	{ "accum", fuzz_accum_entry },
+	{ "perf_data", fuzz_perf_data_entry },
 };
 
 static unsigned replayed, open_failing, open_passing;

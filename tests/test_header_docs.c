@@ -27,6 +27,7 @@
 
 #include "check.h"
 #include "csdec.h"
+#include "perf_data_build.h"
 
 #define MAX_FNS 256
 #define MAX_ERRS 64
@@ -711,6 +712,63 @@ static void probe_snapshot(void)
 	CHECK_EQ(csd_snapshot_num_sources(NULL), 0);
 }
 
+static void probe_perf(void)
+{
+	csd_perf *pd = NULL;
+	char err[256];
+	struct csd_perf_event ev = { .size = sizeof(ev) };
+	uint8_t b[8];
+	returned("csd_perf_open", csd_perf_open(NULL, &pd, err, sizeof(err)), CSD_EINVAL);
+	returned("csd_perf_open", csd_perf_open(tmp_path("nothing.data"), &pd, err, sizeof(err)), CSD_EIO);
+	returned("csd_perf_open", csd_perf_open(tmpdir, &pd, err, sizeof(err)), CSD_EIO);
+	write_text("notperf.data", "this is no perf.data file at all, just text ......................................");
+	returned("csd_perf_open", csd_perf_open(tmp_path("notperf.data"), &pd, err, sizeof(err)), CSD_EFORMAT);
+	write_file("pipe.data", "PERFILE2\x10\0\0\0\0\0\0\0", 16);
+	returned("csd_perf_open", csd_perf_open(tmp_path("pipe.data"), &pd, err, sizeof(err)), CSD_EUNSUPPORTED);
+	CHECK(pd == NULL);
+	/* Header and attributes, no records: nothing was traced. */
+	struct pdb f;
+	pdb_init(&f, 1u << 1, 1, 0);
+	pdb_finish(&f);
+	write_file("empty.data", (const char *)f.buf, f.n);
+	returned("csd_perf_open", csd_perf_open(tmp_path("empty.data"), &pd, err, sizeof(err)), CSD_ENOENT);
+	pdb_free(&f);
+	/* Metadata, then a record too short for its header, then a file
+	 * that ends inside the data section. */
+	struct pdb_cpu cpu = { PDB_MAGIC_ETM3, 0, 0, 0x10, 0, 0x411CF312, 0 };
+	pdb_init(&f, 1u << 1, 1, 0);
+	pdb_auxtrace_info(&f, 1, 0, &cpu, 1);
+	size_t at = pdb_begin(&f, 3, 0);
+	pdb_end(&f, at);
+	f.buf[at + 6] = 4; /* size 4 */
+	pdb_finish(&f);
+	write_file("bad.data", (const char *)f.buf, f.n);
+	write_file("cut.data", (const char *)f.buf, at + 4);
+	pdb_free(&f);
+	int rc = csd_perf_open(tmp_path("bad.data"), &pd, err, sizeof(err));
+	CHECK_EQ(rc, 0);
+	if (rc == 0) {
+		returned("csd_perf_next", csd_perf_next(pd, &ev), CSD_EFORMAT);
+		returned("csd_perf_next", csd_perf_next(NULL, &ev), CSD_EINVAL);
+		returned("csd_perf_next", csd_perf_next(pd, NULL), CSD_EINVAL);
+		struct csd_perf_event small = { .size = 8 };
+		returned("csd_perf_next", csd_perf_next(pd, &small), CSD_EINVAL);
+		returned("csd_perf_rewind", csd_perf_rewind(NULL), CSD_EINVAL);
+		returned("csd_perf_read", csd_perf_read(NULL, 0, b, 1), CSD_EINVAL);
+		returned("csd_perf_read", csd_perf_read(pd, UINT64_MAX - 2, b, 8), CSD_EINVAL);
+		CHECK(csd_perf_cpu(pd, 5) == NULL && csd_perf_build_id(pd, 0) == NULL);
+		csd_perf_free(pd);
+	}
+	rc = csd_perf_open(tmp_path("cut.data"), &pd, err, sizeof(err));
+	CHECK_EQ(rc, 0);
+	if (rc == 0) {
+		returned("csd_perf_next", csd_perf_next(pd, &ev), CSD_EIO);
+		csd_perf_free(pd);
+	}
+	CHECK_EQ(csd_perf_num_cpus(NULL), 0);
+	fallback("csd_perf_event_name", csd_perf_event_name(999));
+}
+
 static void probe_names(void)
 {
 	struct csd_trace_config m = trace_config(CSD_PROTO_ETM3);
@@ -794,6 +852,7 @@ int main(void)
 	probe_image();
 	probe_flow();
 	probe_snapshot();
+	probe_perf();
 	probe_names();
 	char cmd[600];
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", tmpdir);

@@ -52,14 +52,14 @@ static void check_output(struct run_ctx *ctx)
 	}
 }
 
-static int slot_feed(struct source_slot *s, const struct csd_bytes *b)
+int cli_slot_feed(struct source_slot *s, const struct csd_bytes *b)
 {
 	if (s->flow)
 		return csd_flow_feed(s->flow, b);
 	return s->etm3 ? csd_etm3_pkt_feed(s->etm3, b) : csd_ptm_pkt_feed(s->ptm, b);
 }
 
-static void slot_finish(struct source_slot *s)
+void cli_slot_finish(struct source_slot *s)
 {
 	if (s->flow)
 		csd_flow_finish(s->flow);
@@ -71,6 +71,17 @@ static void slot_finish(struct source_slot *s)
 
 void cli_deliver_record(struct run_ctx *ctx, struct source_slot *s, const struct csd_record *r)
 {
+	if (s->perf) {
+		/* The records of a source come here in its order: a context
+		 * ID names the process from this record on. */
+		if (r->type == CSD_REC_CONTEXT && (r->flags & CSD_RECF_CONTEXT_ID))
+			perf_context_id(ctx, s, r->context_id);
+		if (!ctx->on_record && ctx->format == FMT_TEXT && (s->pid != s->shown_pid || s->tid != s->shown_tid)) {
+			print_thread_text(ctx->out, s);
+			s->shown_pid = s->pid;
+			s->shown_tid = s->tid;
+		}
+	}
 	if (ctx->on_record)
 		ctx->on_record(ctx, s, r);
 	else if (ctx->format == FMT_JSONL)
@@ -90,7 +101,7 @@ void cli_deliver_order_note(struct run_ctx *ctx, struct source_slot *s, const ch
 		print_order_text(ctx->out, s, reason, waiting);
 }
 
-static void drain_slot(struct run_ctx *ctx, struct source_slot *s)
+void cli_drain_slot(struct run_ctx *ctx, struct source_slot *s)
 {
 	if (s->flow) {
 		/* Records in batches, read in place (nothing here calls the
@@ -125,13 +136,13 @@ static void drain_slot(struct run_ctx *ctx, struct source_slot *s)
 		if (ctx->on_packet)
 			ctx->on_packet(ctx, s, &p);
 		else if (ctx->format == FMT_JSONL)
-			print_packet_json(ctx->out, s->id, &p);
+			print_packet_json_src(ctx->out, s->id, s, &p);
 		else if (ctx->format == FMT_TEXT)
-			print_packet_text(ctx->out, s->id, &p);
+			print_packet_text_src(ctx->out, s->id, s, &p);
 	}
 }
 
-static void report_frame_error(struct run_ctx *ctx, const struct csd_frame_out *fo)
+void cli_report_frame_error(struct run_ctx *ctx, const struct csd_frame_out *fo)
 {
 	const char *why = fo->reason ? fo->reason : "bad frame";
 	/* An inferred frame alignment is a notice, not an error. */
@@ -149,14 +160,14 @@ static void drain_frames(struct run_ctx *ctx, csd_frame_decoder *fd)
 	struct csd_frame_out fo;
 	while (csd_frame_next(fd, &fo) == 0) {
 		if (fo.event == CSD_FRAME_ERROR || fo.event == CSD_FRAME_ALIGN_INFERRED) {
-			report_frame_error(ctx, &fo);
+			cli_report_frame_error(ctx, &fo);
 			continue;
 		}
 		if (fo.event != CSD_FRAME_DATA || fo.bytes.id >= MAX_IDS)
 			continue;
 		struct source_slot *s = ctx->slot[fo.bytes.id];
-		if (s && slot_feed(s, &fo.bytes) == 0)
-			drain_slot(ctx, s);
+		if (s && cli_slot_feed(s, &fo.bytes) == 0)
+			cli_drain_slot(ctx, s);
 	}
 }
 
@@ -234,8 +245,8 @@ static int run_buffer(struct run_ctx *ctx, const char *path, uint32_t frame_form
 	for (int id = 0; id < MAX_IDS; id++) {
 		struct source_slot *s = ctx->slot[id];
 		if (s) {
-			slot_finish(s);
-			drain_slot(ctx, s);
+			cli_slot_finish(s);
+			cli_drain_slot(ctx, s);
 		}
 	}
 	if (ctx->merge)
@@ -390,6 +401,12 @@ void cli_parse_options(int argc, char **argv, struct options *o, enum cli_mode m
 			if (!strchr(v, '@'))
 				die_usage("--image expects FILE@ADDR, got '%s'", v);
 			o->images[o->n_images++] = v;
+		} else if ((v = opt_value(argc, argv, &i, "--symfs"))) {
+			o->symfs = v;
+		} else if ((v = opt_value(argc, argv, &i, "--buildid-dir"))) {
+			o->buildid_dir = v;
+		} else if (decode && (v = opt_value(argc, argv, &i, "--vmlinux"))) {
+			o->vmlinux = v;
 		} else if (decode && (v = opt_value(argc, argv, &i, "--elf"))) {
 			if (o->n_elfs == MAX_LIST)
 				die_usage("too many --elf options");
@@ -436,7 +453,7 @@ static uint64_t split_at(const char *spec, char *path, size_t cap, const char *w
 	return parse_number(at + 1, what);
 }
 
-static void load_extra_images(const struct options *o, csd_image *img)
+void cli_load_extra_images(const struct options *o, csd_image *img)
 {
 	char path[4096];
 	for (int i = 0; i < o->n_images; i++) {
@@ -453,14 +470,14 @@ static void load_extra_images(const struct options *o, csd_image *img)
 	}
 }
 
-static void slot_free(struct source_slot *s)
+void cli_slot_free(struct source_slot *s)
 {
 	csd_etm3_pkt_free(s->etm3);
 	csd_ptm_pkt_free(s->ptm);
 	csd_flow_free(s->flow);
 }
 
-static int slot_init(struct source_slot *s, int kind, const struct csd_trace_config *cfg, csd_image *img, int insn)
+int cli_slot_init(struct source_slot *s, int kind, const struct csd_trace_config *cfg, csd_image *img, int insn)
 {
 	memset(s, 0, sizeof(*s));
 	s->kind = kind;
@@ -484,19 +501,19 @@ static int slot_init(struct source_slot *s, int kind, const struct csd_trace_con
 	return s->etm3 || s->ptm ? 0 : -1;
 }
 
-static int slot_insn(const struct options *o, struct run_ctx *ctx, const struct csd_trace_config *cfg)
+int cli_slot_insn(const struct options *o, struct run_ctx *ctx, const struct csd_trace_config *cfg)
 {
 	return ctx->insn_mode ? ctx->insn_mode(ctx, cfg) : o->insn;
 }
 
-static void add_totals(struct run_ctx *ctx, const struct source_slot *s)
+void cli_add_totals(struct run_ctx *ctx, const struct source_slot *s)
 {
 	ctx->items += s->items;
 	ctx->insns += s->insns;
 	ctx->errors += s->errors;
 }
 
-static int finish_status(struct run_ctx *ctx, int io_failed, int decode)
+int cli_finish_status(struct run_ctx *ctx, int io_failed, int decode)
 {
 	(void)decode;
 	/* No summary of a run that failed: its figures would be partial. */
@@ -527,18 +544,18 @@ static int run_trace_file(struct options *o, struct run_ctx *ctx)
 	csd_image *img = csd_image_new();
 	if (!img)
 		die_io("out of memory");
-	load_extra_images(o, img);
+	cli_load_extra_images(o, img);
 	struct source_slot slot;
-	if (slot_init(&slot, SLOT_FLOW, &cfg, img, slot_insn(o, ctx, &cfg)) < 0)
+	if (cli_slot_init(&slot, SLOT_FLOW, &cfg, img, cli_slot_insn(o, ctx, &cfg)) < 0)
 		die_io("cannot create a decoder for this configuration");
 	ctx->slot[cfg.trace_id] = &slot;
 	int io = run_buffer(ctx, o->trace, o->frame_format, cfg.trace_id, 1) < 0;
 	if (ctx->on_source_end)
 		ctx->on_source_end(ctx, &slot);
-	add_totals(ctx, &slot);
-	slot_free(&slot);
+	cli_add_totals(ctx, &slot);
+	cli_slot_free(&slot);
 	csd_image_free(img);
-	return finish_status(ctx, io, 1);
+	return cli_finish_status(ctx, io, 1);
 }
 
 /* A source of buffer `buf` that cannot be told apart from the others is
@@ -605,11 +622,11 @@ static int run_snapshot(struct options *o, struct run_ctx *ctx, int kind)
 				if (lr < 0)
 					die_io("memory dump of %s: %s", src->core_name ? src->core_name : "?",
 					       csd_image_error(img)[0] ? csd_image_error(img) : csd_errstr(lr));
-				load_extra_images(o, img);
+				cli_load_extra_images(o, img);
 			}
 			images[nslots] = img;
 			names[nslots] = src->name;
-			if (slot_init(&slots[nslots], kind, &src->config, img, slot_insn(o, ctx, &src->config)) < 0)
+			if (cli_slot_init(&slots[nslots], kind, &src->config, img, cli_slot_insn(o, ctx, &src->config)) < 0)
 				die_io("cannot create a decoder for source %s (protocol and ETMIDR 0x%08x disagree?)",
 				       src->name, src->config.etmidr);
 			ctx->slot[id] = &slots[nslots];
@@ -624,8 +641,8 @@ static int run_snapshot(struct options *o, struct run_ctx *ctx, int kind)
 		for (int i = 0; i < nslots; i++) {
 			if (ctx->on_source_end && kind == SLOT_FLOW)
 				ctx->on_source_end(ctx, &slots[i]);
-			add_totals(ctx, &slots[i]);
-			slot_free(&slots[i]);
+			cli_add_totals(ctx, &slots[i]);
+			cli_slot_free(&slots[i]);
 			csd_image_free(images[i]);
 		}
 	}
@@ -635,7 +652,7 @@ static int run_snapshot(struct options *o, struct run_ctx *ctx, int kind)
 			o->any_id ? " with the requested ID" : ctx->skipped_sources ? " that could be decoded" : "");
 		return EXIT_USAGE;
 	}
-	return finish_status(ctx, io, kind == SLOT_FLOW);
+	return cli_finish_status(ctx, io, kind == SLOT_FLOW);
 }
 
 
@@ -687,7 +704,10 @@ int cli_run(struct options *o, struct run_ctx *ctx, enum slot_kind kind)
 		syms = cli_load_symbols(o);
 		print_text_begin(syms);
 	}
-	int rc = o->trace ? run_trace_file(o, ctx) : run_snapshot(o, ctx, kind);
+	int perf = !o->trace && cli_is_perf_data(o->dir);
+	if (!perf && (o->symfs || o->buildid_dir || o->vmlinux))
+		die_usage("%s is for perf.data input", o->symfs ? "--symfs" : o->buildid_dir ? "--buildid-dir" : "--vmlinux");
+	int rc = o->trace ? run_trace_file(o, ctx) : perf ? cli_run_perf(o, ctx, kind) : run_snapshot(o, ctx, kind);
 	if (listing) {
 		print_text_end();
 		symtab_free(syms);

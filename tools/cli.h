@@ -44,6 +44,12 @@ struct source_slot {
 	uint64_t items;
 	uint64_t insns;
 	uint64_t errors;
+	/* perf.data input (perf = 1 for a thread's AUX queue, 2 for a
+	 * CPU's): the CPU, and the process and thread the records belong to
+	 * (-1: not known); printed with each record. */
+	int perf;
+	int32_t cpu, pid, tid;
+	int32_t shown_pid, shown_tid;   /* the text listing's last thread line */
 };
 
 struct run_ctx;
@@ -96,6 +102,10 @@ struct options {
 	int n_images;
 	const char *elfs[MAX_LIST];
 	int n_elfs;
+	/* perf.data input: where the mapped files are found */
+	const char *symfs;          /* --symfs DIR: DIR + the recorded path */
+	const char *buildid_dir;    /* --buildid-dir DIR (default ~/.debug) */
+	const char *vmlinux;        /* --vmlinux FILE: the kernel's code */
 };
 
 /* A command's own options: return 1 if argv[*i] (and maybe the following
@@ -127,6 +137,29 @@ struct symtab *cli_load_symbols(const struct options *o);
 /* A new image holding the --elf files' code (exits on errors). */
 csd_image *cli_elf_image(const struct options *o);
 
+/* The pipeline's parts, shared with the perf.data input (perf_input.c). */
+int cli_slot_init(struct source_slot *s, int kind, const struct csd_trace_config *cfg, csd_image *img, int insn);
+void cli_slot_free(struct source_slot *s);
+int cli_slot_feed(struct source_slot *s, const struct csd_bytes *b);
+void cli_slot_finish(struct source_slot *s);
+/* Hand the decoded packets / records of s on (merge, handler or printer). */
+void cli_drain_slot(struct run_ctx *ctx, struct source_slot *s);
+void cli_report_frame_error(struct run_ctx *ctx, const struct csd_frame_out *fo);
+/* Add the --image and --elf files to img (exits on errors). */
+void cli_load_extra_images(const struct options *o, csd_image *img);
+/* Decode this source instruction by instruction? */
+int cli_slot_insn(const struct options *o, struct run_ctx *ctx, const struct csd_trace_config *cfg);
+void cli_add_totals(struct run_ctx *ctx, const struct source_slot *s);
+/* The exit status (and the summary of FMT_NONE) at the end of a run. */
+int cli_finish_status(struct run_ctx *ctx, int io_failed, int decode);
+
+/* perf_input.c: is `path` a perf.data file (a regular file starting with
+ * a perf magic)? Decode it; the context ID `cid` that source s reports
+ * names the process of its next records. */
+int cli_is_perf_data(const char *path);
+int cli_run_perf(struct options *o, struct run_ctx *ctx, enum slot_kind kind);
+void perf_context_id(struct run_ctx *ctx, struct source_slot *s, uint32_t cid);
+
 /* Commands in their own files: argv[0] is the command name. */
 int csd_cmd_coverage(int argc, char **argv);
 int csd_cmd_profile(int argc, char **argv);
@@ -138,6 +171,14 @@ void print_text_begin(const struct symtab *syms);
 void print_text_end(void);
 void print_packet_text(FILE *out, uint8_t id, const struct csd_packet *p);
 void print_packet_json(FILE *out, uint8_t id, const struct csd_packet *p);
+/* The same with the source's perf.data facts (cpu, pid, tid); s may be NULL. */
+void print_packet_text_src(FILE *out, uint8_t id, const struct source_slot *s, const struct csd_packet *p);
+void print_packet_json_src(FILE *out, uint8_t id, const struct source_slot *s, const struct csd_packet *p);
+/* perf.data input: a text line naming the thread of s's next records, and
+ * the record of a PERF_RECORD_AUX that says trace was lost. */
+void print_thread_text(FILE *out, const struct source_slot *s);
+void print_aux_lost_text(FILE *out, const struct csd_perf_event *ev);
+void print_aux_lost_json(FILE *out, const struct csd_perf_event *ev);
 void print_record_text(FILE *out, const struct source_slot *s, const struct csd_record *r);
 void print_record_json(FILE *out, const struct source_slot *s, const struct csd_record *r);
 /* The note that records of s may be out of time order (`waiting`: the

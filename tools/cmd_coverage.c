@@ -31,6 +31,7 @@ static void usage_coverage(FILE *out)
 {
 	fprintf(out,
 		"Usage: csdec coverage <snapshot-dir> [--id ID]... --elf FILE[@BIAS]... [--lcov FILE] [--insns]\n"
+		"       csdec coverage <perf.data> [--symfs DIR] [decode options] --elf FILE...\n"
 		"       csdec coverage --trace FILE --protocol etm3|ptm [decode options] --elf FILE...\n"
 		"\n"
 		"What the trace shows executed of a program: per function the instructions\n"

@@ -26,6 +26,7 @@ static void usage_profile(FILE *out)
 	fprintf(out,
 		"Usage: csdec profile <snapshot-dir> [--id ID]... [--elf FILE[@BIAS]]... [--top N]\n"
 		"                     [--sort instr|cycles] [--callgrind FILE]\n"
+		"       csdec profile <perf.data> [--symfs DIR] [decode options] ...\n"
 		"       csdec profile --trace FILE --protocol etm3|ptm [decode options] ...\n"
 		"\n"
 		"Instructions and cycles per function (self), the number of calls to each,\n"

@@ -2,8 +2,8 @@
  * csdec.c - the command-line tool's entry point: commands and their help.
  * The tool (tools/) is the only place in csdec that prints.
  *
- *   csdec packets <snapshot-dir> [--id ID]... [--format text|jsonl]
- *   csdec decode  <snapshot-dir> [--id ID]... [--format text|jsonl|none] [--insn]
+ *   csdec packets <snapshot-dir>|<perf.data> [--id ID]... [--format text|jsonl]
+ *   csdec decode  <snapshot-dir>|<perf.data> [--id ID]... [--format text|jsonl|none] [--insn]
  *   csdec decode  --trace FILE --protocol etm3|ptm [--formatted] [--trace-id ID]
  *                 [--reg NAME=VALUE]... [--image FILE@ADDR]... [--elf FILE[@BIAS]]...
  *   csdec gen     --qemu-log LOG --elf ELF --protocol ptm|etm3 ... -o DIR
@@ -30,6 +30,7 @@ static void usage(FILE *out)
 		"  packets <snapshot-dir>   list every packet of every trace source\n"
 		"  decode  <snapshot-dir>   the executed instructions, with exceptions, cycles\n"
 		"                           and context (also: decode --trace FILE ...)\n"
+		"                           (packets and decode also read a perf.data file)\n"
 		"  coverage <snapshot-dir>  executed instructions, lines and branches of a program\n"
 		"                           (--elf): summary, lcov tracefile\n"
 		"  profile  <snapshot-dir>  instructions and cycles per function, callers and\n"
@@ -45,14 +46,18 @@ static void usage_packets(FILE *out)
 {
 	fprintf(out,
 		"Usage: csdec packets <snapshot-dir> [--id ID]... [--format text|jsonl]\n"
+		"       csdec packets <perf.data> [options]\n"
 		"\n"
-		"List the packets of each ETMv3 / PTM trace source of a CoreSight snapshot,\n"
-		"with the capture offset and raw bytes of each packet.\n"
+		"List the packets of each ETMv3 / PTM trace source of a CoreSight snapshot\n"
+		"or of a perf.data file (perf record -e cs_etm//), with the capture offset\n"
+		"and raw bytes of each packet.\n"
 		"\n"
 		"  --id ID          only this trace ID (decimal or 0x hex); may be repeated\n"
 		"  --format FMT     text (default): one line per packet\n"
 		"                   jsonl: one JSON object per packet, with at least\n"
-		"                   \"packet\" (kind), \"id\", \"offset\" and the decoded fields\n"
+		"                   \"packet\" (kind), \"id\", \"offset\" and the decoded fields;\n"
+		"                   from a perf.data file also \"cpu\", and \"pid\" / \"tid\"\n"
+		"                   where known\n"
 		"\n"
 		"Exit status: 0 clean, 1 the trace had errors (all decodable packets were\n"
 		"still printed), 2 usage or I/O error.\n");
@@ -62,6 +67,7 @@ static void usage_decode(FILE *out)
 {
 	fprintf(out,
 		"Usage: csdec decode <snapshot-dir> [--id ID]... [--format text|jsonl|none] [--insn]\n"
+		"       csdec decode <perf.data> [--symfs DIR] [--buildid-dir DIR] [--vmlinux FILE] [options]\n"
 		"       csdec decode --trace FILE --protocol etm3|ptm [--formatted] [--trace-id ID]\n"
 		"                    [--reg NAME=VALUE]... [--image FILE@ADDR]... [--elf FILE[@BIAS]]...\n"
 		"\n"
@@ -86,7 +92,14 @@ static void usage_decode(FILE *out)
 		"                     at its syncs, or without them inferred from its bytes)\n"
 		"  --trace-id ID      the source's trace ID (default 0x10)\n"
 		"  --reg NAME=VALUE   ETMCR, ETMCCER, ETMIDR (the registers during capture)\n"
-		"Program image (with or without a snapshot):\n"
+		"perf.data input (a file perf record -e cs_etm// wrote): records also have\n"
+		"\"cpu\", and \"pid\" / \"tid\" where known; lost trace is an \"aux_lost\" record.\n"
+		"The programs are the files the recording mapped, looked up in the build-ID\n"
+		"cache, then at their recorded paths:\n"
+		"  --buildid-dir DIR  the build-ID cache (default ~/.debug)\n"
+		"  --symfs DIR        the recorded paths under DIR (default: as they are)\n"
+		"  --vmlinux FILE     the kernel (ELF), for kernel addresses\n"
+		"Program image (with a snapshot, a perf.data file or --trace):\n"
 		"  --image FILE@ADDR  a raw binary loaded at ADDR; may be repeated\n"
 		"  --elf FILE[@BIAS]  the PT_LOAD segments of an ELF file, moved by BIAS\n"
 		"\n"

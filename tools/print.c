@@ -50,9 +50,34 @@ static void atoms_string(const struct csd_packet *p, char *buf, size_t cap)
 #undef PUT
 }
 
+/* perf.data input: the CPU before the trace ID in text lines. */
+static void text_cpu(FILE *out, const struct source_slot *s)
+{
+	if (s && s->perf)
+		fprintf(out, "cpu%" PRId32 " ", s->cpu);
+}
+
+/* perf.data input: "cpu", and "pid" / "tid" where known, after "id". */
+static void json_perf(FILE *out, const struct source_slot *s)
+{
+	if (!s || !s->perf)
+		return;
+	fprintf(out, ",\"cpu\":%" PRId32, s->cpu);
+	if (s->pid >= 0)
+		fprintf(out, ",\"pid\":%" PRId32, s->pid);
+	if (s->tid >= 0)
+		fprintf(out, ",\"tid\":%" PRId32, s->tid);
+}
+
 void print_packet_text(FILE *out, uint8_t id, const struct csd_packet *p)
 {
+	print_packet_text_src(out, id, NULL, p);
+}
+
+void print_packet_text_src(FILE *out, uint8_t id, const struct source_slot *s, const struct csd_packet *p)
+{
 	char atoms[64];
+	text_cpu(out, s);
 	fprintf(out, "0x%02x %8" PRIu64 "  %-12s", id, p->offset, csd_pkt_type_name((int)p->type));
 	switch (p->type) {
 	case CSD_PKT_NOSYNC:
@@ -154,9 +179,15 @@ static void json_string(FILE *out, const char *key, const char *str)
 
 void print_packet_json(FILE *out, uint8_t id, const struct csd_packet *p)
 {
+	print_packet_json_src(out, id, NULL, p);
+}
+
+void print_packet_json_src(FILE *out, uint8_t id, const struct source_slot *s, const struct csd_packet *p)
+{
 	char atoms[64];
-	fprintf(out, "{\"packet\":\"%s\",\"id\":%u,\"offset\":%" PRIu64 ",\"size\":%" PRIu64 ",\"bytes\":\"",
-		csd_pkt_type_name((int)p->type), id, p->offset, p->size);
+	fprintf(out, "{\"packet\":\"%s\",\"id\":%u", csd_pkt_type_name((int)p->type), id);
+	json_perf(out, s);
+	fprintf(out, ",\"offset\":%" PRIu64 ",\"size\":%" PRIu64 ",\"bytes\":\"", p->offset, p->size);
 	print_hex_bytes(out, p, NULL);
 	fputc('"', out);
 	switch (p->type) {
@@ -402,10 +433,16 @@ static char *put_pad(char *p, const char *str, size_t width)
  * condition result, function and source line. Built by hand, as the JSON
  * records are: printf dominated the listing's run time. The layout is
  * that of the format "0x%02x     %08x  %-3s  %-8.*x  %-8s %-30s cyc=%-3u". */
-static void print_insn_text(FILE *out, uint8_t id, const struct csd_record *r)
+static void print_insn_text(FILE *out, const struct source_slot *s, const struct csd_record *r)
 {
 	struct line_buf b;
 	char *p = b.s;
+	uint8_t id = s->id;
+	if (s->perf) {
+		p = PUT_LIT(p, "cpu");
+		p = s->cpu < 0 ? PUT_LIT(p, "?") : put_dec(p, (uint64_t)s->cpu);
+		*p++ = ' ';
+	}
 	p = PUT_LIT(p, "0x");
 	p = put_hex_min(p, id, 2);
 	p = PUT_LIT(p, "     ");
@@ -449,9 +486,11 @@ void print_record_text(FILE *out, const struct source_slot *s, const struct csd_
 {
 	struct line_buf b = { .n = 0 };
 	if (r->type == CSD_REC_INSN) {
-		print_insn_text(out, s->id, r);
+		print_insn_text(out, s, r);
 		return;
 	}
+	if (s->perf)
+		lb_add(&b, "cpu%" PRId32 " ", s->cpu);
 	lb_add(&b, "0x%02x  -- ", s->id);
 	switch (r->type) {
 	case CSD_REC_RANGE:
@@ -521,11 +560,25 @@ void print_record_text(FILE *out, const struct source_slot *s, const struct csd_
 
 /* The per-instruction record, the hot path of --insn --format jsonl: built
  * by hand in one buffer (printf would dominate the run time). */
-static void print_insn_json(FILE *out, unsigned id, const struct csd_record *r)
+static void print_insn_json(FILE *out, const struct source_slot *s, const struct csd_record *r)
 {
-	char buf[192];
+	char buf[256];
 	char *p = PUT_LIT(buf, "{\"type\":\"insn\",\"id\":");
-	p = put_dec(p, id);
+	p = put_dec(p, s->id);
+	if (s->perf) {
+		p = PUT_LIT(p, ",\"cpu\":");
+		if (s->cpu < 0)
+			*p++ = '-';
+		p = put_dec(p, s->cpu < 0 ? 1 : (uint64_t)s->cpu);
+		if (s->pid >= 0) {
+			p = PUT_LIT(p, ",\"pid\":");
+			p = put_dec(p, (uint64_t)s->pid);
+		}
+		if (s->tid >= 0) {
+			p = PUT_LIT(p, ",\"tid\":");
+			p = put_dec(p, (uint64_t)s->tid);
+		}
+	}
 	p = PUT_LIT(p, ",\"addr\":\"0x");
 	p = put_hex(p, r->addr, r->addr > 0xFFFFFFFFu ? 16 : 8);
 	p = PUT_LIT(p, "\",\"isa\":\"");
@@ -548,10 +601,12 @@ static void print_insn_json(FILE *out, unsigned id, const struct csd_record *r)
 void print_record_json(FILE *out, const struct source_slot *s, const struct csd_record *r)
 {
 	if (r->type == CSD_REC_INSN) {
-		print_insn_json(out, s->id, r);
+		print_insn_json(out, s, r);
 		return;
 	}
-	fprintf(out, "{\"type\":\"%s\",\"id\":%u,\"offset\":%" PRIu64, csd_rec_type_name((int)r->type), s->id, r->offset);
+	fprintf(out, "{\"type\":\"%s\",\"id\":%u", csd_rec_type_name((int)r->type), s->id);
+	json_perf(out, s);
+	fprintf(out, ",\"offset\":%" PRIu64, r->offset);
 	switch (r->type) {
 	case CSD_REC_RANGE:
 		fprintf(out, ",\"addr\":\"0x%08" PRIx64 "\",\"end\":\"0x%08" PRIx64 "\",\"last\":\"0x%08" PRIx64
@@ -607,6 +662,8 @@ void print_record_json(FILE *out, const struct source_slot *s, const struct csd_
 void print_order_text(FILE *out, const struct source_slot *s, const char *reason, const struct source_slot *waiting)
 {
 	struct line_buf b = { .n = 0 };
+	if (s->perf)
+		lb_add(&b, "cpu%" PRId32 " ", s->cpu);
 	lb_add(&b, "0x%02x  -- order: %s", s->id, reason);
 	if (waiting)
 		lb_add(&b, " (0x%02x's timestamps lag behind)", waiting->id);
@@ -615,8 +672,73 @@ void print_order_text(FILE *out, const struct source_slot *s, const char *reason
 
 void print_order_json(FILE *out, const struct source_slot *s, const char *reason, const struct source_slot *waiting)
 {
-	fprintf(out, "{\"type\":\"order\",\"id\":%u,\"reason\":\"%s\"", s->id, reason);
+	fprintf(out, "{\"type\":\"order\",\"id\":%u", s->id);
+	json_perf(out, s);
+	fprintf(out, ",\"reason\":\"%s\"", reason);
 	if (waiting)
 		fprintf(out, ",\"waiting\":%u", waiting->id);
 	fputs("}\n", out);
+}
+
+/* perf.data input: the thread the next records of s belong to. */
+void print_thread_text(FILE *out, const struct source_slot *s)
+{
+	struct line_buf b = { .n = 0 };
+	lb_add(&b, "cpu%" PRId32 " 0x%02x  -- thread", s->cpu, s->id);
+	if (s->pid >= 0)
+		lb_add(&b, " pid=%" PRId32, s->pid);
+	if (s->tid >= 0)
+		lb_add(&b, " tid=%" PRId32, s->tid);
+	if (s->pid < 0 && s->tid < 0)
+		lb_add(&b, " unknown");
+	print_line(out, &b);
+}
+
+static const struct {
+	uint64_t bit;
+	const char *name;
+} aux_flag_names[] = {
+	{ CSD_PERF_AUX_TRUNCATED, "truncated" },
+	{ CSD_PERF_AUX_PARTIAL, "partial" },
+	{ CSD_PERF_AUX_COLLISION, "collision" },
+};
+
+void print_aux_lost_text(FILE *out, const struct csd_perf_event *ev)
+{
+	struct line_buf b = { .n = 0 };
+	lb_add(&b, "---- %8" PRIu64 "  aux_lost", ev->offset);
+	const char *sep = " ";
+	for (size_t i = 0; i < sizeof(aux_flag_names) / sizeof(aux_flag_names[0]); i++)
+		if (ev->aux_flags & aux_flag_names[i].bit) {
+			lb_add(&b, "%s%s", sep, aux_flag_names[i].name);
+			sep = ",";
+		}
+	lb_add(&b, " aux_offset=%" PRIu64 " aux_size=%" PRIu64, ev->aux_offset, ev->aux_size);
+	if (ev->cpu >= 0)
+		lb_add(&b, " cpu=%" PRId32, ev->cpu);
+	if (ev->pid >= 0)
+		lb_add(&b, " pid=%" PRId32, ev->pid);
+	if (ev->tid >= 0)
+		lb_add(&b, " tid=%" PRId32, ev->tid);
+	print_line(out, &b);
+}
+
+void print_aux_lost_json(FILE *out, const struct csd_perf_event *ev)
+{
+	fputs("{\"type\":\"aux_lost\"", out);
+	if (ev->cpu >= 0)
+		fprintf(out, ",\"cpu\":%" PRId32, ev->cpu);
+	if (ev->pid >= 0)
+		fprintf(out, ",\"pid\":%" PRId32, ev->pid);
+	if (ev->tid >= 0)
+		fprintf(out, ",\"tid\":%" PRId32, ev->tid);
+	fprintf(out, ",\"offset\":%" PRIu64 ",\"aux_offset\":%" PRIu64 ",\"aux_size\":%" PRIu64 ",\"flags\":[", ev->offset,
+		ev->aux_offset, ev->aux_size);
+	const char *sep = "";
+	for (size_t i = 0; i < sizeof(aux_flag_names) / sizeof(aux_flag_names[0]); i++)
+		if (ev->aux_flags & aux_flag_names[i].bit) {
+			fprintf(out, "%s\"%s\"", sep, aux_flag_names[i].name);
+			sep = ",";
+		}
+	fputs("]}\n", out);
 }
