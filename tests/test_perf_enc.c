@@ -1,0 +1,1059 @@
+/*
+ * test_perf_enc.c - the perf.data writer (src/perf_enc.c), read back by a
+ * parser written here from the format as perf defines it (file header,
+ * attribute entries, records with their sample_id_all trailers, AUXTRACE
+ * payloads, the feature table and its sections):
+ *   - layout: every record a multiple of 8 bytes, the walk ending exactly at
+ *     the data's end, every AUX record inside an AUXTRACE buffer of the same
+ *     thread, the AUXTRACE index naming exactly the AUXTRACE records, the
+ *     cs_etm metadata (7-word ETMv3/PTM blocks) with each source's registers,
+ *     trailers as the attributes' sample_type says, version 1 and 2;
+ *   - contents: each AUX buffer deformatted on its own gives back the bytes
+ *     of each source in order (buffers end only at sync points, and the
+ *     next one restates the ID); a real program run traced by the generator
+ *     decodes, one fresh decoder per AUX buffer, to exactly the run;
+ *   - failures: bad configurations, write errors at every point, unknown
+ *     trace IDs; the ELF reader against readelf and on broken files.
+ */
+#include <dirent.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "gen.h"
+#include "perf_enc.h"
+#include "../tools/qemu_log.c"
+
+/* ------------------------------------------------------------------ */
+/* A file in memory */
+
+struct mem_file {
+	uint8_t *d;
+	size_t n, cap;
+	long writes_left;   /* fail the write after this many (-1: never) */
+	int failed;         /* a write was failed */
+};
+
+static int mem_write_at(void *ctx, uint64_t off, const void *buf, size_t n)
+{
+	struct mem_file *m = ctx;
+	if (m->writes_left == 0) {
+		m->failed = 1;
+		return CSD_EIO;
+	}
+	if (m->writes_left > 0)
+		m->writes_left--;
+	if (off + n > m->cap) {
+		size_t ncap = (size_t)(off + n) * 2 + 4096;
+		uint8_t *nd = realloc(m->d, ncap);
+		if (!nd)
+			return CSD_ENOMEM;
+		memset(nd + m->cap, 0, ncap - m->cap);
+		m->d = nd;
+		m->cap = ncap;
+	}
+	memcpy(m->d + off, buf, n);
+	if (off + n > m->n)
+		m->n = (size_t)(off + n);
+	return 0;
+}
+
+static int mem_read_at(void *ctx, uint64_t off, void *buf, size_t n)
+{
+	struct mem_file *m = ctx;
+	if (off > m->n || n > m->n - off)
+		return CSD_EIO;
+	memcpy(buf, m->d + off, n);
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* The parser */
+
+static uint16_t rd16(const uint8_t *p)
+{
+	return (uint16_t)(p[0] | p[1] << 8);
+}
+
+static uint32_t rd32(const uint8_t *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+static uint64_t rd64(const uint8_t *p)
+{
+	return (uint64_t)rd32(p) | (uint64_t)rd32(p + 4) << 32;
+}
+
+#define MAXREC 65536
+
+struct aux_rec {
+	uint64_t aux_offset, aux_size, flags;
+	uint32_t pid, tid, cpu;
+	uint64_t id;
+};
+
+struct auxtrace_rec {
+	uint64_t file_off, size, offset, payload;
+	uint32_t idx, tid, cpu;
+};
+
+struct parsed {
+	uint64_t data_off, data_size;
+	uint8_t feat[32];
+	unsigned nattr;
+	uint64_t attr_type[4], attr_config[4], sample_type[4], attr_flags[4], attr_id[4];
+	uint32_t rec_type[MAXREC];
+	size_t nrec;
+	struct aux_rec aux[MAXREC];
+	size_t naux;
+	struct auxtrace_rec at[MAXREC];
+	size_t nat;
+	uint64_t info[64];
+	size_t ninfo;
+	uint64_t hw_id[8];
+	size_t nhw;
+	char comm[32];
+	char mmap_path[4200];
+	uint64_t mmap_start, mmap_len, mmap_pgoff;
+	uint8_t mmap_bid[20];
+	unsigned mmap_bid_size, nmmap;
+	uint64_t index[MAXREC];
+	size_t nindex;
+	char arch[64], cpudesc[64], cmdline[8][4200];
+	uint32_t ncmdline, nrcpus_avail, nrcpus_online;
+	uint8_t bid_feature[20];
+	unsigned bid_feature_size;
+	char bid_path[4200];
+	int errors;
+};
+
+#define PCHECK(p, e) do { if (!(e)) { (p)->errors++; fprintf(stderr, "%s:%d: perf.data check failed: %s\n", \
+	__FILE__, __LINE__, #e); } } while (0)
+
+/* The event whose ID the trailer's last u64 names; -1 if none. */
+static int event_of(const struct parsed *p, uint64_t id)
+{
+	for (unsigned i = 0; i < p->nattr; i++)
+		if (p->attr_id[i] == id)
+			return (int)i;
+	return -1;
+}
+
+/* Parse the sample_id_all trailer at the end of a record: fields by the
+ * event's sample_type (TID, TIME, ID, STREAM_ID, CPU, IDENTIFIER). */
+static int parse_trailer(struct parsed *p, const uint8_t *r, size_t size, size_t fixed, uint32_t *pid, uint32_t *tid,
+			 uint32_t *cpu, uint64_t *id)
+{
+	if (size < fixed + 8)
+		return -1;
+	*id = rd64(r + size - 8);
+	int ev = event_of(p, *id);
+	if (ev < 0)
+		return -1;
+	uint64_t st = p->sample_type[ev];
+	size_t need = 0;
+	need += st & (1u << 1) ? 8 : 0;
+	need += st & (1u << 2) ? 8 : 0;
+	need += st & (1u << 6) ? 8 : 0;
+	need += st & (1u << 9) ? 8 : 0;
+	need += st & (1u << 7) ? 8 : 0;
+	need += st & (1u << 16) ? 8 : 0;
+	if (!(st & (1u << 16)) || fixed + need != size)
+		return -1;
+	const uint8_t *t = r + fixed;
+	*pid = *tid = *cpu = UINT32_MAX;
+	if (st & (1u << 1)) {
+		*pid = rd32(t);
+		*tid = rd32(t + 4);
+		t += 8;
+	}
+	t += st & (1u << 2) ? 8 : 0;
+	t += st & (1u << 6) ? 8 : 0;
+	t += st & (1u << 9) ? 8 : 0;
+	if (st & (1u << 7))
+		*cpu = rd32(t);
+	return 0;
+}
+
+/* A perf string (u32 length, then that many bytes holding a NUL). */
+static int parse_string(const uint8_t *d, uint64_t end, uint64_t *at, char *out, size_t cap)
+{
+	if (*at + 4 > end)
+		return -1;
+	uint32_t len = rd32(d + *at);
+	if (len == 0 || len % 64 || *at + 4 + len > end || memchr(d + *at + 4, 0, len) == NULL)
+		return -1;
+	snprintf(out, cap, "%s", (const char *)d + *at + 4);
+	*at += 4 + len;
+	return 0;
+}
+
+static void parse_perf(const uint8_t *d, size_t n, struct parsed *p)
+{
+	memset(p, 0, sizeof(*p));
+	PCHECK(p, n >= 104);
+	if (n < 104)
+		return;
+	PCHECK(p, memcmp(d, "PERFILE2", 8) == 0);
+	PCHECK(p, rd64(d + 8) == 104);
+	uint64_t attr_size = rd64(d + 16), attrs_off = rd64(d + 24), attrs_size = rd64(d + 32);
+	p->data_off = rd64(d + 40);
+	p->data_size = rd64(d + 48);
+	memcpy(p->feat, d + 72, 32);
+	PCHECK(p, attr_size == 144);
+	PCHECK(p, attrs_size % 144 == 0 && attrs_size / 144 >= 1 && attrs_size / 144 <= 4);
+	PCHECK(p, attrs_off + attrs_size <= n && p->data_off + p->data_size <= n);
+	PCHECK(p, p->data_off % 8 == 0);
+	if (p->errors)
+		return;
+	p->nattr = (unsigned)(attrs_size / 144);
+	for (unsigned i = 0; i < p->nattr; i++) {
+		const uint8_t *a = d + attrs_off + 144 * i;
+		PCHECK(p, rd32(a + 4) == 128);
+		p->attr_type[i] = rd32(a);
+		p->attr_config[i] = rd64(a + 8);
+		p->sample_type[i] = rd64(a + 24);
+		p->attr_flags[i] = rd64(a + 40);
+		uint64_t ids = rd64(a + 128), ids_size = rd64(a + 136);
+		PCHECK(p, ids_size == 8 && ids + 8 <= n);
+		if (ids_size == 8 && ids + 8 <= n)
+			p->attr_id[i] = rd64(d + ids);
+		PCHECK(p, p->attr_flags[i] & (1ull << 18)); /* sample_id_all */
+	}
+
+	/* The records. */
+	uint64_t end = p->data_off + p->data_size;
+	uint64_t off = p->data_off;
+	while (off < end && p->nrec < MAXREC) {
+		PCHECK(p, off + 8 <= end);
+		if (off + 8 > end)
+			return;
+		const uint8_t *r = d + off;
+		uint32_t type = rd32(r);
+		uint16_t misc = rd16(r + 4), size = rd16(r + 6);
+		PCHECK(p, size >= 8 && size % 8 == 0 && off + size <= end);
+		if (size < 8 || off + size > end)
+			return;
+		p->rec_type[p->nrec++] = type;
+		uint32_t pid, tid, cpu;
+		uint64_t id;
+		switch (type) {
+		case 71: { /* AUXTRACE */
+			PCHECK(p, size == 48);
+			struct auxtrace_rec *t = &p->at[p->nat++];
+			t->file_off = off;
+			t->size = rd64(r + 8);
+			t->offset = rd64(r + 16);
+			t->idx = rd32(r + 32);
+			t->tid = rd32(r + 36);
+			t->cpu = rd32(r + 40);
+			t->payload = off + 48;
+			PCHECK(p, t->size % 8 == 0 && off + 48 + t->size <= end);
+			off += t->size;
+			break;
+		}
+		case 11: { /* AUX */
+			struct aux_rec *a = &p->aux[p->naux++];
+			a->aux_offset = rd64(r + 8);
+			a->aux_size = rd64(r + 16);
+			a->flags = rd64(r + 24);
+			PCHECK(p, parse_trailer(p, r, size, 32, &a->pid, &a->tid, &a->cpu, &a->id) == 0);
+			PCHECK(p, event_of(p, a->id) == 0);
+			break;
+		}
+		case 70: /* AUXTRACE_INFO */
+			PCHECK(p, rd32(r + 8) == 3 && rd32(r + 12) == 0);
+			p->ninfo = (size_t)(size - 16) / 8;
+			PCHECK(p, p->ninfo <= 64);
+			for (size_t i = 0; i < p->ninfo && i < 64; i++)
+				p->info[i] = rd64(r + 16 + 8 * i);
+			break;
+		case 21: /* AUX_OUTPUT_HW_ID */
+			PCHECK(p, parse_trailer(p, r, size, 16, &pid, &tid, &cpu, &id) == 0);
+			PCHECK(p, cpu != UINT32_MAX); /* a reader needs the CPU */
+			if (p->nhw < 8)
+				p->hw_id[p->nhw++] = rd64(r + 8);
+			break;
+		case 3: /* COMM */
+			PCHECK(p, misc & 0x2000);
+			PCHECK(p, memchr(r + 16, 0, size - 16) != NULL);
+			snprintf(p->comm, sizeof(p->comm), "%s", (const char *)r + 16);
+			PCHECK(p, parse_trailer(p, r, size, 16 + (strlen(p->comm) + 8) / 8 * 8, &pid, &tid, &cpu, &id) == 0);
+			PCHECK(p, event_of(p, id) == 1);
+			break;
+		case 10: /* MMAP2 */
+			PCHECK(p, memchr(r + 72, 0, size - 72) != NULL);
+			snprintf(p->mmap_path, sizeof(p->mmap_path), "%s", (const char *)r + 72);
+			p->mmap_start = rd64(r + 16);
+			p->mmap_len = rd64(r + 24);
+			p->mmap_pgoff = rd64(r + 32);
+			if (misc & 0x4000) {
+				p->mmap_bid_size = r[40];
+				PCHECK(p, p->mmap_bid_size <= 20);
+				memcpy(p->mmap_bid, r + 44, 20);
+			}
+			PCHECK(p, parse_trailer(p, r, size, 72 + (strlen(p->mmap_path) + 8) / 8 * 8, &pid, &tid, &cpu, &id) ==
+					  0);
+			p->nmmap++;
+			break;
+		case 12: /* ITRACE_START */
+			PCHECK(p, parse_trailer(p, r, size, 16, &pid, &tid, &cpu, &id) == 0);
+			PCHECK(p, event_of(p, id) == 0);
+			break;
+		case 4: /* EXIT */
+			PCHECK(p, parse_trailer(p, r, size, 32, &pid, &tid, &cpu, &id) == 0);
+			break;
+		case 69: /* ID_INDEX */
+			PCHECK(p, size == 16 + 32 * rd64(r + 8));
+			for (uint64_t i = 0; i < rd64(r + 8) && 16 + 32 * i < size; i++)
+				PCHECK(p, event_of(p, rd64(r + 16 + 32 * i)) >= 0);
+			break;
+		case 68: /* FINISHED_ROUND */
+		case 82: /* FINISHED_INIT */
+			PCHECK(p, size == 8);
+			break;
+		case 73: /* THREAD_MAP */
+			PCHECK(p, size == 16 + 24 * rd64(r + 8));
+			break;
+		default:
+			PCHECK(p, !"a record type the writer does not write");
+		}
+		off += size;
+	}
+	PCHECK(p, off == end);
+
+	/* The features: one section per bit set, in bit order. */
+	uint64_t table = end;
+	unsigned nfeat = 0;
+	for (unsigned b = 0; b < 256; b++)
+		nfeat += (p->feat[b / 8] >> (b % 8)) & 1;
+	PCHECK(p, table + 16 * nfeat <= n);
+	if (table + 16 * nfeat > n)
+		return;
+	unsigned k = 0;
+	for (unsigned b = 0; b < 256; b++) {
+		if (!((p->feat[b / 8] >> (b % 8)) & 1))
+			continue;
+		uint64_t so = rd64(d + table + 16 * k), ss = rd64(d + table + 16 * k + 8);
+		k++;
+		PCHECK(p, so + ss <= n && so >= table + 16 * nfeat);
+		if (so + ss > n)
+			continue;
+		uint64_t se = so + ss, at = so;
+		switch (b) {
+		case 2: /* BUILD_ID: entries {header, pid, id[24], name padded to 64} */
+			PCHECK(p, ss >= 36);
+			if (ss < 36)
+				break;
+			PCHECK(p, rd16(d + so + 6) == ss); /* one entry */
+			PCHECK(p, (int32_t)rd32(d + so + 8) == -1);
+			PCHECK(p, rd16(d + so + 4) == (0x8000 | 2));
+			p->bid_feature_size = d[so + 32];
+			memcpy(p->bid_feature, d + so + 12, 20);
+			PCHECK(p, (ss - 36) % 64 == 0 && memchr(d + so + 36, 0, ss - 36) != NULL);
+			snprintf(p->bid_path, sizeof(p->bid_path), "%s", (const char *)d + so + 36);
+			break;
+		case 6:
+			PCHECK(p, parse_string(d, se, &at, p->arch, sizeof(p->arch)) == 0 && at == se);
+			break;
+		case 7:
+			PCHECK(p, ss == 8);
+			p->nrcpus_avail = rd32(d + so);
+			p->nrcpus_online = rd32(d + so + 4);
+			break;
+		case 8:
+			PCHECK(p, parse_string(d, se, &at, p->cpudesc, sizeof(p->cpudesc)) == 0 && at == se);
+			break;
+		case 11:
+			p->ncmdline = rd32(d + so);
+			at += 4;
+			for (uint32_t i = 0; i < p->ncmdline && i < 8; i++)
+				PCHECK(p, parse_string(d, se, &at, p->cmdline[i], sizeof(p->cmdline[i])) == 0);
+			PCHECK(p, at == se);
+			break;
+		case 12: { /* EVENT_DESC */
+			uint32_t nev = rd32(d + so), asz = rd32(d + so + 4);
+			PCHECK(p, nev == p->nattr && asz == 128);
+			at += 8;
+			for (uint32_t i = 0; i < nev && !p->errors; i++) {
+				PCHECK(p, memcmp(d + at, d + attrs_off + 144 * i, 128) == 0);
+				at += 128;
+				uint32_t nids = rd32(d + at);
+				at += 4;
+				char name[64];
+				PCHECK(p, parse_string(d, se, &at, name, sizeof(name)) == 0);
+				PCHECK(p, nids == 1 && rd64(d + at) == p->attr_id[i]);
+				at += 8 * nids;
+			}
+			PCHECK(p, at == se);
+			break;
+		}
+		case 16: { /* PMU_MAPPINGS */
+			uint32_t nm = rd32(d + so);
+			at += 4;
+			int cs_etm = 0;
+			for (uint32_t i = 0; i < nm; i++) {
+				uint32_t type = rd32(d + at);
+				at += 4;
+				char name[64];
+				PCHECK(p, parse_string(d, se, &at, name, sizeof(name)) == 0);
+				if (strcmp(name, "cs_etm") == 0 && type == p->attr_type[0])
+					cs_etm = 1;
+			}
+			PCHECK(p, cs_etm && at == se);
+			break;
+		}
+		case 18: /* AUXTRACE index */
+			p->nindex = (size_t)rd64(d + so);
+			PCHECK(p, ss == 8 + 16 * p->nindex && p->nindex <= MAXREC);
+			for (size_t i = 0; i < p->nindex && i < MAXREC && 8 + 16 * i + 16 <= ss; i++) {
+				p->index[i] = rd64(d + so + 8 + 16 * i);
+				PCHECK(p, rd64(d + so + 16 + 16 * i) == 48);
+			}
+			break;
+		default:
+			PCHECK(p, !"a feature the writer does not write");
+		}
+	}
+}
+
+/* Every AUX record lies inside an AUXTRACE buffer of its thread; the
+ * index names exactly the AUXTRACE records, in order. */
+static void check_aux_layout(struct parsed *p, uint32_t tid)
+{
+	PCHECK(p, p->nindex == p->nat);
+	for (size_t i = 0; i < p->nat && i < p->nindex; i++)
+		PCHECK(p, p->index[i] == p->at[i].file_off);
+	PCHECK(p, p->naux == p->nat);
+	uint64_t pos = 0;
+	for (size_t i = 0; i < p->naux && i < p->nat; i++) {
+		const struct aux_rec *a = &p->aux[i];
+		const struct auxtrace_rec *t = &p->at[i];
+		PCHECK(p, a->aux_offset == pos && t->offset == pos);
+		PCHECK(p, a->aux_size <= t->size && t->size - a->aux_size < 8);
+		PCHECK(p, a->flags == 0); /* formatted, not truncated */
+		PCHECK(p, a->tid == tid && t->tid == tid && t->cpu == UINT32_MAX);
+		pos += a->aux_size;
+	}
+}
+
+/* ------------------------------------------------------------------ */
+/* Writing */
+
+static struct csdi_perf_elf test_elf = {
+	.map = { { 0x10000, 0x2000, 0, 5 } }, .nmaps = 1, .build_id = { 1, 2, 3 }, .build_id_size = 20
+};
+static const char *const test_cmdline[] = { "/usr/bin/perf", "record", "-e", "cs_etm//u", "--per-thread", "/bin/prog" };
+
+static void base_config(struct csdi_perf_enc_config *c, struct mem_file *m, unsigned version, unsigned nsrc)
+{
+	memset(c, 0, sizeof(*c));
+	c->io.write_at = mem_write_at;
+	c->io.read_at = mem_read_at;
+	c->io.ctx = m;
+	c->version = version;
+	for (unsigned i = 0; i < nsrc; i++) {
+		struct csd_trace_config *t = &c->sources[i];
+		t->size = sizeof(*t);
+		t->protocol = i % 2 ? CSD_PROTO_ETM3 : CSD_PROTO_PTM;
+		t->etmcr = i % 2 ? 0x1000u : 0;
+		t->etmidr = i % 2 ? 0x410CF250u : 0x411CF312u;
+		t->etmccer = i % 2 ? 0x344008F2u : 0x34C01AC2u;
+		t->trace_id = (uint8_t)(0x10 + 2 * i);
+	}
+	c->nsources = nsrc;
+	c->exe_path = "/bin/prog";
+	c->elf = &test_elf;
+	c->comm = "a-rather-long-program-name";
+	c->pid = 4321;
+	c->tid = 4322;
+	c->cmdline = test_cmdline;
+	c->cmdline_n = 6;
+	c->cpudesc = "ARMv7 Processor rev 1 (v7l)";
+	c->arch = "armv7l";
+}
+
+/* Pseudo-random trace bytes of source s at step i. */
+static uint8_t tbyte(unsigned s, size_t i)
+{
+	uint32_t h = (uint32_t)(i * 2654435761u) ^ (s * 0x9E3779B9u);
+	return (uint8_t)(h >> 13);
+}
+
+/* Deformat each AUX buffer on its own; append each ID's bytes to got[]. */
+static void deformat_buffers(const struct mem_file *m, const struct parsed *p, const uint8_t *ids, unsigned nids,
+			     uint8_t **got, size_t *ngot)
+{
+	for (size_t b = 0; b < p->naux; b++) {
+		struct csd_frame_config fc = { .size = sizeof(fc), .format = CSD_FRAME_ALIGNED };
+		csd_frame_decoder *fd = csd_frame_new(&fc);
+		CHECK(fd != NULL);
+		CHECK_EQ(p->aux[b].aux_size % 16, 0);
+		csd_frame_feed(fd, m->d + p->at[b].payload, (size_t)p->aux[b].aux_size, 0);
+		csd_frame_finish(fd);
+		struct csd_frame_out o;
+		int errors = 0;
+		while (csd_frame_next(fd, &o) == 0) {
+			if (o.event == CSD_FRAME_ERROR)
+				errors++;
+			if (o.event != CSD_FRAME_DATA)
+				continue;
+			for (unsigned k = 0; k < nids; k++)
+				if (o.bytes.id == ids[k]) {
+					memcpy(got[k] + ngot[k], o.bytes.data, o.bytes.size);
+					ngot[k] += o.bytes.size;
+				}
+		}
+		CHECK_EQ(errors, 0);
+		csd_frame_free(fd);
+	}
+}
+
+/* Sources' bytes interleaved, sync points every `sync_every` bytes of the
+ * first source; checks the file and that the bytes come back. */
+static void test_bytes(unsigned version, unsigned nsrc, uint64_t aux_size, size_t len, size_t sync_every,
+		       size_t min_buffers, size_t max_buffers)
+{
+	struct mem_file m = { .writes_left = -1 };
+	struct csdi_perf_enc_config c;
+	base_config(&c, &m, version, nsrc);
+	c.aux_size = aux_size;
+	int err = 0;
+	struct csdi_perf_enc *e = csdi_perf_enc_new(&c, &err);
+	CHECK(e != NULL);
+	if (!e)
+		return;
+	uint8_t *want[CSDI_PERF_MAX_SOURCES], *got[CSDI_PERF_MAX_SOURCES], ids[CSDI_PERF_MAX_SOURCES];
+	size_t ngot[CSDI_PERF_MAX_SOURCES] = { 0 };
+	for (unsigned s = 0; s < nsrc; s++) {
+		want[s] = malloc(len + 1);
+		got[s] = malloc(len + 1);
+		ids[s] = c.sources[s].trace_id;
+		for (size_t i = 0; i < len; i++)
+			want[s][i] = tbyte(s, i);
+	}
+	for (size_t i = 0; i < len;) {
+		size_t step = 1 + (i * 7) % 23;
+		if (step > len - i)
+			step = len - i;
+		for (unsigned s = 0; s < nsrc; s++)
+			CHECK_EQ(csdi_perf_enc_trace(e, ids[s], want[s] + i, step), 0);
+		size_t before = i;
+		i += step;
+		if (sync_every && i / sync_every != before / sync_every)
+			CHECK_EQ(csdi_perf_enc_sync_point(e), 0);
+	}
+	CHECK_EQ(csdi_perf_enc_finish(e), 0);
+	uint64_t buffers = csdi_perf_enc_buffers(e);
+	CHECK(buffers >= min_buffers && buffers <= max_buffers);
+	csdi_perf_enc_free(e);
+
+	static struct parsed p;
+	parse_perf(m.d, m.n, &p);
+	CHECK_EQ(p.errors, 0);
+	check_aux_layout(&p, c.tid);
+	CHECK_EQ(p.errors, 0);
+	CHECK_EQ(p.naux, buffers);
+	/* A buffer ends at the first sync point with aux_size bytes in it
+	 * (counting the frame being filled): every one but the last holds
+	 * that much, and less than that plus what one step between sync
+	 * points adds (23 bytes a source, with frame overhead). */
+	for (size_t b = 0; b + 1 < p.naux; b++) {
+		CHECK(p.aux[b].aux_size + 15 >= aux_size);
+		CHECK(p.aux[b].aux_size <= aux_size + (sync_every + 23) * nsrc * 16 / 14 + 32);
+	}
+	deformat_buffers(&m, &p, ids, nsrc, got, ngot);
+	for (unsigned s = 0; s < nsrc; s++) {
+		CHECK_EQ(ngot[s], len);
+		CHECK(ngot[s] == len && memcmp(got[s], want[s], len) == 0);
+		free(want[s]);
+		free(got[s]);
+	}
+
+	/* The metadata: header, then 7 words per CPU. */
+	CHECK_EQ(p.ninfo, 3 + 7 * nsrc);
+	CHECK_EQ(p.info[0], version);
+	CHECK_EQ(p.info[1], (uint64_t)8 << 32 | nsrc);
+	CHECK_EQ(p.info[2], 0);
+	for (unsigned s = 0; s < nsrc && 3 + 7 * s + 6 < p.ninfo; s++) {
+		const uint64_t *w = p.info + 3 + 7 * s;
+		CHECK(w[0] == 0x3030303030303030ull);
+		CHECK_EQ(w[1], s);
+		CHECK_EQ(w[2], 4);
+		CHECK_EQ(w[3], c.sources[s].etmcr);
+		CHECK_EQ(w[4], c.sources[s].trace_id);
+		CHECK_EQ(w[5], c.sources[s].etmccer);
+		CHECK_EQ(w[6], c.sources[s].etmidr);
+	}
+	/* The events: cs_etm with the ETMCR options as config, and the
+	 * tracking event; the CPU sampled only in version 2. */
+	CHECK_EQ(p.nattr, 2);
+	CHECK_EQ(p.attr_type[0], 8);
+	CHECK_EQ(p.attr_config[0], nsrc > 1 ? 0x1000 : 0);
+	CHECK_EQ(p.attr_type[1], 1);
+	CHECK_EQ(p.attr_config[1], 9);
+	CHECK_EQ(!!(p.sample_type[0] & (1u << 7)), version >= 2);
+	CHECK_EQ(p.nhw, version >= 2 ? nsrc : 0);
+	for (size_t i = 0; i < p.nhw; i++) {
+		CHECK_EQ(p.hw_id[i] & 0xFF, c.sources[i].trace_id);
+		CHECK_EQ(p.hw_id[i] >> 60, 0);
+		CHECK_EQ((p.hw_id[i] >> 56) & 0xF, 1);
+	}
+	for (size_t i = 0; i < p.naux; i++)
+		CHECK_EQ(p.aux[i].cpu, version >= 2 ? 0 : UINT32_MAX);
+	CHECK_STR(p.comm, "a-rather-long-p");
+	CHECK_STR(p.mmap_path, "/bin/prog");
+	CHECK_EQ(p.nmmap, 1);
+	CHECK_EQ(p.mmap_start, 0x10000);
+	CHECK_EQ(p.mmap_len, 0x2000);
+	CHECK_EQ(p.mmap_bid_size, 20);
+	CHECK(memcmp(p.mmap_bid, test_elf.build_id, 20) == 0);
+	CHECK_EQ(p.bid_feature_size, 20);
+	CHECK(memcmp(p.bid_feature, test_elf.build_id, 20) == 0);
+	CHECK_STR(p.bid_path, "/bin/prog");
+	CHECK_STR(p.arch, "armv7l");
+	CHECK_STR(p.cpudesc, "ARMv7 Processor rev 1 (v7l)");
+	CHECK_EQ(p.ncmdline, 6);
+	CHECK_STR(p.cmdline[3], "cs_etm//u");
+	CHECK_EQ(p.nrcpus_avail, nsrc);
+	CHECK_EQ(p.nrcpus_online, nsrc);
+	free(m.d);
+}
+
+/* A write failing at every point in turn: an error, never a crash or a
+ * file that claims success. */
+static void test_write_errors(void)
+{
+	struct mem_file probe = { .writes_left = -1 };
+	struct csdi_perf_enc_config c;
+	base_config(&c, &probe, 2, 1);
+	c.aux_size = 64;
+	uint8_t b[100];
+	for (size_t i = 0; i < sizeof(b); i++)
+		b[i] = tbyte(0, i);
+	long total = 0;
+	for (long fail_at = 0;; fail_at++) {
+		struct mem_file m = { .writes_left = fail_at };
+		c.io.ctx = &m;
+		int err = 0, rc = 0;
+		struct csdi_perf_enc *e = csdi_perf_enc_new(&c, &err);
+		if (!e) {
+			CHECK_EQ(err, CSD_EIO);
+		} else {
+			for (int k = 0; k < 40 && rc == 0; k++) {
+				rc = csdi_perf_enc_trace(e, 0x10, b, sizeof(b));
+				if (rc == 0)
+					rc = csdi_perf_enc_sync_point(e);
+			}
+			int fin = csdi_perf_enc_finish(e);
+			if (rc)
+				CHECK_EQ(rc, CSD_EIO);
+			csdi_perf_enc_free(e);
+			if (!m.failed) {
+				/* Every write done: the whole file. */
+				CHECK_EQ(fin, 0);
+				total = fail_at;
+				free(m.d);
+				break;
+			}
+			CHECK_EQ(fin, CSD_EIO);
+		}
+		free(m.d);
+		if (fail_at > 100000)
+			break;
+	}
+	CHECK(total > 20);
+}
+
+static void test_bad_configs(void)
+{
+	struct mem_file m = { .writes_left = -1 };
+	struct csdi_perf_enc_config c;
+	int err = 0;
+	base_config(&c, &m, 3, 1);
+	CHECK(csdi_perf_enc_new(&c, &err) == NULL && err == CSD_EINVAL);
+	base_config(&c, &m, 0, 1);
+	CHECK(csdi_perf_enc_new(&c, &err) == NULL && err == CSD_EINVAL);
+	base_config(&c, &m, 1, 2);
+	c.sources[1].trace_id = c.sources[0].trace_id;
+	CHECK(csdi_perf_enc_new(&c, &err) == NULL && err == CSD_EINVAL);
+	base_config(&c, &m, 1, 1);
+	c.sources[0].trace_id = 0x70;
+	CHECK(csdi_perf_enc_new(&c, &err) == NULL && err == CSD_EINVAL);
+	base_config(&c, &m, 1, 0);
+	CHECK(csdi_perf_enc_new(&c, &err) == NULL && err == CSD_EINVAL);
+	base_config(&c, &m, 1, 1);
+	c.exe_path = "relative/prog";
+	CHECK(csdi_perf_enc_new(&c, &err) == NULL && err == CSD_EINVAL);
+	static char long_path[5000];
+	memset(long_path, 'a', sizeof(long_path) - 1);
+	long_path[0] = '/';
+	c.exe_path = long_path;
+	CHECK(csdi_perf_enc_new(&c, &err) == NULL && err == CSD_EINVAL);
+	base_config(&c, &m, 1, 1);
+	c.cmdline_n = 7;
+	const char *cl[7] = { "a", "b", "c", "d", "e", "f", NULL };
+	c.cmdline = cl;
+	CHECK(csdi_perf_enc_new(&c, &err) == NULL && err == CSD_EINVAL);
+	base_config(&c, &m, 1, 1);
+	c.io.read_at = NULL;
+	CHECK(csdi_perf_enc_new(&c, &err) == NULL && err == CSD_EINVAL);
+	CHECK(csdi_perf_enc_new(NULL, &err) == NULL && err == CSD_EINVAL);
+	CHECK_EQ(m.n, 0); /* nothing written for a refused setup */
+
+	/* An unknown trace ID is refused; the file stays good. */
+	base_config(&c, &m, 1, 1);
+	struct csdi_perf_enc *e = csdi_perf_enc_new(&c, &err);
+	CHECK(e != NULL);
+	uint8_t b[3] = { 1, 2, 3 };
+	CHECK_EQ(csdi_perf_enc_trace(e, 0x11, b, 3), CSD_EINVAL);
+	CHECK_EQ(csdi_perf_enc_trace(e, 0x10, NULL, 3), CSD_EINVAL);
+	CHECK_EQ(csdi_perf_enc_trace(e, 0x10, b, 3), 0);
+	CHECK_EQ(csdi_perf_enc_finish(e), 0);
+	csdi_perf_enc_free(e);
+	static struct parsed p;
+	parse_perf(m.d, m.n, &p);
+	CHECK_EQ(p.errors, 0);
+	CHECK_EQ(p.naux, 1);
+	CHECK_EQ(p.naux ? p.aux[0].aux_size : 0, 16);
+	free(m.d);
+
+	/* No trace at all: no AUX buffer, an empty index. */
+	memset(&m, 0, sizeof(m));
+	m.writes_left = -1;
+	base_config(&c, &m, 1, 1);
+	e = csdi_perf_enc_new(&c, &err);
+	CHECK_EQ(csdi_perf_enc_finish(e), 0);
+	csdi_perf_enc_free(e);
+	parse_perf(m.d, m.n, &p);
+	CHECK_EQ(p.errors, 0);
+	CHECK_EQ(p.naux, 0);
+	CHECK_EQ(p.nindex, 0);
+	free(m.d);
+	CHECK_EQ(csdi_perf_enc_finish(NULL), CSD_EINVAL);
+	CHECK_EQ(csdi_perf_enc_sync_point(NULL), CSD_EINVAL);
+	csdi_perf_enc_free(NULL);
+}
+
+/* ------------------------------------------------------------------ */
+/* A program run through the generator, each AUX buffer decoded alone */
+
+struct gen_feed {
+	struct csdi_perf_enc *e;
+	uint8_t id;
+};
+
+static int feed_sink(void *ctx, const uint8_t *b, size_t n)
+{
+	struct gen_feed *f = ctx;
+	return csdi_perf_enc_trace(f->e, f->id, b, n);
+}
+
+static int feed_sync(void *ctx)
+{
+	struct gen_feed *f = ctx;
+	return csdi_perf_enc_sync_point(f->e);
+}
+
+static void test_program(const char *progdir, const char *prog, uint32_t protocol, uint32_t etmcr, unsigned version)
+{
+	char elf[2048], log[2100];
+	snprintf(elf, sizeof(elf), "%s/%s", progdir, prog);
+	snprintf(log, sizeof(log), "%s.log", elf);
+	csd_image *img = csd_image_new();
+	CHECK(csd_image_add_elf(img, elf, 0) > 0);
+	struct csdi_perf_elf pe;
+	char err[512];
+	CHECK_EQ(csdi_perf_elf_read(elf, &pe, err, sizeof(err)), 0);
+
+	struct mem_file m = { .writes_left = -1 };
+	struct csdi_perf_enc_config c;
+	base_config(&c, &m, version, 1);
+	c.sources[0].protocol = protocol;
+	c.sources[0].etmcr = etmcr;
+	c.sources[0].etmidr = protocol == CSD_PROTO_PTM ? 0x411CF312u : 0x410CF250u;
+	c.sources[0].etmccer = protocol == CSD_PROTO_PTM ? 0x34C01AC2u : 0x344008F2u;
+	c.elf = &pe;
+	c.aux_size = 512;
+	int rc = 0;
+	struct gen_feed f = { csdi_perf_enc_new(&c, &rc), c.sources[0].trace_id };
+	CHECK(f.e != NULL);
+	struct csdi_gen_config gc;
+	memset(&gc, 0, sizeof(gc));
+	gc.trace = c.sources[0];
+	gc.sync_period = protocol == CSD_PROTO_PTM ? 1024 : 256;
+	gc.sync_point = feed_sync;
+	struct csdi_gen *g = csdi_gen_new(&gc, img, feed_sink, &f);
+	CHECK(g != NULL);
+
+	/* The run's instructions in the image (the expected decode). */
+	size_t cap = 1 << 16, n = 0;
+	uint32_t *want = malloc(cap * sizeof(*want));
+	FILE *lf = fopen(log, "r");
+	CHECK(lf != NULL);
+	static struct qemu_log_reader rd;
+	qemu_log_reader_init_file(&rd, lf);
+	struct qemu_log_insn qi;
+	int lr;
+	while ((lr = qemu_log_next(&rd, &qi)) != QEMU_LOG_END) {
+		if (lr != QEMU_LOG_INSN)
+			continue;
+		CHECK_EQ(csdi_gen_insn(g, qi.addr, qi.isa), 0);
+		uint8_t byte;
+		if (csd_image_read(img, qi.addr, &byte, 1) != 1)
+			continue;
+		if (n == cap)
+			want = realloc(want, (cap *= 2) * sizeof(*want));
+		want[n++] = qi.addr;
+	}
+	fclose(lf);
+	CHECK_EQ(csdi_gen_finish(g), 0);
+	csdi_gen_free(g);
+	CHECK_EQ(csdi_perf_enc_finish(f.e), 0);
+	uint64_t buffers = csdi_perf_enc_buffers(f.e);
+	csdi_perf_enc_free(f.e);
+
+	static struct parsed p;
+	parse_perf(m.d, m.n, &p);
+	CHECK_EQ(p.errors, 0);
+	check_aux_layout(&p, c.tid);
+	CHECK_EQ(p.errors, 0);
+	CHECK(buffers >= 2);
+	CHECK_EQ(p.naux, buffers);
+	CHECK_EQ(p.mmap_start, pe.map[0].start);
+	CHECK_EQ(p.mmap_bid_size, pe.build_id_size);
+
+	/* Each buffer alone: a new demultiplexer and decoder. */
+	size_t k = 0, bad = 0, errors = 0;
+	for (size_t b = 0; b < p.naux; b++) {
+		struct csd_frame_config frc = { .size = sizeof(frc), .format = CSD_FRAME_ALIGNED };
+		csd_frame_decoder *frd = csd_frame_new(&frc);
+		struct csd_flow_config fc;
+		memset(&fc, 0, sizeof(fc));
+		fc.size = sizeof(fc);
+		fc.trace = c.sources[0];
+		fc.image = img;
+		fc.flags = CSD_FLOW_INSN;
+		csd_flow_decoder *fd = csd_flow_new(&fc);
+		CHECK(frd && fd);
+		csd_frame_feed(frd, m.d + p.at[b].payload, (size_t)p.aux[b].aux_size, 0);
+		csd_frame_finish(frd);
+		struct csd_frame_out o;
+		struct csd_record r;
+		for (int last = 0; !last;) {
+			int fr = csd_frame_next(frd, &o);
+			if (fr == 0 && (o.event != CSD_FRAME_DATA || o.bytes.id != f.id))
+				continue;
+			if (fr == 0)
+				csd_flow_feed(fd, &o.bytes);
+			else {
+				csd_flow_finish(fd);
+				last = 1;
+			}
+			while (csd_flow_next(fd, &r) == 0) {
+				if (r.type == CSD_REC_ERROR || r.type == CSD_REC_NO_MEMORY || r.type == CSD_REC_NOSYNC)
+					errors++;
+				if (r.type != CSD_REC_INSN)
+					continue;
+				if (k >= n || want[k] != r.addr) {
+					if (bad++ == 0)
+						fprintf(stderr, "%s: buffer %zu: instruction %zu at 0x%x, the run has 0x%x\n",
+							prog, b, k, (unsigned)r.addr, k < n ? want[k] : 0);
+				}
+				k++;
+			}
+		}
+		csd_flow_free(fd);
+		csd_frame_free(frd);
+	}
+	CHECK_EQ(bad, 0);
+	CHECK_EQ(errors, 0);
+	CHECK_EQ(k, n);
+	printf("test_perf_enc: %s %s v%u: %zu instructions in %zu AUX buffers decoded alone, equal to the run\n", prog,
+	       protocol == CSD_PROTO_PTM ? "PTM" : "ETMv3", version, k, p.naux);
+	free(want);
+	free(m.d);
+	csd_image_free(img);
+}
+
+/* ------------------------------------------------------------------ */
+/* ELF reader */
+
+static void write_bytes(const char *path, const uint8_t *b, size_t n)
+{
+	FILE *f = fopen(path, "wb");
+	CHECK(f != NULL);
+	if (f) {
+		CHECK_EQ(fwrite(b, 1, n, f), n);
+		fclose(f);
+	}
+}
+
+static void put_le32(uint8_t *p, uint32_t v)
+{
+	for (int i = 0; i < 4; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
+}
+
+/* A minimal ELF: header, two program headers (PT_NOTE, PT_LOAD R+X),
+ * then the note. */
+static size_t tiny_elf(uint8_t *b, uint32_t namesz, uint32_t descsz, uint32_t vaddr)
+{
+	memset(b, 0, 512);
+	memcpy(b, "\177ELF\1\1\1", 7);
+	put_le32(b + 28, 52);             /* e_phoff */
+	b[42] = 32;                       /* e_phentsize */
+	b[44] = 2;                        /* e_phnum */
+	uint8_t *ph = b + 52;
+	put_le32(ph, 4);                  /* PT_NOTE */
+	put_le32(ph + 4, 116);
+	put_le32(ph + 16, 36);
+	ph += 32;
+	put_le32(ph, 1);                  /* PT_LOAD */
+	put_le32(ph + 4, 0);
+	put_le32(ph + 8, vaddr);
+	put_le32(ph + 16, 400);
+	put_le32(ph + 24, 5);             /* PF_R | PF_X */
+	put_le32(b + 116, namesz);
+	put_le32(b + 120, descsz);
+	put_le32(b + 124, 3);             /* NT_GNU_BUILD_ID */
+	memcpy(b + 128, "GNU", 4);
+	for (int i = 0; i < 20; i++)
+		b[132 + i] = (uint8_t)(0xA0 + i);
+	return 400;
+}
+
+static void test_elf_reader(const char *progdir)
+{
+	char dir[] = "/tmp/csd_test_perf_enc_XXXXXX", path[256], err[512];
+	CHECK(mkdtemp(dir) != NULL);
+	struct csdi_perf_elf pe;
+	uint8_t b[512];
+
+	size_t n = tiny_elf(b, 4, 20, 0x8000);
+	snprintf(path, sizeof(path), "%s/tiny", dir);
+	write_bytes(path, b, n);
+	CHECK_EQ(csdi_perf_elf_read(path, &pe, err, sizeof(err)), 0);
+	CHECK_EQ(pe.nmaps, 1);
+	CHECK_EQ(pe.map[0].start, 0x8000);
+	CHECK_EQ(pe.map[0].len, 0x1000);
+	CHECK_EQ(pe.map[0].pgoff, 0);
+	CHECK_EQ(pe.map[0].prot, 5);
+	CHECK_EQ(pe.build_id_size, 20);
+	CHECK_EQ(pe.build_id[19], 0xA0 + 19);
+
+	/* A note whose sizes pass the segment: no build ID, no over-read. */
+	tiny_elf(b, 4, 0xFFFFFFF0u, 0x8000);
+	write_bytes(path, b, n);
+	CHECK_EQ(csdi_perf_elf_read(path, &pe, err, sizeof(err)), 0);
+	CHECK_EQ(pe.build_id_size, 0);
+	tiny_elf(b, 0xFFFFFFFFu, 20, 0x8000);
+	write_bytes(path, b, n);
+	CHECK_EQ(csdi_perf_elf_read(path, &pe, err, sizeof(err)), 0);
+	CHECK_EQ(pe.build_id_size, 0);
+	/* A build ID longer than perf's 20 bytes is left out. */
+	tiny_elf(b, 4, 24, 0x8000);
+	write_bytes(path, b, n);
+	CHECK_EQ(csdi_perf_elf_read(path, &pe, err, sizeof(err)), 0);
+	CHECK_EQ(pe.build_id_size, 0);
+	/* Address and offset not congruent within a page. */
+	tiny_elf(b, 4, 20, 0x8004);
+	write_bytes(path, b, n);
+	CHECK_EQ(csdi_perf_elf_read(path, &pe, err, sizeof(err)), CSD_EFORMAT);
+	CHECK(strstr(err, "program header 1 at offset 0x54") != NULL);
+	/* Program headers past the end. */
+	tiny_elf(b, 4, 20, 0x8000);
+	b[44] = 200;
+	write_bytes(path, b, n);
+	CHECK_EQ(csdi_perf_elf_read(path, &pe, err, sizeof(err)), CSD_EFORMAT);
+	CHECK(strstr(err, "pass the end") != NULL);
+	/* A segment past the end. */
+	tiny_elf(b, 4, 20, 0x8000);
+	put_le32(b + 52 + 32 + 16, 4000);
+	write_bytes(path, b, n);
+	CHECK_EQ(csdi_perf_elf_read(path, &pe, err, sizeof(err)), CSD_EFORMAT);
+	/* No executable segment. */
+	tiny_elf(b, 4, 20, 0x8000);
+	put_le32(b + 52 + 32 + 24, 4);
+	write_bytes(path, b, n);
+	CHECK_EQ(csdi_perf_elf_read(path, &pe, err, sizeof(err)), CSD_ENOENT);
+	/* Not ELF, short, 64-bit, a directory. */
+	write_bytes(path, (const uint8_t *)"hello", 5);
+	CHECK_EQ(csdi_perf_elf_read(path, &pe, err, sizeof(err)), CSD_EFORMAT);
+	tiny_elf(b, 4, 20, 0x8000);
+	b[4] = 2;
+	write_bytes(path, b, n);
+	CHECK_EQ(csdi_perf_elf_read(path, &pe, err, sizeof(err)), CSD_EFORMAT);
+	CHECK_EQ(csdi_perf_elf_read(dir, &pe, err, sizeof(err)), CSD_EIO);
+	CHECK(strstr(err, "directory") != NULL);
+	remove(path);
+	rmdir(dir);
+
+	/* A real program against readelf. */
+	char elf[2048], cmd[4200], line[512];
+	snprintf(elf, sizeof(elf), "%s/hello-arm-O2", progdir);
+	CHECK_EQ(csdi_perf_elf_read(elf, &pe, err, sizeof(err)), 0);
+	snprintf(cmd, sizeof(cmd), "readelf -n '%s' 2>/dev/null", elf);
+	FILE *p = popen(cmd, "r");
+	char hex[64] = "";
+	while (p && fgets(line, sizeof(line), p)) {
+		const char *s = strstr(line, "Build ID: ");
+		if (s)
+			sscanf(s + 10, "%63s", hex);
+	}
+	if (p)
+		pclose(p);
+	char mine[64] = "";
+	for (unsigned i = 0; i < pe.build_id_size; i++)
+		snprintf(mine + 2 * i, 3, "%02x", pe.build_id[i]);
+	CHECK(hex[0] != 0);
+	CHECK_STR(mine, hex);
+	snprintf(cmd, sizeof(cmd), "readelf -lW '%s' 2>/dev/null", elf);
+	p = popen(cmd, "r");
+	unsigned long off = 0, va = 0, fsz = 0;
+	int found = 0;
+	while (p && fgets(line, sizeof(line), p)) {
+		char flg[8] = "";
+		if (sscanf(line, " LOAD 0x%lx 0x%lx 0x%*x 0x%lx 0x%*x %7[RWE ]", &off, &va, &fsz, flg) == 4 &&
+		    strchr(flg, 'E') && !found) {
+			found = 1;
+			CHECK_EQ(pe.map[0].start, va & ~0xFFFul);
+			CHECK_EQ(pe.map[0].pgoff, off & ~0xFFFul);
+			CHECK_EQ(pe.map[0].len, ((va & 0xFFF) + fsz + 0xFFF) & ~0xFFFul);
+		}
+	}
+	if (p)
+		pclose(p);
+	CHECK(found);
+	CHECK_EQ(pe.nmaps, 1);
+}
+
+int main(void)
+{
+	const char *progdir = getenv("CSD_PROGRAMS");
+	if (!progdir) {
+		fprintf(stderr, "CSD_PROGRAMS not set (run through make test)\n");
+		return 1;
+	}
+	/* One source: buffers end at sync points once 64 bytes are in. */
+	test_bytes(1, 1, 64, 5000, 50, 5000 / 150, 5000 / 50 + 1);
+	test_bytes(2, 1, 64, 5000, 50, 5000 / 150, 5000 / 50 + 1);
+	test_bytes(1, 1, 65536, 5000, 50, 1, 1);
+	test_bytes(1, 1, 16, 3000, 1, 3000 / 40, 3000); /* a buffer per step or two */
+	/* Several sources never split (a sync point of one is not another's). */
+	test_bytes(1, 3, 64, 3000, 50, 1, 1);
+	test_bytes(2, 3, 64, 3000, 50, 1, 1);
+	test_bad_configs();
+	test_write_errors();
+	test_elf_reader(progdir);
+	test_program(progdir, "switch-thumb-O0", CSD_PROTO_PTM, 0, 1);
+	test_program(progdir, "interwork-arm-O2", CSD_PROTO_PTM, 0x20001000u, 2);
+	test_program(progdir, "switch-thumb-O0", CSD_PROTO_ETM3, 0, 2);
+	test_program(progdir, "longjmp-arm-O0", CSD_PROTO_ETM3, 0x1000u, 1);
+	return check_done("test_perf_enc");
+}
