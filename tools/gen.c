@@ -39,6 +39,10 @@
 #include "qemu_log.h"
 
 #define MAX_SOURCES 8
+/* The traced process of --perf-data. perf takes a context ID in the trace
+ * for the thread ID (Linux can put the PID in CONTEXTIDR), so the trace's
+ * context ID is this too, and it fits the 1-byte context ID. */
+#define PERF_PID 200
 
 struct gen_source {
 	struct csdi_gen *gen;
@@ -320,7 +324,7 @@ static void perf_open(struct gen_ctx *c, struct perf_out *po, const char *path, 
 	pc.exe_path = po->exe;
 	pc.elf = &pe;
 	pc.comm = comm;
-	pc.pid = pc.tid = 1000;
+	pc.pid = pc.tid = PERF_PID;
 	pc.cmdline = cmdline;
 	pc.cmdline_n = 6;
 	/* /proc/cpuinfo's "model name" on a 32-bit ARM kernel. */
@@ -520,7 +524,7 @@ int csd_cmd_gen(int argc, char **argv)
 		}
 		s->cfg.trace.trace_id = (uint8_t)(trace_id + i);
 		s->cfg.sync_period = sync_period;
-		s->cfg.context_id = 0x2a;
+		s->cfg.context_id = perf_path ? PERF_PID : 0x2a;
 		s->cfg.sync_point = source_sync_point;
 		snprintf(s->name, sizeof(s->name), "%s_%d", ptm ? "PTM" : "ETM", i);
 		if (!c->formatted) {
