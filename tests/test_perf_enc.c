@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "cli_run.h"
 #include "gen.h"
 #include "perf_enc.h"
 #include "perf_file.h"
@@ -661,6 +662,77 @@ static void test_elf_reader(const char *progdir)
 	CHECK_EQ(pe.nmaps, 1);
 }
 
+/* ------------------------------------------------------------------ */
+/* csdec gen --perf-data */
+
+static void test_tool(const char *progdir)
+{
+	const char *tool = getenv("CSD_TOOL");
+	CHECK(tool != NULL);
+	if (!tool)
+		return;
+	char dir[] = "/tmp/csd_test_perf_gen_XXXXXX", cmd[8192], out[4096], err[4096], errpath[128], file[128];
+	CHECK(mkdtemp(dir) != NULL);
+	snprintf(errpath, sizeof(errpath), "%s/err", dir);
+	snprintf(file, sizeof(file), "%s/p.data", dir);
+	char prog[2100];
+	snprintf(prog, sizeof(prog), "%s/interwork-thumb-O2", progdir);
+	static const struct {
+		const char *opts, *message;
+	} refused[] = {
+		{ "--protocol ptm --perf-data %s -o %s.d", "either -o DIR or --perf-data FILE" },
+		{ "--protocol ptm --perf-data %s --perf-data-version 3", "is not 1 or 2" },
+		{ "--protocol etm3 --core cortex-m3 --perf-data %s", "not for a Cortex-M core" },
+		{ "--protocol ptm --formatted=port --perf-data %s", "--formatted=port does not apply" },
+		{ "--protocol ptm --perf-data %s --perf-aux-size 8", "out of range" },
+		{ "--protocol ptm --perf-data /nonexistent/dir/p.data%.0s", "cannot write /nonexistent/dir/p.data" },
+	};
+	for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
+		char opts[512];
+		snprintf(opts, sizeof(opts), refused[i].opts, file, file);
+		snprintf(cmd, sizeof(cmd), "'%s' gen --qemu-log '%s.log' --elf '%s' %s", tool, prog, prog, opts);
+		CHECK_EQ(cli_run_cmd(cmd, errpath, out, sizeof(out)), 2);
+		cli_read_text(errpath, err, sizeof(err));
+		CHECK(strstr(err, refused[i].message) != NULL);
+		if (!strstr(err, refused[i].message))
+			fprintf(stderr, "gen %s: %s", opts, err);
+		CHECK(access(file, F_OK) != 0); /* nothing left behind */
+	}
+
+	/* A written file: what the tool says, and what the file holds. */
+	snprintf(cmd, sizeof(cmd),
+		 "'%s' gen --qemu-log '%s.log' --elf '%s' --protocol ptm --context-id-bytes 1 --perf-data %s "
+		 "--perf-data-version 1 --perf-aux-size 2048",
+		 tool, prog, prog, file);
+	CHECK_EQ(cli_run_cmd(cmd, errpath, out, sizeof(out)), 0);
+	cli_read_text(errpath, err, sizeof(err));
+	CHECK(strstr(err, "AUX buffers of trace") != NULL);
+	size_t n;
+	uint8_t *d = check_read_file(file, &n);
+	CHECK(d != NULL);
+	static struct parsed p;
+	if (d) {
+		parse_perf(d, n, &p);
+		CHECK_EQ(p.errors, 0);
+		check_aux_layout(&p, 200);
+		CHECK_EQ(p.errors, 0);
+		CHECK(p.naux >= 2);
+		CHECK_EQ(p.info[0], 1);
+		CHECK_EQ(p.ninfo, 10);
+		CHECK_EQ(p.info[3 + 3], 1u << 14);   /* ETMCR: 1-byte context IDs */
+		CHECK_EQ(p.info[3 + 4], 0x10);       /* trace ID */
+		CHECK_EQ(p.info[3 + 6], 0x411CF312u); /* a PTM's ETMIDR */
+		CHECK_STR(p.comm, "interwork-thumb");
+		CHECK(p.mmap_path[0] == '/' && strstr(p.mmap_path, "/interwork-thumb-O2") != NULL);
+		CHECK_STR(p.bid_path, p.mmap_path);
+		CHECK_EQ(p.ncmdline, 6);
+		CHECK_STR(p.cmdline[5], p.mmap_path);
+		free(d);
+	}
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	CHECK_EQ(system(cmd), 0);
+}
+
 int main(void)
 {
 	const char *progdir = getenv("CSD_PROGRAMS");
@@ -679,6 +751,7 @@ int main(void)
 	test_bad_configs();
 	test_write_errors();
 	test_elf_reader(progdir);
+	test_tool(progdir);
 	test_program(progdir, "switch-thumb-O0", CSD_PROTO_PTM, 0, 1);
 	test_program(progdir, "interwork-arm-O2", CSD_PROTO_PTM, 0x20001000u, 2);
 	test_program(progdir, "switch-thumb-O0", CSD_PROTO_ETM3, 0, 2);
