@@ -73,8 +73,8 @@ static void last_packet_at_ends(const struct byte_sink *bb, const struct csd_tra
 		kinds |= 1u << (pk.type & 31);
 		CHECK_EQ(csd_flow_last_packet(fd, &got), 0);
 		if (memcmp(&got, &pk, sizeof(pk)) != 0 && bad++ < 3)
-			fprintf(stderr, "%s: packet type %u at %llu (%u bytes) ending a piece: flow's last is type %u at %llu\n",
-				v->name, pk.type, (unsigned long long)pk.offset, pk.size, got.type,
+			fprintf(stderr, "%s: packet type %u at %llu (%llu bytes) ending a piece: flow's last is type %u at %llu\n",
+				v->name, pk.type, (unsigned long long)pk.offset, (unsigned long long)pk.size, got.type,
 				(unsigned long long)got.offset);
 	}
 	CHECK(checks > 0);
@@ -189,9 +189,9 @@ static void roundtrip(const struct ds5_dump *d, csd_image *img, const struct var
 			last_checks++;
 			CHECK_EQ(csd_flow_last_packet(fd, &flow_last), 0);
 			if (memcmp(&flow_last, &ref_last, sizeof(ref_last)) != 0 && last_mismatches++ < 3)
-				fprintf(stderr, "%s: last packet at %llu: flow has type %u at %llu (%u bytes)\n", v->name,
+				fprintf(stderr, "%s: last packet at %llu: flow has type %u at %llu (%llu bytes)\n", v->name,
 					(unsigned long long)ref_last.offset, flow_last.type,
-					(unsigned long long)flow_last.offset, flow_last.size);
+					(unsigned long long)flow_last.offset, (unsigned long long)flow_last.size);
 		}
 		if (rc == CSD_EEOS)
 			break;
