@@ -174,6 +174,16 @@ int csdi_frame_enc_flush(struct csdi_frame_enc *enc)
 	return CSD_OK;
 }
 
+int csdi_frame_enc_restart(struct csdi_frame_enc *enc)
+{
+	int rc = csdi_frame_enc_flush(enc);
+	if (rc < 0)
+		return rc;
+	enc->cur_id = ID_NONE;
+	enc->frames_since_id = 0;
+	return CSD_OK;
+}
+
 int csdi_frame_enc_fsync(struct csdi_frame_enc *enc, unsigned count)
 {
 	if (!enc || (enc->cfg.format == CSD_FRAME_ALIGNED && count % 4))

@@ -67,4 +67,9 @@ int csdi_frame_enc_fsync(struct csdi_frame_enc *enc, unsigned count);
  * zeros, as a formatter does on a flush. Errors: sink errors. */
 int csdi_frame_enc_flush(struct csdi_frame_enc *enc);
 
+/* Flush (as csdi_frame_enc_flush) and forget the current ID, so that the
+ * next byte's frame states its ID: what follows can be deformatted on its
+ * own, as the next contents of a drained ETB are. Errors: sink errors. */
+int csdi_frame_enc_restart(struct csdi_frame_enc *enc);
+
 #endif

@@ -235,6 +235,11 @@ static void flush_atoms(struct csdi_gen *g)
 static void isync(struct csdi_gen *g, uint32_t addr, uint8_t isa, unsigned reason)
 {
 	flush_atoms(g);
+	if (g->started && reason == CSD_REASON_PERIODIC && g->cfg.sync_point && !g->err) {
+		int rc = g->cfg.sync_point(g->ctx);
+		if (rc < 0)
+			g->err = rc;
+	}
 	if (!g->started || reason == CSD_REASON_PERIODIC) {
 		struct csd_packet a = packet(CSD_PKT_ASYNC);
 		emit(g, &a);

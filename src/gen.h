@@ -29,6 +29,13 @@ struct csdi_gen_config {
 	uint32_t timestamp_every;  /* waypoints between timestamps (0: 256) */
 	uint32_t context_id;
 	uint32_t svc_vector;       /* vector address of SVC (0: 0xFFFF0008) */
+	/* Optional: called with the sink's ctx before each periodic A-sync,
+	 * when every byte traced before it has gone to the sink. A decoder
+	 * can start afresh there and lose nothing (the I-sync follows at
+	 * once, and the return stack is emptied at every I-sync), so this is
+	 * where a sink may be drained and its contents read on their own.
+	 * A negative return is an error, as from the sink. */
+	int (*sync_point)(void *ctx);
 };
 
 struct csdi_gen_stats {

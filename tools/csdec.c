@@ -37,6 +37,7 @@ static void usage(FILE *out)
 		"                           callees: top list, callgrind file\n"
 		"  gen --qemu-log LOG ...   make the trace an ETM / PTM would have produced for a\n"
 		"                           program run recorded by qemu-arm, as a snapshot\n"
+		"                           or as a perf.data file (--perf-data)\n"
 		"\n"
 		"Run 'csdec <command> --help' for the options of a command.\n"
 		"  --version                print the version\n");

@@ -3,33 +3,46 @@
  * log plus the program's ELF file) into a CoreSight snapshot directory that
  * holds the trace an ETMv3 or PTM would have produced, the registers it was
  * configured with, and the program's memory - so that `csdec decode DIR`
- * (and other decoders, e.g. OpenCSD's trc_pkt_lister) read it unaided.
+ * (and other decoders, e.g. OpenCSD's trc_pkt_lister) read it unaided; or
+ * into the perf.data file `perf record -e cs_etm//u --per-thread` would
+ * have written on an ARMv7 board (src/perf_enc.c), which perf reads.
  *
  *   csdec gen --qemu-log LOG --elf ELF --protocol ptm|etm3 [--protocol ...]
  *             [--cycle-accurate] [--timestamps] [--return-stack]
  *             [--context-id-bytes N] [--sync-period BYTES]
  *             [--formatted[=port] [--trace-id ID]] -o DIR
+ *   csdec gen ... --perf-data FILE [--perf-data-version 1|2]
+ *             [--perf-aux-size BYTES]
  *
  * Several --protocol options trace the same run with several sources (as
  * if several cores ran it), interleaved in one formatted buffer.
  */
+/* (_XOPEN_SOURCE: realpath.) */
+#define _XOPEN_SOURCE 700
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "csdec.h"
 #include "frame_enc.h"
 #include "gen.h"
 #include "gen_cmd.h"
+#include "perf_enc.h"
 #include "qemu_log.h"
 
 #define MAX_SOURCES 8
+/* The traced process of --perf-data. perf takes a context ID in the trace
+ * for the thread ID (Linux can put the PID in CONTEXTIDR), so the trace's
+ * context ID is this too, and it fits the 1-byte context ID. */
+#define PERF_PID 200
 
 struct gen_source {
 	struct csdi_gen *gen;
@@ -49,6 +62,7 @@ struct gen_ctx {
 	FILE *fout;                /* formatted: the shared buffer file */
 	const char *core_type;     /* device type of the traced core */
 	uint64_t out_bytes;
+	struct csdi_perf_enc *perf; /* --perf-data: the writer the sources feed */
 };
 
 static int write_file_bytes(void *ctx, const uint8_t *b, size_t n)
@@ -60,9 +74,19 @@ static int write_file_bytes(void *ctx, const uint8_t *b, size_t n)
 static int source_sink(void *vctx, const uint8_t *b, size_t n)
 {
 	struct gen_source *s = vctx;
+	if (s->ctx->perf)
+		return csdi_perf_enc_trace(s->ctx->perf, s->cfg.trace.trace_id, b, n);
 	if (!s->ctx->formatted)
 		return write_file_bytes(s->raw, b, n);
 	return csdi_frame_enc_data(&s->ctx->fenc, s->cfg.trace.trace_id, b, n);
+}
+
+/* The generator's sync points are where the perf writer may end an AUX
+ * buffer. */
+static int source_sync_point(void *vctx)
+{
+	struct gen_source *s = vctx;
+	return s->ctx->perf ? csdi_perf_enc_sync_point(s->ctx->perf) : 0;
 }
 
 static int frames_sink(void *vctx, const uint8_t *b, size_t n)
@@ -76,10 +100,14 @@ static void gen_usage(FILE *out)
 {
 	fprintf(out,
 		"Usage: csdec gen --qemu-log LOG --elf ELF --protocol ptm|etm3 [options] -o DIR\n"
+		"       csdec gen --qemu-log LOG --elf ELF --protocol ptm|etm3 [options] --perf-data FILE\n"
 		"\n"
 		"Write the trace an ETMv3 or PTM would have produced for a program run\n"
 		"recorded by 'qemu-arm -singlestep -d exec,nochain -D LOG ./prog', as a\n"
-		"CoreSight snapshot directory that 'csdec decode DIR' reads unaided.\n"
+		"CoreSight snapshot directory that 'csdec decode DIR' reads unaided, or as\n"
+		"the perf.data file 'perf record -e cs_etm//u --per-thread ./prog' would have\n"
+		"written on an ARMv7 board (one CPU per --protocol; the program under its\n"
+		"absolute path; the trace in ETB-style formatter frames).\n"
 		"\n"
 		"  --qemu-log LOG          the execution log (one line per executed instruction)\n"
 		"  --elf ELF               the program (its PT_LOAD segments become the memory dumps)\n"
@@ -96,6 +124,13 @@ static void gen_usage(FILE *out)
 		"                          (ARMv7-M: ETMv3.4, exceptions from the vector table)\n"
 		"  --repeat N              replay the run N times (large traces for benchmarks)\n"
 		"  -o DIR                  output directory (created if needed)\n"
+		"  --perf-data FILE        write a perf.data file instead of a directory\n"
+		"  --perf-data-version V   its AUXTRACE_INFO version: 2 (default, as current perf\n"
+		"                          writes it) or 1 (as perf 6.1 writes it; 6.1 reads no\n"
+		"                          later version)\n"
+		"  --perf-aux-size BYTES   end an AUX buffer at the first sync point after\n"
+		"                          BYTES bytes of frames (default 65536), as when the\n"
+		"                          sink is drained; one source only\n"
 		"\n"
 		"Exit status: 0 done, 2 usage or I/O error.\n");
 }
@@ -236,9 +271,104 @@ static void gen_fail(const char *fmt, const char *arg)
 	exit(2);
 }
 
+/* --perf-data: the file and what the writer's strings point to. */
+struct perf_out {
+	FILE *f;
+	char *exe;                 /* the ELF's absolute path */
+};
+
+static int perf_write_at(void *ctx, uint64_t off, const void *buf, size_t n)
+{
+	FILE *f = ctx;
+	if (off > (uint64_t)INT64_MAX || fseeko(f, (off_t)off, SEEK_SET) != 0)
+		return CSD_EIO;
+	return fwrite(buf, 1, n, f) == n ? 0 : CSD_EIO;
+}
+
+static int perf_read_at(void *ctx, uint64_t off, void *buf, size_t n)
+{
+	FILE *f = ctx;
+	if (off > (uint64_t)INT64_MAX || fseeko(f, (off_t)off, SEEK_SET) != 0)
+		return CSD_EIO;
+	return fread(buf, 1, n, f) == n ? 0 : CSD_EIO;
+}
+
+static void perf_open(struct gen_ctx *c, struct perf_out *po, const char *path, const char *elf, unsigned version,
+		      uint64_t aux_size)
+{
+	static struct csdi_perf_elf pe;
+	char err[512];
+	if (csdi_perf_elf_read(elf, &pe, err, sizeof(err)) < 0)
+		gen_fail("%s", err);
+	po->exe = realpath(elf, NULL);
+	if (!po->exe)
+		gen_fail("cannot find the absolute path of %s", elf);
+	/* The process name: the program's file name, as exec sets it. */
+	static char comm[16];
+	const char *base = strrchr(po->exe, '/');
+	snprintf(comm, sizeof(comm), "%s", base ? base + 1 : po->exe);
+	static const char *cmdline[6];
+	cmdline[0] = "/usr/bin/perf";
+	cmdline[1] = "record";
+	cmdline[2] = "-e";
+	cmdline[3] = "cs_etm//u";
+	cmdline[4] = "--per-thread";
+	cmdline[5] = po->exe;
+
+	struct csdi_perf_enc_config pc;
+	memset(&pc, 0, sizeof(pc));
+	pc.version = version;
+	for (int i = 0; i < c->nsrc; i++)
+		pc.sources[i] = c->src[i].cfg.trace;
+	pc.nsources = (unsigned)c->nsrc;
+	pc.exe_path = po->exe;
+	pc.elf = &pe;
+	pc.comm = comm;
+	pc.pid = pc.tid = PERF_PID;
+	pc.cmdline = cmdline;
+	pc.cmdline_n = 6;
+	/* /proc/cpuinfo's "model name" on a 32-bit ARM kernel. */
+	pc.cpudesc = "ARMv7 Processor rev 1 (v7l)";
+	pc.arch = "armv7l";
+	pc.aux_size = aux_size;
+
+	po->f = fopen(path, "w+b");
+	if (!po->f)
+		gen_fail("cannot write %s", path);
+	pc.io.write_at = perf_write_at;
+	pc.io.read_at = perf_read_at;
+	pc.io.ctx = po->f;
+	int rc;
+	c->perf = csdi_perf_enc_new(&pc, &rc);
+	if (!c->perf) {
+		fclose(po->f);
+		remove(path);
+		gen_fail("cannot write %s (the perf.data writer refused the setup or a write failed)", path);
+	}
+}
+
+static void perf_close(struct gen_ctx *c, struct perf_out *po, const char *path, int ok)
+{
+	if (csdi_perf_enc_finish(c->perf) < 0)
+		ok = 0;
+	uint64_t buffers = csdi_perf_enc_buffers(c->perf);
+	csdi_perf_enc_free(c->perf);
+	c->perf = NULL;
+	if (fclose(po->f) != 0)
+		ok = 0;
+	if (!ok) {
+		remove(path);
+		gen_fail("cannot write %s", path);
+	}
+	fprintf(stderr, "csdec gen: %s: %" PRIu64 " AUX buffer%s of trace\n", path, buffers, buffers == 1 ? "" : "s");
+	free(po->exe);
+}
+
 int csd_cmd_gen(int argc, char **argv)
 {
-	const char *log = NULL, *elf = NULL, *outdir = NULL;
+	const char *log = NULL, *elf = NULL, *outdir = NULL, *perf_path = NULL;
+	unsigned perf_version = 2;
+	uint64_t perf_aux_size = CSDI_PERF_AUX_SIZE_DEFAULT;
 	int protocols[MAX_SOURCES], nproto = 0;
 	int ca = 0, ts = 0, rs = 0, cid_bytes = 0, trace_id = 0x10, mprof = 0;
 	const char *core_type = "Cortex-A15";
@@ -262,6 +392,20 @@ int csd_cmd_gen(int argc, char **argv)
 			i++;
 		} else if (!strcmp(a, "-o") && v) {
 			outdir = v;
+			i++;
+		} else if (!strcmp(a, "--perf-data") && v) {
+			perf_path = v;
+			i++;
+		} else if (!strcmp(a, "--perf-data-version") && v) {
+			uint64_t pv = gen_number(v, "perf.data version");
+			if (pv != 1 && pv != 2)
+				gen_fail("perf.data version '%s' is not 1 or 2", v);
+			perf_version = (unsigned)pv;
+			i++;
+		} else if (!strcmp(a, "--perf-aux-size") && v) {
+			perf_aux_size = gen_number(v, "AUX buffer size");
+			if (perf_aux_size < 16 || perf_aux_size > (1ull << 32))
+				gen_fail("AUX buffer size '%s' out of range (16 .. 2^32)", v);
 			i++;
 		} else if (!strcmp(a, "--protocol") && v) {
 			if (nproto == MAX_SOURCES)
@@ -319,8 +463,14 @@ int csd_cmd_gen(int argc, char **argv)
 			gen_fail("unknown or incomplete option '%s' (try --help)", a);
 		}
 	}
-	if (!log || !elf || !outdir || !nproto)
-		gen_fail("%s", "--qemu-log, --elf, --protocol and -o are required (try --help)");
+	if (outdir && perf_path)
+		gen_fail("%s", "give either -o DIR or --perf-data FILE, not both");
+	if (!log || !elf || (!outdir && !perf_path) || !nproto)
+		gen_fail("%s", "--qemu-log, --elf, --protocol and -o (or --perf-data) are required (try --help)");
+	if (perf_path && mprof)
+		gen_fail("%s", "--perf-data records what Linux perf writes: not for a Cortex-M core");
+	if (perf_path && c->frame_format == CSD_FRAME_PORT)
+		gen_fail("%s", "--perf-data holds an ETB's frames: --formatted=port does not apply");
 	if (trace_id + nproto - 1 > 0x6F)
 		gen_fail("%s", "too many sources for that trace ID");
 	for (int i = 0; i < nproto; i++)
@@ -338,11 +488,14 @@ int csd_cmd_gen(int argc, char **argv)
 		gen_fail("%s", csd_image_error(img));
 	if (rc == 0)
 		gen_fail("%s: no loadable segment with bytes in the file", elf);
-	if (mkdir(outdir, 0777) != 0 && errno != EEXIST)
+	if (outdir && mkdir(outdir, 0777) != 0 && errno != EEXIST)
 		gen_fail("cannot create %s", outdir);
 
 	char path[4096];
-	if (c->formatted) {
+	if (perf_path) {
+		c->formatted = 1;
+		c->frame_format = CSD_FRAME_ALIGNED;
+	} else if (c->formatted) {
 		snprintf(path, sizeof(path), "%s/trace.bin", outdir);
 		c->fout = fopen(path, "wb");
 		if (!c->fout)
@@ -371,7 +524,8 @@ int csd_cmd_gen(int argc, char **argv)
 		}
 		s->cfg.trace.trace_id = (uint8_t)(trace_id + i);
 		s->cfg.sync_period = sync_period;
-		s->cfg.context_id = 0x2a;
+		s->cfg.context_id = perf_path ? PERF_PID : 0x2a;
+		s->cfg.sync_point = source_sync_point;
 		snprintf(s->name, sizeof(s->name), "%s_%d", ptm ? "PTM" : "ETM", i);
 		if (!c->formatted) {
 			snprintf(s->file, sizeof(s->file), "trace_%d.bin", i);
@@ -385,6 +539,9 @@ int csd_cmd_gen(int argc, char **argv)
 			gen_fail("%s", "cannot set up the generator");
 	}
 	c->nsrc = nproto;
+	struct perf_out po = { NULL, NULL };
+	if (perf_path)
+		perf_open(c, &po, perf_path, elf, perf_version, perf_aux_size);
 
 	uint64_t bad_lines = 0;
 	for (uint64_t r = 0; r < repeat; r++) {
@@ -429,13 +586,17 @@ int csd_cmd_gen(int argc, char **argv)
 		if (c->src[i].raw && fclose(c->src[i].raw) != 0)
 			ok = 0;
 	}
-	if (c->formatted) {
-		if (csdi_frame_enc_flush(&c->fenc) < 0 || fclose(c->fout) != 0)
-			ok = 0;
+	if (perf_path) {
+		perf_close(c, &po, perf_path, ok);
+	} else {
+		if (c->formatted) {
+			if (csdi_frame_enc_flush(&c->fenc) < 0 || fclose(c->fout) != 0)
+				ok = 0;
+		}
+		const char *slash = strrchr(elf, '/');
+		if (!ok || write_snapshot_ini(outdir, c, img, slash ? slash + 1 : elf) < 0)
+			gen_fail("cannot write the snapshot in %s", outdir);
 	}
-	const char *slash = strrchr(elf, '/');
-	if (!ok || write_snapshot_ini(outdir, c, img, slash ? slash + 1 : elf) < 0)
-		gen_fail("cannot write the snapshot in %s", outdir);
 	for (int i = 0; i < c->nsrc; i++)
 		csdi_gen_free(c->src[i].gen);
 	csd_image_free(img);
