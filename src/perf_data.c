@@ -38,6 +38,9 @@
 #define PIPE_HEADER_SIZE 16u
 #define WIN_SIZE (128u << 10)          /* a record is at most 64 KiB */
 #define MAX_ATTRS_KEPT 64
+/* Sample IDs of the attributes kept, for files whose events differ in
+ * sample_type: a record's trailer then says its event by its last word. */
+#define MAX_SAMPLE_IDS 4096
 #define MAX_ATTRS (1u << 16)
 #define MAX_STRING 4096                /* feature strings kept (longer ones are cut) */
 #define MAX_BUILD_ID_NAMES (8u << 20)  /* bytes of build-ID table file names kept */
@@ -162,8 +165,15 @@ struct csd_perf {
 	struct {
 		uint32_t type;
 		uint64_t config;
+		uint64_t sample_type;
 	} attrs[MAX_ATTRS_KEPT];
 	size_t nattrs_kept;
+	int mixed;                     /* events differ in sample_type: look each record's up */
+	struct {
+		uint64_t id;
+		uint32_t attr;
+	} ids[MAX_SAMPLE_IDS];
+	size_t nids;
 };
 
 static const char *const event_names[CSD_PERF_EVENT_COUNT] = {
@@ -341,13 +351,53 @@ static int has_trailer(const csd_perf *pd, uint32_t type)
 	return pd->sample_id_all && type < REC_USER_FIRST && type != REC_SAMPLE;
 }
 
+static unsigned trailer_bytes(uint64_t st)
+{
+	unsigned tr = 0;
+	uint64_t fields = SAMPLE_TID | SAMPLE_TIME | SAMPLE_ID | SAMPLE_STREAM_ID | SAMPLE_CPU | SAMPLE_IDENTIFIER;
+	for (uint64_t b = st & fields; b; b &= b - 1)
+		tr += 8;
+	return tr;
+}
+
+/* The sample_type of record r's event and its trailer's size. With events
+ * of one sample_type, theirs; else every event has the identifier as its
+ * trailer's last word (as perf requires then), which names the event (0:
+ * the first). -1 when it names none. */
+static int record_trailer(const csd_perf *pd, const struct record *r, uint64_t *st, unsigned *tr)
+{
+	*st = pd->sample_type;
+	*tr = has_trailer(pd, r->type) ? pd->trailer_size : 0;
+	if (!pd->mixed || !*tr)
+		return 0;
+	if (r->size < 8)
+		return -1;
+	uint64_t id = le64(r->p + r->size - 8);
+	if (id != 0) {
+		size_t k = 0;
+		while (k < pd->nids && pd->ids[k].id != id)
+			k++;
+		if (k == pd->nids)
+			return -1;
+		*st = pd->attrs[pd->ids[k].attr].sample_type;
+	} else {
+		*st = pd->attrs[0].sample_type;
+	}
+	*tr = trailer_bytes(*st);
+	return 0;
+}
+
 /* The sample_id fields at the end of r; the fixed part needs `fixed`
  * bytes. */
 static int parse_trailer(csd_perf *pd, const struct record *r, unsigned fixed, struct sample_id *sid)
 {
 	memset(sid, 0, sizeof(*sid));
 	sid->pid = sid->tid = sid->cpu = -1;
-	unsigned tr = has_trailer(pd, r->type) ? pd->trailer_size : 0;
+	uint64_t st;
+	unsigned tr;
+	if (record_trailer(pd, r, &st, &tr) < 0)
+		return fail_at(pd, CSD_EFORMAT, r->offset,
+			       "record type %" PRIu32 ": its sample identifier names no event of the file", r->type);
 	if ((unsigned)r->size < fixed + tr)
 		return fail_at(pd, CSD_EFORMAT, r->offset,
 			       "record type %" PRIu32 " of %u bytes is too short for its %u bytes of fields%s", r->type,
@@ -355,7 +405,6 @@ static int parse_trailer(csd_perf *pd, const struct record *r, unsigned fixed, s
 	if (!tr)
 		return CSD_OK;
 	const uint8_t *p = r->p + r->size - tr;
-	uint64_t st = pd->sample_type;
 	if (st & SAMPLE_TID) {
 		sid->pid = (int32_t)le32(p);
 		sid->tid = (int32_t)le32(p + 4);
@@ -419,23 +468,51 @@ static int read_attrs(csd_perf *pd, const uint8_t *h)
 		if (i == 0) {
 			pd->sample_type = st;
 			pd->sample_id_all = id_all;
-		} else if (st != pd->sample_type || id_all != pd->sample_id_all) {
+		} else if (id_all != pd->sample_id_all) {
 			return fail_at(pd, CSD_EFORMAT, at,
-				       "attribute %" PRIu64 " has sample_type 0x%" PRIx64 " and sample_id_all %d, attribute 0 "
-				       "0x%" PRIx64 " and %d: records cannot be read", i, st, id_all, pd->sample_type,
-				       pd->sample_id_all);
+				       "attribute %" PRIu64 " has sample_id_all %d, attribute 0 %d: records cannot be read", i,
+				       id_all, pd->sample_id_all);
+		} else if (st != pd->sample_type) {
+			/* Events may differ in what they sample as long as the
+			 * identifier ends every trailer (perf's own rule). */
+			if (!(st & SAMPLE_IDENTIFIER) || !(pd->sample_type & SAMPLE_IDENTIFIER))
+				return fail_at(pd, CSD_EFORMAT, at,
+					       "attribute %" PRIu64 " has sample_type 0x%" PRIx64 ", attribute 0 0x%" PRIx64
+					       ", and not both have the sample identifier: records cannot be read", i, st,
+					       pd->sample_type);
+			if (i >= MAX_ATTRS_KEPT)
+				return fail_at(pd, CSD_EFORMAT, at,
+					       "attribute %" PRIu64 " of differing sample types (at most %u are read)", i,
+					       MAX_ATTRS_KEPT);
+			pd->mixed = 1;
 		}
 		if (pd->nattrs_kept < MAX_ATTRS_KEPT) {
-			pd->attrs[pd->nattrs_kept].type = le32(a);
-			pd->attrs[pd->nattrs_kept].config = le64(a + 8);
-			pd->nattrs_kept++;
+			size_t k = pd->nattrs_kept++;
+			pd->attrs[k].type = le32(a);
+			pd->attrs[k].config = le64(a + 8);
+			pd->attrs[k].sample_type = st;
+			/* The event's sample IDs: {offset, size} after the attr. */
+			uint8_t ids[16];
+			rc = read_at(pd, at + attr_size - 16, ids, sizeof(ids));
+			if (rc < 0)
+				return rc;
+			uint64_t ioff = le64(ids), isize = le64(ids + 8);
+			if (ioff > pd->file_size || isize > pd->file_size - ioff)
+				return fail_at(pd, CSD_EFORMAT, at + attr_size - 16,
+					       "sample IDs of attribute %" PRIu64 " [0x%" PRIx64 ", +0x%" PRIx64
+					       ") pass the end of the file", i, ioff, isize);
+			for (uint64_t j = 0; j + 8 <= isize && pd->nids < MAX_SAMPLE_IDS; j += 8) {
+				uint8_t w[8];
+				rc = read_at(pd, ioff + j, w, 8);
+				if (rc < 0)
+					return rc;
+				pd->ids[pd->nids].id = le64(w);
+				pd->ids[pd->nids].attr = (uint32_t)k;
+				pd->nids++;
+			}
 		}
 	}
-	unsigned tr = 0;
-	uint64_t fields = SAMPLE_TID | SAMPLE_TIME | SAMPLE_ID | SAMPLE_STREAM_ID | SAMPLE_CPU | SAMPLE_IDENTIFIER;
-	for (uint64_t b = pd->sample_type & fields; b; b &= b - 1)
-		tr += 8;
-	pd->trailer_size = tr;
+	pd->trailer_size = trailer_bytes(pd->sample_type);
 	pd->info.sample_type = pd->sample_type;
 	pd->info.sample_id_all = pd->sample_id_all;
 	return CSD_OK;
@@ -1389,7 +1466,10 @@ static int decode_record(csd_perf *pd, const struct record *r, struct csd_perf_e
 {
 	struct sample_id sid;
 	const uint8_t *p = r->p;
-	unsigned tr = has_trailer(pd, r->type) ? pd->trailer_size : 0;
+	uint64_t st_unused;
+	unsigned tr;
+	if (record_trailer(pd, r, &st_unused, &tr) < 0)
+		tr = 0; /* parse_trailer below reports it */
 	size_t body_end = r->size - (r->size >= tr ? tr : 0); /* end of the fields, before the trailer */
 	int rc;
 	ev->record = r->type;

@@ -129,6 +129,7 @@ struct csdi_perf_enc {
 	uint64_t aux_pos;               /* AUX stream position: bytes of earlier buffers */
 	uint64_t nchunks;
 	uint64_t data_end;
+	uint32_t trail_cpu;             /* the CPU the trailers name */
 };
 
 /* ------------------------------------------------------------------ */
@@ -254,7 +255,7 @@ static size_t trailer(const struct csdi_perf_enc *e, uint8_t *p, int etm)
 	put32(p + n + 4, e->cfg.tid);
 	n += 8;
 	if (st & SAMPLE_CPU) {
-		put32(p + n, 0);        /* the CPU the thread ran on */
+		put32(p + n, e->trail_cpu); /* the CPU the record comes from */
 		put32(p + n + 4, 0);
 		n += 8;
 	}
@@ -367,8 +368,12 @@ static int emit_front_records(struct csdi_perf_enc *e)
 	emit_record(e, REC_ITRACE_START, 0, b, 8, 1);
 	if (c->version >= 2) {
 		for (unsigned i = 0; i < c->nsources; i++) {
+			/* Each CPU's ETM announces its own trace ID, from that CPU
+			 * (metadata CPU i). */
 			put64(b, HW_ID_MINOR << 56 | (uint64_t)SINK_ID << 8 | c->sources[i].trace_id);
+			e->trail_cpu = i;
 			emit_record(e, REC_AUX_OUTPUT_HW_ID, 0, b, 8, 1);
+			e->trail_cpu = 0;
 		}
 	}
 
