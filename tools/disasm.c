@@ -222,9 +222,12 @@ static void arm_style(struct disasm *d, int thumb, uint64_t addr, uint32_t op, u
 	if (wide && thumb && size == 4 && strcmp(base, "adr") != 0) {
 		int is_b = (hw1 & 0xF800u) == 0xF000u && ((hw2 & 0xD000u) == 0x9000u || (hw2 & 0xD000u) == 0x8000u);
 		if (is_b && last_imm(ops, &v)) {
-			int64_t off = (int64_t)v - (int64_t)(addr + 4);
+			/* Addresses are 32-bit: a record's wider one is cut as the
+			 * core would (and cannot overflow the difference). */
+			uint32_t pc = (uint32_t)addr;
+			int64_t off = (int64_t)v - ((int64_t)pc + 4);
 			int cond = (hw2 & 0xD000u) == 0x8000u;
-			wide = v > addr || off > (cond ? -256 : -2048);
+			wide = v > pc || off > (cond ? -256 : -2048);
 		} else {
 			wide = has_narrow(d, base, ops);
 		}
