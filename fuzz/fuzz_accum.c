@@ -271,10 +271,11 @@ static void acc_decoder(uint8_t opt, const uint8_t *data, size_t size)
 	fc.image = img;
 	struct fuzz_rec_list ranges = { NULL, 0, 0 }, insns = { NULL, 0, 0 };
 	struct fuzz_split sp;
+	struct fuzz_walk wk = { 0, 0 };
 	fuzz_split_init(&sp, 0, 0);
-	fuzz_flow_decode(&fc, &st, &sp, &ranges);
+	fuzz_flow_decode(&fc, &st, &sp, &wk, &ranges);
 	fc.flags = CSD_FLOW_INSN;
-	fuzz_flow_decode(&fc, &st, &sp, &insns);
+	fuzz_flow_decode(&fc, &st, &sp, &wk, &insns);
 	fuzz_flow_compare(img, &ranges, &insns); /* the decoder's part, said first */
 	uint64_t fed = 0;
 	for (size_t i = 0; i < ranges.n; i++)
