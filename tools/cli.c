@@ -306,6 +306,8 @@ static const char *opt_value(int argc, char **argv, int *i, const char *name)
 	return argv[++*i];
 }
 
+enum { REG_ETMCR = 1, REG_ETMCCER = 2, REG_ETMIDR = 4, REG_TRACEID = 8 };
+
 static void parse_reg(struct options *o, const char *s)
 {
 	const char *eq = strchr(s, '=');
@@ -317,14 +319,18 @@ static void parse_reg(struct options *o, const char *s)
 	if (v64 > UINT32_MAX)
 		die_usage("--reg '%s': the value does not fit in 32 bits", s);
 	uint32_t v = (uint32_t)v64;
-	if (n == 5 && strncasecmp(s, "ETMCR", 5) == 0)
+	if (n == 5 && strncasecmp(s, "ETMCR", 5) == 0) {
 		o->etmcr = v;
-	else if (n == 7 && strncasecmp(s, "ETMCCER", 7) == 0)
+		o->regs_given |= REG_ETMCR;
+	} else if (n == 7 && strncasecmp(s, "ETMCCER", 7) == 0) {
 		o->etmccer = v;
-	else if (n == 6 && strncasecmp(s, "ETMIDR", 6) == 0) {
+		o->regs_given |= REG_ETMCCER;
+	} else if (n == 6 && strncasecmp(s, "ETMIDR", 6) == 0) {
 		o->etmidr = v;
 		o->have_etmidr = 1;
+		o->regs_given |= REG_ETMIDR;
 	} else if (n == 11 && strncasecmp(s, "ETMTRACEIDR", 11) == 0) {
+		o->regs_given |= REG_TRACEID;
 		/* The ID is bits 6:0, the rest reserved; IDs 0 and 0x70-0x7f
 		 * are reserved as for --trace-id. */
 		if (v == 0 || v >= 0x70)
@@ -334,18 +340,95 @@ static void parse_reg(struct options *o, const char *s)
 		die_usage("unknown register in --reg '%s' (ETMCR, ETMCCER, ETMIDR, ETMTRACEIDR)", s);
 }
 
+/* One register of a copied sysfs directory (as the Linux coresight-etm3x
+ * driver shows it: "0x..." and a newline): 1 with *v, 0 when the file is
+ * not there; exits on anything else. */
+static int sysfs_reg(const char *dir, const char *name, uint32_t *v)
+{
+	char path[4200];
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	const char *what;
+	int fd = csdi_open_regular(path, &what);
+	if (fd < 0) {
+		if (!what && errno == ENOENT)
+			return 0;
+		if (what)
+			die_io("--sysfs: %s: not a regular file (%s)", path, what);
+		die_io("--sysfs: %s: %s", path, strerror(errno));
+	}
+	char buf[64];
+	ssize_t n = read(fd, buf, sizeof(buf) - 1);
+	int e = errno;
+	close(fd);
+	if (n < 0)
+		die_io("--sysfs: %s: %s", path, strerror(e));
+	buf[n] = 0;
+	buf[strcspn(buf, "\r\n")] = 0;
+	char *end;
+	errno = 0;
+	unsigned long long x = strtoull(buf, &end, 0);
+	if (!buf[0] || *end || errno || buf[0] == '-' || x > UINT32_MAX)
+		die_io("--sysfs: %s: expected a 32-bit number as the driver writes it, found '%.20s'", path, buf);
+	*v = (uint32_t)x;
+	return 1;
+}
+
+/* The trace configuration of the ETM whose sysfs directory (a copy of
+ * /sys/bus/coresight/devices/<etm>/) --sysfs names: mgmt/etmcr,
+ * mgmt/etmidr (both needed), mgmt/etmccer, the trace ID from
+ * mgmt/etmtraceidr or traceid. Registers given with --reg win; without
+ * --protocol, ETMIDR says which protocol. */
+static void load_sysfs(struct options *o)
+{
+	uint32_t v;
+	if (!sysfs_reg(o->sysfs, "mgmt/etmcr", &v))
+		die_io("--sysfs %s: no mgmt/etmcr: not an ETMv3/PTM (coresight-etm3x) sysfs directory", o->sysfs);
+	if (!(o->regs_given & REG_ETMCR))
+		o->etmcr = v;
+	if (!sysfs_reg(o->sysfs, "mgmt/etmidr", &v))
+		die_io("--sysfs %s: no mgmt/etmidr: not an ETMv3/PTM (coresight-etm3x) sysfs directory", o->sysfs);
+	if (!(o->regs_given & REG_ETMIDR)) {
+		o->etmidr = v;
+		o->have_etmidr = 1;
+	}
+	if (sysfs_reg(o->sysfs, "mgmt/etmccer", &v) && !(o->regs_given & REG_ETMCCER))
+		o->etmccer = v;
+	if ((sysfs_reg(o->sysfs, "mgmt/etmtraceidr", &v) || sysfs_reg(o->sysfs, "traceid", &v)) &&
+	    !(o->regs_given & REG_TRACEID) && o->trace_id < 0) {
+		v &= 0x7F;
+		if (v == 0 || v >= 0x70)
+			die_io("--sysfs %s: trace ID 0x%02x is reserved (expected 1..0x6f)", o->sysfs, v);
+		o->trace_id = (int)v;
+	}
+	if (!o->protocol) {
+		unsigned major = (o->etmidr >> 8) & 0xF;
+		if (major == 2)
+			o->protocol = CSD_PROTO_ETM3;
+		else if (major == 3)
+			o->protocol = CSD_PROTO_PTM;
+		else
+			die_io("--sysfs %s: ETMIDR 0x%08x is neither an ETMv3 nor a PTM (ETMIDR[11:8] = %u)", o->sysfs,
+			       o->etmidr, major);
+	}
+}
+
 /* ETMIDR[11:8]: 2 for ETMv3 (IHI 0014), 3 for PFTv1 (IHI 0035B 3.16.28). */
 static void check_etmidr(const struct options *o)
 {
 	if (!o->have_etmidr || !o->etmidr)
 		return;
+	char from[4200];
+	if (o->sysfs && !(o->regs_given & REG_ETMIDR))
+		snprintf(from, sizeof(from), "--sysfs %s: ETMIDR 0x%08x", o->sysfs, o->etmidr);
+	else
+		snprintf(from, sizeof(from), "--reg ETMIDR=0x%08x", o->etmidr);
 	unsigned major = (o->etmidr >> 8) & 0xF, minor = (o->etmidr >> 4) & 0xF;
 	if (o->protocol == CSD_PROTO_ETM3 && major != 2)
-		die_usage("--reg ETMIDR=0x%08x is not an ETMv3 ID (ETMIDR[11:8] = %u, ETMv3 has 2%s)", o->etmidr, major,
+		die_usage("%s is not an ETMv3 ID (ETMIDR[11:8] = %u, ETMv3 has 2%s)", from, major,
 			  major == 3 ? "; 3 is a PTM: --protocol ptm" : "");
 	if (o->protocol == CSD_PROTO_PTM && (major != 3 || minor > 1))
-		die_usage("--reg ETMIDR=0x%08x is not a PTM ID (ETMIDR[11:8] = %u, [7:4] = %u; PFT 1.0/1.1 has 3, 0 or 1%s)",
-			  o->etmidr, major, minor, major == 2 ? "; 2 is an ETMv3: --protocol etm3" : "");
+		die_usage("%s is not a PTM ID (ETMIDR[11:8] = %u, [7:4] = %u; PFT 1.0/1.1 has 3, 0 or 1%s)", from, major,
+			  minor, major == 2 ? "; 2 is an ETMv3: --protocol etm3" : "");
 }
 
 void cli_parse_options(int argc, char **argv, struct options *o, enum cli_mode mode, void (*help)(FILE *),
@@ -395,6 +478,10 @@ void cli_parse_options(int argc, char **argv, struct options *o, enum cli_mode m
 			o->trace_id = parse_id(v);
 		} else if (decode && (v = opt_value(argc, argv, &i, "--reg"))) {
 			parse_reg(o, v);
+		} else if (decode && (v = opt_value(argc, argv, &i, "--sysfs"))) {
+			if (o->sysfs)
+				die_usage("--sysfs names the one source of --trace: give it once");
+			o->sysfs = v;
 		} else if (decode && (v = opt_value(argc, argv, &i, "--image"))) {
 			if (o->n_images == MAX_LIST)
 				die_usage("too many --image options");
@@ -423,8 +510,12 @@ void cli_parse_options(int argc, char **argv, struct options *o, enum cli_mode m
 		die_usage("give either a snapshot directory or --trace, not both");
 	if (!o->trace && !o->dir)
 		die_usage("%s: missing <snapshot-dir>%s", decode ? "decode" : "packets", decode ? " or --trace FILE" : "");
+	if (o->sysfs && !o->trace)
+		die_usage("--sysfs is for --trace: a snapshot has its registers");
+	if (o->sysfs)
+		load_sysfs(o);
 	if (o->trace && !o->protocol)
-		die_usage("--trace needs --protocol etm3|ptm");
+		die_usage("--trace needs --protocol etm3|ptm (or --sysfs DIR)");
 	if (o->trace)
 		check_etmidr(o);
 }

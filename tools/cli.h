@@ -98,6 +98,8 @@ struct options {
 	int trace_id;
 	uint32_t etmcr, etmccer, etmidr;
 	int have_etmidr;
+	unsigned regs_given;    /* REG_* bits: registers given with --reg (they win over --sysfs) */
+	const char *sysfs;      /* --sysfs DIR: an ETM's coresight-etm3x sysfs directory, copied */
 	const char *images[MAX_LIST];
 	int n_images;
 	const char *elfs[MAX_LIST];
