@@ -34,6 +34,7 @@ struct table {
 	size_t n, cap;
 	uint64_t outside;               /* instructions in no region */
 	uint64_t no_memory;             /* atoms where the code was not in the image */
+	uint64_t address_unknown;       /* atoms at addresses the trace did not give */
 	uint64_t errors;                /* error records (bad trace) */
 };
 
@@ -247,6 +248,8 @@ static void count_records(struct table *t, csd_flow_decoder *dec)
 				t->outside++;
 		} else if (rec.type == CSD_REC_NO_MEMORY) {
 			t->no_memory += rec.count;
+		} else if (rec.type == CSD_REC_ADDRESS_UNKNOWN) {
+			t->address_unknown += rec.count;
 		} else if (rec.type == CSD_REC_ERROR) {
 			t->errors++;
 		}
@@ -425,6 +428,9 @@ int main(int argc, char **argv)
 	if (t.no_memory)
 		printf("%12llu %7s  %-10s  atoms in code missing from the image\n", (unsigned long long)t.no_memory,
 		       "", "");
+	if (t.address_unknown)
+		printf("%12llu %7s  %-10s  atoms at unknown addresses\n", (unsigned long long)t.address_unknown, "",
+		       "");
 	if (t.errors)
 		printf("%12llu %7s  %-10s  trace errors\n", (unsigned long long)t.errors, "", "");
 	free_table(&t);

@@ -462,8 +462,8 @@ static void acc_records(uint8_t opt, const uint8_t *data, size_t size)
 			r.type = CSD_REC_EXCEPTION_RETURN;
 		} else if (kind == 6) {
 			static const uint32_t gaps[] = { CSD_REC_TRACE_ON, CSD_REC_NO_MEMORY, CSD_REC_ERROR, CSD_REC_NOSYNC,
-							 CSD_REC_ISA_UNSUPPORTED };
-			r.type = gaps[b[2] % 5];
+							 CSD_REC_ISA_UNSUPPORTED, CSD_REC_ADDRESS_UNKNOWN };
+			r.type = gaps[b[2] % (sizeof(gaps) / sizeof(gaps[0]))];
 			r.error = r.type == CSD_REC_ERROR ? "bad" : NULL;
 		} else {
 			r.type = b[2] & 1 ? CSD_REC_TIMESTAMP : CSD_REC_CYCLE_COUNT;

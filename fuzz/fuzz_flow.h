@@ -15,6 +15,9 @@
  *   - return codes: 0 / CSD_EAGAIN while feeding, CSD_EEOS for good after
  *     csd_flow_finish();
  *   - every record's offset is the offset of an input byte;
+ *   - a no_memory record names an address the image has no instruction
+ *     at; an address_unknown record names none; a truncated record is the
+ *     last, and its bytes are the last of the input;
  *   - a range covers `count` whole instructions that are in the image,
  *     from addr to end with the last at `last`; an instruction record's
  *     size and opcode are those of the image bytes at its address;
@@ -159,6 +162,18 @@ static void fuzz_flow_check(const struct fuzz_stream *st, csd_image *img, const 
 	FUZZ_CHECK_REC(fuzz_stream_index(st, r->offset) >= 0, r);
 	FUZZ_CHECK_REC(r->cond <= CSD_COND_FAIL && r->isa <= CSD_ISA_JAZELLE && r->reason <= CSD_REASON_DEBUG_EXIT, r);
 	FUZZ_CHECK_REC(r->type != CSD_REC_ERROR || r->error != NULL, r);
+	if (r->type == CSD_REC_TRUNCATED) {
+		long i = fuzz_stream_index(st, r->offset);
+		FUZZ_CHECK_REC(r->error != NULL && r->size >= 1, r);
+		FUZZ_CHECK_REC(r->size == st->size - (size_t)i, r);
+	}
+	if (r->type == CSD_REC_ADDRESS_UNKNOWN)
+		FUZZ_CHECK_REC(r->addr == 0 && r->error == NULL, r);
+	if (r->type == CSD_REC_NO_MEMORY) {
+		FUZZ_CHECK_REC(r->error == NULL, r);
+		if (r->isa == CSD_ISA_ARM || r->isa == CSD_ISA_THUMB || r->isa == CSD_ISA_THUMBEE)
+			FUZZ_CHECK_REC(fuzz_insn_size(img, r->addr, r->isa, &op) == 0, r);
+	}
 	if (r->type == CSD_REC_RANGE) {
 		FUZZ_CHECK_REC(r->isa == CSD_ISA_ARM || r->isa == CSD_ISA_THUMB || r->isa == CSD_ISA_THUMBEE, r);
 		FUZZ_CHECK_REC(r->count >= 1, r);
@@ -181,7 +196,7 @@ static void fuzz_flow_check(const struct fuzz_stream *st, csd_image *img, const 
  * How strictly the two decodes are compared, from the environment variable
  * CSD_FUZZ_FLOW_COMPARE:
  *   strict (default)  as described at the top;
- *   lenient           NO_MEMORY records are compared by their total atoms
+ *   lenient           NO_MEMORY and ADDRESS_UNKNOWN records are compared by their total atoms
  *                     and cycles only (not by position), and inputs whose
  *                     trace cancels an instruction (ETMv3 exception with
  *                     the cancel bit) skip the instruction comparison and
@@ -246,8 +261,16 @@ static void fuzz_flow_decode(const struct csd_flow_config *cfg, const struct fuz
 	for (size_t i = 0; i < out->n && fuzz_flow_compare_mode() == FUZZ_CMP_LENIENT; i++)
 		if (out->r[i].type == CSD_REC_EXCEPTION && (out->r[i].flags & CSD_RECF_CANCELLED))
 			relax = 1;
-	for (size_t i = 0; i < out->n; i++)
+	for (size_t i = 0; i < out->n; i++) {
 		fuzz_flow_check(st, cfg->image, &out->r[i], relax);
+		FUZZ_CHECK_REC(out->r[i].type != CSD_REC_TRUNCATED || i + 1 == out->n, &out->r[i]);
+	}
+}
+
+/* Atoms spent where the instructions are not known. */
+static int fuzz_rec_lost(const struct csd_record *r)
+{
+	return r->type == CSD_REC_NO_MEMORY || r->type == CSD_REC_ADDRESS_UNKNOWN;
 }
 
 static int fuzz_rec_same(const struct csd_record *a, const struct csd_record *b)
@@ -282,15 +305,15 @@ static void fuzz_flow_compare(csd_image *img, const struct fuzz_rec_list *a, con
 	for (size_t k = 0; k < a->n; k++) {
 		if (mode == FUZZ_CMP_LENIENT && a->r[k].type == CSD_REC_EXCEPTION && (a->r[k].flags & CSD_RECF_CANCELLED))
 			return;
-		if ((a->r[k].type == CSD_REC_RANGE || a->r[k].type == CSD_REC_NO_MEMORY) && (a->r[k].flags & CSD_RECF_CYCLES))
+		if ((a->r[k].type == CSD_REC_RANGE || fuzz_rec_lost(&a->r[k])) && (a->r[k].flags & CSD_RECF_CYCLES))
 			cyc_a += a->r[k].cycles;
-		if (a->r[k].type == CSD_REC_NO_MEMORY)
+		if (fuzz_rec_lost(&a->r[k]))
 			lost_a += a->r[k].count;
 	}
 	for (size_t k = 0; k < b->n; k++) {
-		if ((b->r[k].type == CSD_REC_INSN || b->r[k].type == CSD_REC_NO_MEMORY) && (b->r[k].flags & CSD_RECF_CYCLES))
+		if ((b->r[k].type == CSD_REC_INSN || fuzz_rec_lost(&b->r[k])) && (b->r[k].flags & CSD_RECF_CYCLES))
 			cyc_b += b->r[k].cycles;
-		if (b->r[k].type == CSD_REC_NO_MEMORY)
+		if (fuzz_rec_lost(&b->r[k]))
 			lost_b += b->r[k].count;
 	}
 	if (lost_a != lost_b || cyc_a != cyc_b)
@@ -303,9 +326,9 @@ static void fuzz_flow_compare(csd_image *img, const struct fuzz_rec_list *a, con
 	size_t j = 0;
 	for (size_t i = 0; i < a->n; i++) {
 		const struct csd_record *r = &a->r[i];
-		if (skip_lost && r->type == CSD_REC_NO_MEMORY)
+		if (skip_lost && fuzz_rec_lost(r))
 			continue;
-		while (skip_lost && j < b->n && b->r[j].type == CSD_REC_NO_MEMORY)
+		while (skip_lost && j < b->n && fuzz_rec_lost(&b->r[j]))
 			j++;
 		if (r->type != CSD_REC_RANGE) {
 			if (j >= b->n || !fuzz_rec_same(r, &b->r[j]))
@@ -319,7 +342,7 @@ static void fuzz_flow_compare(csd_image *img, const struct fuzz_rec_list *a, con
 			uint32_t op;
 			unsigned size = fuzz_insn_size(img, at, r->isa, &op);
 			FUZZ_CHECK(size != 0);
-			while (skip_lost && j < b->n && b->r[j].type == CSD_REC_NO_MEMORY)
+			while (skip_lost && j < b->n && fuzz_rec_lost(&b->r[j]))
 				j++;
 			if (j >= b->n || b->r[j].type != CSD_REC_INSN || b->r[j].addr != at || b->r[j].isa != r->isa)
 				fuzz_flow_diverged(a, i, b, j);
@@ -332,7 +355,7 @@ static void fuzz_flow_compare(csd_image *img, const struct fuzz_rec_list *a, con
 		}
 		FUZZ_CHECK(at == r->end);
 	}
-	while (skip_lost && j < b->n && b->r[j].type == CSD_REC_NO_MEMORY)
+	while (skip_lost && j < b->n && fuzz_rec_lost(&b->r[j]))
 		j++;
 	FUZZ_CHECK(j == b->n);
 }

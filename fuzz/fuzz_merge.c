@@ -50,7 +50,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static const uint32_t types[] = { CSD_REC_RANGE, CSD_REC_INSN, CSD_REC_EXCEPTION, CSD_REC_TRACE_ON,
-					  CSD_REC_CONTEXT, CSD_REC_CYCLE_COUNT, CSD_REC_NO_MEMORY, CSD_REC_ERROR };
+					  CSD_REC_CONTEXT, CSD_REC_CYCLE_COUNT, CSD_REC_NO_MEMORY, CSD_REC_ERROR,
+					  CSD_REC_ADDRESS_UNKNOWN, CSD_REC_TRUNCATED };
+	const unsigned ntypes = sizeof(types) / sizeof(types[0]);
 	if (size < 1)
 		return 0;
 	int nsrc = 1 + data[0] % MC_NSRC_MAX;
@@ -96,7 +98,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				fuzz_merge_alloc_fail = !fuzz_merge_alloc_fail;
 			break;
 		default:
-			mc_push_type(m, i, NULL, types[a % 8]);
+			mc_push_type(m, i, NULL, types[a % ntypes]);
 			break;
 		}
 	}

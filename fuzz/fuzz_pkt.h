@@ -9,6 +9,8 @@
  *     where the previous one ended, sizes add up to the input length) and
  *     raw[] holds the input bytes at the packet's offset;
  *   - fields are in their ranges (types, ISA, reasons, atom counts);
+ *   - a truncated packet comes only after csd_*_pkt_finish(), as the
+ *     last packet, ending at the last input byte;
  *   - both decodes give the same packets (splitting must not matter);
  *   - a third decode, in the same pieces, takes packets in brief
  *     (csd_*_pkt_next_brief, a cap chosen by the input) wherever it can
@@ -73,7 +75,7 @@ static void fuzz_pkt_check(const struct fuzz_stream *st, const struct csd_packet
 	size_t r = p->size < CSD_PKT_RAW_MAX ? p->size : CSD_PKT_RAW_MAX;
 	FUZZ_CHECK(memcmp(p->raw, st->data + i, r) == 0);
 	*next_index = (size_t)i + p->size;
-	FUZZ_CHECK((p->type == CSD_PKT_ERROR) == (p->error != NULL));
+	FUZZ_CHECK((p->type == CSD_PKT_ERROR || p->type == CSD_PKT_TRUNCATED) == (p->error != NULL));
 	FUZZ_CHECK(p->isa <= CSD_ISA_JAZELLE);
 	FUZZ_CHECK(p->reason <= CSD_REASON_DEBUG_EXIT);
 	FUZZ_CHECK(p->atoms.num <= 32);
@@ -139,8 +141,9 @@ static void fuzz_pkt_decode(const struct fuzz_pkt_ops *ops, const struct csd_tra
 		pos += n;
 		while ((rc = fuzz_pkt_take(ops, dec, st, brief_cap, br, &nbr, &ibr, &brbase, &pkt)) == CSD_OK) {
 			fuzz_pkt_check(st, &pkt, &next_index);
-			/* Not past the bytes given so far. */
+			/* Not past the bytes given so far; nothing cut before the end. */
 			FUZZ_CHECK(next_index <= pos);
+			FUZZ_CHECK(pkt.type != CSD_PKT_TRUNCATED);
 			out->p = fuzz_grow(out->p, &out->cap, out->n + 1, sizeof(*out->p));
 			out->p[out->n++] = pkt;
 			FUZZ_CHECK(out->n <= limit);
@@ -148,8 +151,12 @@ static void fuzz_pkt_decode(const struct fuzz_pkt_ops *ops, const struct csd_tra
 		FUZZ_CHECK(rc == CSD_EAGAIN);
 	}
 	FUZZ_CHECK(ops->finish(dec) == CSD_OK);
+	int cut = 0;
 	while ((rc = fuzz_pkt_take(ops, dec, st, brief_cap, br, &nbr, &ibr, &brbase, &pkt)) == CSD_OK) {
+		FUZZ_CHECK(!cut); /* a truncated packet is the last */
 		fuzz_pkt_check(st, &pkt, &next_index);
+		cut = pkt.type == CSD_PKT_TRUNCATED;
+		FUZZ_CHECK(!cut || next_index == st->size);
 		out->p = fuzz_grow(out->p, &out->cap, out->n + 1, sizeof(*out->p));
 		out->p[out->n++] = pkt;
 		FUZZ_CHECK(out->n <= limit);

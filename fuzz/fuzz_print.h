@@ -37,7 +37,7 @@ enum {
 /* Reasons as the decoders give them (static strings). */
 static const char *const fuzz_print_errors[] = {
 	"bad packet",
-	"instruction address unknown",
+	"truncated I-sync packet at end of stream",
 	"periodic I-sync address differs from the decoded address",
 	"reserved P-header encoding (cycle-accurate mode)",
 	"A-sync with fewer than five 0x00 bytes",

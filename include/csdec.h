@@ -260,6 +260,13 @@ enum csd_pkt_type {
 	CSD_PKT_VALUE_NOT_TRACED,
 	CSD_PKT_DATA_SUPPRESSED,
 	CSD_PKT_ERROR,               /**< bad bytes; `error` says why; decoder resynchronises at the next A-sync */
+	/** The start of a packet cut by the end of the stream (declared by
+	 *  csd_*_pkt_finish()): `size` bytes, `raw` holds them, `error` a
+	 *  static reason naming the packet that was cut. Not bad trace: a
+	 *  capture stopped while a packet was being written. Always the last
+	 *  packet of the stream; bytes that are wrong whatever follows them
+	 *  are a CSD_PKT_ERROR even at the end. */
+	CSD_PKT_TRUNCATED,
 	CSD_PKT_TYPE_COUNT
 };
 
@@ -334,7 +341,7 @@ struct csd_packet {
 	uint32_t data_addr;       /**< data packets with CSD_PKTF_DATA_ADDR */
 	uint32_t data_value;      /**< data packets with CSD_PKTF_DATA_VALUE */
 	uint8_t tag;              /**< OOO_DATA / OOO_PLACEHOLDER: tag 1..3 */
-	const char *error;        /**< ERROR: static English reason */
+	const char *error;        /**< ERROR, TRUNCATED: static English reason */
 };
 
 /** The atoms of one packet in brief (their number is `num_atoms`). */
@@ -452,7 +459,7 @@ int csd_etm3_pkt_next_brief(csd_etm3_pkt_decoder *dec, struct csd_pkt_brief *out
 
 /**
  * Declare the end of the stream: a partial packet held internally is
- * delivered by csd_etm3_pkt_next() as a CSD_PKT_ERROR ("truncated").
+ * delivered by csd_etm3_pkt_next() as a CSD_PKT_TRUNCATED, the last packet.
  * Errors: CSD_EINVAL.
  */
 int csd_etm3_pkt_finish(csd_etm3_pkt_decoder *dec);
@@ -637,9 +644,13 @@ enum csd_rec_type {
 	/** Cycles not attributable to an instruction: the gap before trace
 	 *  came back on (DS-5's "Cycle Count ... Tracing disabled"). */
 	CSD_REC_CYCLE_COUNT,
-	/** Memory not accessible at `addr`: the instructions there cannot be
-	 *  known; `count` atoms / `cycles` cycles were spent there. Decoding
-	 *  continues at the next address the trace gives. */
+	/** Memory not accessible at `addr`, the address execution reached
+	 *  (the image has no code there): the instructions from there cannot
+	 *  be known; `count` atoms / `cycles` cycles (with CSD_RECF_CYCLES)
+	 *  were spent from there until the trace gave an address again, `isa`
+	 *  the instruction set at `addr`. Decoding continues at the next
+	 *  address the trace gives. Where the address itself is not known,
+	 *  the record is CSD_REC_ADDRESS_UNKNOWN instead. */
 	CSD_REC_NO_MEMORY,
 	/** Trace is not synchronised: bytes before the first synchronisation,
 	 *  or after an error until the next one (`size` bytes from `offset`). */
@@ -651,6 +662,20 @@ enum csd_rec_type {
 	CSD_REC_ERROR,
 	/** Trigger packet. */
 	CSD_REC_TRIGGER,
+	/** The stream ended inside a packet (CSD_PKT_TRUNCATED): `size` bytes
+	 *  from `offset` were the start of a packet, `error` names it (static
+	 *  English text). A normal end of trace, not an error: a capture
+	 *  (an ETB dump, say) stops wherever the trace is. The last record of
+	 *  the source; what was decoded before it is final. */
+	CSD_REC_TRUNCATED,
+	/** Instructions of unknown address: after an indirect branch whose
+	 *  target the trace never gave (or code that could not be followed,
+	 *  see CSD_REC_ISA_UNSUPPORTED), `count` atoms / `cycles` cycles (with
+	 *  CSD_RECF_CYCLES) were spent before the trace gave an address
+	 *  again. `isa` is the instruction set last known (the branch may have
+	 *  changed it); `addr` is 0. Distinct from CSD_REC_NO_MEMORY, where
+	 *  the address is known and the image has no code there. */
+	CSD_REC_ADDRESS_UNKNOWN,
 	CSD_REC_TYPE_COUNT
 };
 
@@ -692,9 +717,9 @@ struct csd_record {
 	uint64_t target;        /**< EXCEPTION: vector / handler address */
 	uint64_t cycles;        /**< with CSD_RECF_CYCLES */
 	uint64_t timestamp;     /**< TIMESTAMP */
-	uint32_t count;         /**< RANGE / NO_MEMORY: instructions (atoms) */
+	uint32_t count;         /**< RANGE / NO_MEMORY / ADDRESS_UNKNOWN: instructions (atoms) */
 	uint32_t opcode;        /**< INSN: as in struct csdi_insn: A32 word, T32 hw1 or hw1<<16|hw2 */
-	uint64_t size;          /**< INSN: bytes; NOSYNC: bytes skipped (may pass 4 GiB) */
+	uint64_t size;          /**< INSN: bytes; NOSYNC: bytes skipped (may pass 4 GiB); ERROR of bad bytes, TRUNCATED: bytes of the packet */
 	uint8_t isa;            /**< enum csd_isa of the instructions / context */
 	uint8_t cond;           /**< RANGE (last insn) / INSN: enum csd_cond */
 	uint8_t reason;         /**< TRACE_ON: enum csd_sync_reason */
@@ -702,7 +727,7 @@ struct csd_record {
 	uint8_t id;             /**< trace ID of the source */
 	uint16_t exception;     /**< EXCEPTION: number as traced */
 	uint32_t context_id;    /**< CONTEXT */
-	const char *error;      /**< ERROR: static English reason */
+	const char *error;      /**< ERROR, TRUNCATED: static English reason */
 };
 
 /** Flags of struct csd_flow_config. */

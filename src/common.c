@@ -65,6 +65,7 @@ static const char *const pkt_type_names[CSD_PKT_TYPE_COUNT] = {
 	[CSD_PKT_VALUE_NOT_TRACED] = "value_not_traced",
 	[CSD_PKT_DATA_SUPPRESSED] = "data_suppressed",
 	[CSD_PKT_ERROR] = "error",
+	[CSD_PKT_TRUNCATED] = "truncated",
 };
 
 const char *csd_pkt_type_name(int type)

@@ -194,7 +194,9 @@ static void insn_atom_record(csd_flow_decoder *dec, int e, uint64_t cycles, int 
 			r->addr = dec->addr;
 			r->isa = dec->isa;
 		}
-		lose_atom(dec, rc == CSD_ENOMAP, dec->addr, cycles, has_cycles, offset);
+		/* As a block of the range mode reads it: only code it cannot
+		 * follow leaves the address unknown. */
+		lose_atom(dec, rc != CSD_EUNSUPPORTED, dec->addr, cycles, has_cycles, offset);
 		dec->addr_valid = 0;
 		return;
 	}
@@ -1198,6 +1200,13 @@ void csdi_etm3_flow_step(csd_flow_decoder *dec)
 		break;
 	case CSD_PKT_ERROR:
 		r = csdi_flow_push(dec, CSD_REC_ERROR, p->offset);
+		r->error = p->error;
+		r->size = p->size;
+		lose_sync(dec);
+		break;
+	case CSD_PKT_TRUNCATED:
+		/* The end of the stream cut a packet: the last record. */
+		r = csdi_flow_push(dec, CSD_REC_TRUNCATED, p->offset);
 		r->error = p->error;
 		r->size = p->size;
 		lose_sync(dec);

@@ -864,6 +864,25 @@ static long parse_packet(struct csd_etm3_pkt_decoder *d, const uint8_t *p, size_
 	return fail(d, 1, d->bad[h]);
 }
 
+/* What a packet cut by the end of the stream was, from its header. */
+static const char *truncated_reason(unsigned kind)
+{
+	switch (kind) {
+	case K_BRANCH: return "truncated branch address packet at end of stream";
+	case K_CYCLE_COUNT: return "truncated cycle count packet at end of stream";
+	case K_ISYNC:
+	case K_ISYNC_CC: return "truncated I-sync packet at end of stream";
+	case K_CONTEXT_ID: return "truncated context ID packet at end of stream";
+	case K_VMID: return "truncated VMID packet at end of stream";
+	case K_TIMESTAMP: return "truncated timestamp packet at end of stream";
+	case K_NORMAL_DATA:
+	case K_OOO_DATA:
+	case K_OOO_PLACEHOLDER:
+	case K_VALUE_NOT_TRACED: return "truncated data packet at end of stream";
+	}
+	return "truncated packet at end of stream";
+}
+
 /* ------------------------------------------------------------------------
  * Runs: A-sync (0x00 ... 0x80) and ignore (0x66 ...)
  * ---------------------------------------------------------------------- */
@@ -900,7 +919,7 @@ static int continue_run(struct csd_etm3_pkt_decoder *d, struct csd_packet *pkt)
 			if (d->run_byte == 0x66) {
 				run_packet(d, CSD_PKT_IGNORE, d->run_len, pkt);
 			} else {
-				run_packet(d, CSD_PKT_ERROR, d->run_len, pkt);
+				run_packet(d, CSD_PKT_TRUNCATED, d->run_len, pkt);
 				pkt->error = "truncated A-sync packet at end of stream";
 				d->synced = 0;
 			}
@@ -1048,8 +1067,8 @@ static NOINLINE int next_general(struct csd_etm3_pkt_decoder *d, struct csd_pack
 			return CSD_EAGAIN;
 		}
 		*pkt = zero_packet;
-		pkt->type = CSD_PKT_ERROR;
-		pkt->error = "truncated packet at end of stream";
+		pkt->type = CSD_PKT_TRUNCATED;
+		pkt->error = truncated_reason(d->kind[p[0]]);
 		csdi_in_fill(&d->in, p, n, pkt);
 		csdi_in_consume(&d->in, n);
 		d->synced = 0;

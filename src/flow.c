@@ -31,6 +31,8 @@ static const char *const rec_names[CSD_REC_TYPE_COUNT] = {
 	[CSD_REC_ISA_UNSUPPORTED] = "isa_unsupported",
 	[CSD_REC_ERROR] = "error",
 	[CSD_REC_TRIGGER] = "trigger",
+	[CSD_REC_TRUNCATED] = "truncated",
+	[CSD_REC_ADDRESS_UNKNOWN] = "address_unknown",
 };
 
 const char *csd_rec_type_name(int type)
@@ -105,12 +107,11 @@ static void emit_lost(csd_flow_decoder *dec)
 	if (!l->active)
 		return;
 	l->active = 0;
-	struct csd_record *r = csdi_flow_push_raw(dec, CSD_REC_NO_MEMORY, l->offset);
+	struct csd_record *r =
+		csdi_flow_push_raw(dec, l->addr_known ? CSD_REC_NO_MEMORY : CSD_REC_ADDRESS_UNKNOWN, l->offset);
 	r->addr = l->addr_known ? l->addr : 0;
 	r->count = l->count;
-	r->isa = dec->isa;
-	if (!l->addr_known)
-		r->error = "instruction address unknown";
+	r->isa = l->isa;
 	if (l->has_cycles) {
 		r->cycles = l->cycles;
 		r->flags |= CSD_RECF_CYCLES;
@@ -192,11 +193,16 @@ void csdi_flow_lose(csd_flow_decoder *dec, int addr_known, uint32_t addr, uint32
 {
 	struct csdi_lost *l = &dec->lost;
 	csdi_flow_close_range(dec, dec->open_cond, 0);
+	/* A known address means the trace gave one since the stretch in
+	 * progress began: that one ends there (and names no address). */
+	if (l->active && addr_known)
+		emit_lost(dec);
 	if (!l->active) {
 		memset(l, 0, sizeof(*l));
 		l->active = 1;
 		l->addr_known = addr_known;
 		l->addr = addr;
+		l->isa = dec->isa;
 		l->offset = offset;
 	}
 	l->count += atoms;
@@ -412,7 +418,7 @@ static inline void take_pkt(csd_flow_decoder *dec, struct csd_packet *pk)
 	dec->have_pkt = 1;
 	dec->pkt_active = 1;
 	dec->qmark_valid = (pk->type == CSD_PKT_PHEADER && pk->atoms.num) || pk->type == CSD_PKT_ISYNC ||
-			   pk->type == CSD_PKT_NOSYNC || pk->type == CSD_PKT_ERROR;
+			   pk->type == CSD_PKT_NOSYNC || pk->type == CSD_PKT_ERROR || pk->type == CSD_PKT_TRUNCATED;
 	if (dec->qmark_valid)
 		dec->qmark = dec->qlen;
 }

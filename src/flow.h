@@ -65,7 +65,8 @@ struct csdi_open_range {
 	uint64_t offset;
 };
 
-/* Atoms spent where the instructions cannot be known. */
+/* Atoms spent where the instructions cannot be known: from `addr`, which
+ * the image has no code for (addr_known), or from an unknown address. */
 struct csdi_lost {
 	int active;
 	int addr_known;
@@ -73,6 +74,7 @@ struct csdi_lost {
 	uint32_t count;
 	uint64_t cycles;
 	int has_cycles;
+	uint8_t isa;            /* at the start of the stretch */
 	uint64_t offset;
 };
 
@@ -273,7 +275,10 @@ void csdi_flow_close_range(csd_flow_decoder *dec, uint8_t cond, uint32_t flags);
 /* Add `count` instructions [start .. last] (end = after last) to the open range. */
 void csdi_flow_range_add(csd_flow_decoder *dec, uint32_t start, uint32_t last, uint32_t end, uint32_t count,
 			 uint64_t offset);
-/* Record atoms spent where instructions are unknown; addr_known with addr. */
+/* Record atoms spent where instructions are unknown: addr_known, at addr,
+ * which has no code in the image (a new stretch: execution reached addr
+ * from a known place); else at an unknown address (added to the stretch
+ * in progress, if any). */
 void csdi_flow_lose(csd_flow_decoder *dec, int addr_known, uint32_t addr, uint32_t atoms, uint64_t cycles,
 		    int has_cycles, uint64_t offset);
 /* Emit the pending open range and lost stretch. */

@@ -633,6 +633,13 @@ void csdi_ptm_flow_step(csd_flow_decoder *dec)
 		r->size = p->size;
 		lose_sync(dec);
 		break;
+	case CSD_PKT_TRUNCATED:
+		/* The end of the stream cut a packet: the last record. */
+		r = csdi_flow_push(dec, CSD_REC_TRUNCATED, p->offset);
+		r->error = p->error;
+		r->size = p->size;
+		lose_sync(dec);
+		break;
 	case CSD_PKT_ISYNC:
 		do_isync(dec, p);
 		break;

@@ -49,7 +49,8 @@
  *     up to the impossible one (reserved J/T/AltIS combinations, reserved
  *     headers, continuation past the last possible byte, ...); the decoder
  *     then waits for the next A-sync. At the end of the stream a partial
- *     packet is an error "truncated ... at end of stream".
+ *     packet (a run of 0x00 bytes included) is CSD_PKT_TRUNCATED, "truncated
+ *     ... at end of stream", the last packet.
  */
 #include <limits.h>
 #include <stddef.h>
@@ -905,7 +906,7 @@ static NOINLINE int next_general(struct csd_ptm_pkt_decoder *dec, struct csd_pac
 				return CSD_OK;
 			}
 			if (dec->run == RUN_ZEROS) {
-				run_packet(dec, CSD_PKT_ERROR, dec->run_len, pkt);
+				run_packet(dec, CSD_PKT_TRUNCATED, dec->run_len, pkt);
 				pkt->error = truncated_reason(K_ASYNC);
 				dec->synced = 0;
 				return CSD_OK;
@@ -936,8 +937,10 @@ static NOINLINE int next_general(struct csd_ptm_pkt_decoder *dec, struct csd_pac
 			return CSD_OK;
 		}
 		if (dec->in.finished) {
-			/* Everything left is the start of one packet. */
+			/* Everything left is the start of one packet, cut by
+			 * the end of the stream. */
 			error_packet(dec, p, n, truncated_reason(dec->kind[p[0]]), pkt);
+			pkt->type = CSD_PKT_TRUNCATED;
 			return CSD_OK;
 		}
 		/* The view held every byte fed: wait for the next run. */

@@ -762,26 +762,45 @@ static void test_sync_and_errors(void)
 	CHECK_EQ(r.p[1].size, 3);
 	CHECK_EQ(r.p[2].type, CSD_PKT_NOSYNC);
 
-	/* Truncated packets at the end of the stream */
+	/* Packets cut by the end of the stream: one truncated packet, the
+	 * last, naming what was cut (decode() then requires CSD_EEOS). */
 	static const struct {
 		uint8_t b[8];
 		size_t n;
+		const char *what;
 	} trunc[] = {
-		{ { 0x08, 0x00, 0x00 }, 3 },
-		{ { 0x81, 0x80 }, 2 },
-		{ { 0x04, 0x80 }, 2 },
-		{ { 0x42, 0x80, 0x80 }, 3 },
-		{ { 0x00, 0x00 }, 2 },
-		{ { 0x87, 0xF0, 0xDB, 0xAE, 0x4C }, 5 },
+		{ { 0x08, 0x00, 0x00 }, 3, "truncated I-sync packet" },
+		{ { 0x81, 0x80 }, 2, "truncated branch address packet" },
+		{ { 0x04, 0x80 }, 2, "truncated cycle count packet" },
+		{ { 0x42, 0x80, 0x80 }, 3, "truncated timestamp packet" },
+		{ { 0x00, 0x00 }, 2, "truncated A-sync packet" },
+		{ { 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00 }, 7, "truncated A-sync packet" },
+		{ { 0x87, 0xF0, 0xDB, 0xAE, 0x4C }, 5, "truncated branch address packet" },
+		{ { 0xC8, 0x87, 0xF0 }, 3, "truncated branch address packet" },
 	};
 	for (size_t k = 0; k < sizeof(trunc) / sizeof(trunc[0]); k++) {
 		struct csd_trace_config t = cfg_of(0, CCER_TS, IDR(5));
 		decode_synced(&t, trunc[k].b, trunc[k].n, &r);
-		CHECK_EQ(r.n, 1);
-		CHECK_EQ(r.p[0].type, CSD_PKT_ERROR);
-		CHECK_EQ(r.p[0].offset, 1006);
-		CHECK_EQ(r.p[0].size, trunc[k].n);
-		CHECK(r.p[0].error && strstr(r.p[0].error, "truncated"));
+		const int lead = trunc[k].b[0] == 0xC8; /* a whole P-header first */
+		CHECK_EQ(r.n, 1 + lead);
+		if (r.n != 1 + lead)
+			continue;
+		CHECK_EQ(r.p[lead].type, CSD_PKT_TRUNCATED);
+		CHECK_EQ(r.p[lead].offset, 1006 + lead);
+		CHECK_EQ(r.p[lead].size, trunc[k].n - lead);
+		CHECK(r.p[lead].error && strstr(r.p[lead].error, trunc[k].what) == r.p[lead].error);
+		CHECK_STR(csd_pkt_type_name((int)r.p[lead].type), "truncated");
+	}
+	/* Bytes that are bad whatever follows stay errors at the end too. */
+	static const uint8_t bad_end[][2] = { { 0x10 }, { 0x00, 0x44 } };
+	for (size_t k = 0; k < 2; k++) {
+		struct csd_trace_config t = cfg_of(0, CCER_TS, IDR(5));
+		decode_synced(&t, bad_end[k], k + 1, &r);
+		CHECK(r.n >= 1);
+		if (r.n >= 1)
+			CHECK_EQ(r.p[0].type, CSD_PKT_ERROR);
+		for (int i = 0; i < r.n; i++)
+			CHECK(r.p[i].type != CSD_PKT_TRUNCATED);
 	}
 	/* Nothing synchronises: everything is one NOSYNC, then EEOS */
 	static const uint8_t nothing[] = { 1, 2, 3, 0, 0, 0 };
@@ -871,8 +890,9 @@ static void test_split_feeds(void)
 	int n_err = 0;
 	for (int k = 0; k < whole.n; k++)
 		n_err += whole.p[k].type == CSD_PKT_ERROR;
-	CHECK_EQ(n_err, 2);
-	CHECK_EQ(whole.p[whole.n - 1].type, CSD_PKT_ERROR);
+	CHECK_EQ(n_err, 1);
+	CHECK_EQ(whole.p[whole.n - 1].type, CSD_PKT_TRUNCATED);
+	CHECK_EQ(whole.p[whole.n - 1].size, 2);
 	for (size_t cut = 1; cut < sizeof(s); cut++) {
 		decode_split(&c, s, sizeof(s), &cut, 1, &part);
 		CHECK_EQ(part.n, whole.n);

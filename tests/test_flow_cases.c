@@ -2,7 +2,8 @@
  * The flow decoders on hand-made traces of the cases the captures do not
  * cover: back-to-back exceptions, the PTM return stack, waypoint updates,
  * code outside the image, ETMv3 cancelled instructions, LSiP I-sync,
- * exception exit, Jazelle. Each trace is written with the library's packet
+ * exception exit, Jazelle, atoms after an indirect branch whose target is
+ * not traced. Each trace is written with the library's packet
  * encoders over a small hand-assembled image; the expected records follow
  * from the protocol rules (IHI 0014, IHI 0035), instruction by instruction.
  */
@@ -202,10 +203,10 @@ static void ptm_return_stack(csd_image *img)
 	CHECK(r[2].flags & CSD_RECF_RETURN_STACK);
 	check_range(&r[3], 0x1010, 0x1014, 2, CSD_COND_PASS);
 	/* Without the return stack the same atoms leave the target of the
-	 * bx lr unknown: the third atom is lost. */
+	 * bx lr unknown: the third atom is spent at an unknown address. */
 	n = decode(&t, CSD_PROTO_PTM, 0, img, 0, r, 16);
 	CHECK_EQ(n, 4);
-	CHECK_EQ(r[3].type, CSD_REC_NO_MEMORY);
+	CHECK_EQ(r[3].type, CSD_REC_ADDRESS_UNKNOWN);
 	CHECK_EQ(r[3].count, 1);
 	csd_ptm_enc_free(e);
 }
@@ -307,9 +308,95 @@ static void etm3_jazelle(csd_image *img)
 	CHECK_EQ(n, 4);
 	CHECK_EQ(r[1].type, CSD_REC_ISA_UNSUPPORTED);
 	CHECK_EQ(r[1].isa, CSD_ISA_JAZELLE);
-	CHECK_EQ(r[2].type, CSD_REC_NO_MEMORY);
+	/* The bytecodes' addresses are not known. */
+	CHECK_EQ(r[2].type, CSD_REC_ADDRESS_UNKNOWN);
 	CHECK_EQ(r[2].count, 2);
+	CHECK_EQ(r[2].isa, CSD_ISA_JAZELLE);
 	check_range(&r[3], 0x1000, 0x1000, 1, CSD_COND_PASS);
+	csd_etm3_enc_free(e);
+}
+
+/* The records of lost atoms, which must be the same as ranges and as
+ * instructions: [0] the stretch at an unknown address, [1] the one at the
+ * address without code. */
+static void check_lost_pair(const struct csd_record *r, uint32_t unknown_count, uint32_t nomem_addr,
+			    uint32_t nomem_count)
+{
+	CHECK_EQ(r[0].type, CSD_REC_ADDRESS_UNKNOWN);
+	CHECK_EQ(r[0].addr, 0);
+	CHECK_EQ(r[0].count, unknown_count);
+	CHECK_EQ(r[0].isa, CSD_ISA_ARM);
+	CHECK(r[0].error == NULL);
+	CHECK_EQ(r[1].type, CSD_REC_NO_MEMORY);
+	CHECK_EQ(r[1].addr, nomem_addr);
+	CHECK_EQ(r[1].count, nomem_count);
+	CHECK_EQ(r[1].isa, CSD_ISA_ARM);
+	CHECK(r[1].error == NULL);
+	CHECK_STR(csd_rec_type_name(CSD_REC_ADDRESS_UNKNOWN), "address_unknown");
+}
+
+/* An indirect branch whose target the trace never gives (a PTM without
+ * the return stack sends a branch packet for a taken bx lr; here it is
+ * missing): the atoms after it are of unknown address. A branch packet
+ * then gives an address the image has no code at: that is no_memory,
+ * naming it, a record of its own. */
+static void ptm_address_unknown(csd_image *img)
+{
+	struct trace t = { .n = 0 };
+	csd_ptm_encoder *e = ptm_enc(0);
+	put_sync(&t, e, NULL, 0x1000, CSD_ISA_ARM);
+	put_atoms(&t, e, NULL, "EEEE");   /* bl taken, bx lr taken (target unknown), 2 lost */
+	put_branch(&t, e, NULL, 0x6000, CSD_ISA_ARM, 0, 0);
+	put_atoms(&t, e, NULL, "EN");     /* at 0x6000: no code there */
+	put_branch(&t, e, NULL, 0x1010, CSD_ISA_ARM, 0, 0);
+	put_atoms(&t, e, NULL, "E");      /* nop, b 0x1000 */
+	struct csd_record r[32];
+	size_t n = decode(&t, CSD_PROTO_PTM, 0, img, 0, r, 32);
+	CHECK_EQ(n, 6);
+	if (n == 6) {
+		CHECK_EQ(r[0].type, CSD_REC_TRACE_ON);
+		check_range(&r[1], 0x1000, 0x100c, 4, CSD_COND_PASS);
+		check_range(&r[2], 0x1020, 0x1024, 2, CSD_COND_PASS);
+		check_lost_pair(&r[3], 2, 0x6000, 2);
+		check_range(&r[5], 0x1010, 0x1014, 2, CSD_COND_PASS);
+	}
+	/* Instruction by instruction: the same lost records between the
+	 * same instructions. */
+	n = decode(&t, CSD_PROTO_PTM, 0, img, CSD_FLOW_INSN, r, 32);
+	CHECK_EQ(n, 11);
+	if (n == 11) {
+		CHECK_EQ(r[6].type, CSD_REC_INSN);
+		CHECK_EQ(r[6].addr, 0x1024);
+		check_lost_pair(&r[7], 2, 0x6000, 2);
+		CHECK_EQ(r[9].type, CSD_REC_INSN);
+		CHECK_EQ(r[9].addr, 0x1010);
+	}
+	csd_ptm_enc_free(e);
+}
+
+/* The same with ETMv3: an atom per instruction; after the taken bx lr
+ * the branch packet with its target is missing. */
+static void etm3_address_unknown(csd_image *img)
+{
+	struct trace t = { .n = 0 };
+	csd_etm3_encoder *e = etm3_enc(0);
+	put_sync(&t, NULL, e, 0x1000, CSD_ISA_ARM);
+	put_atoms(&t, NULL, e, "EEEEEE"); /* mov, add, ldr, bl; add, bx lr */
+	put_atoms(&t, NULL, e, "EEE");    /* target unknown */
+	put_branch(&t, NULL, e, 0x6000, CSD_ISA_ARM, 0, 0);
+	put_atoms(&t, NULL, e, "E");      /* no code at 0x6000 */
+	put_branch(&t, NULL, e, 0x1010, CSD_ISA_ARM, 0, 0);
+	put_atoms(&t, NULL, e, "E");      /* nop */
+	for (int insn = 0; insn < 2; insn++) {
+		struct csd_record r[32];
+		size_t n = decode(&t, CSD_PROTO_ETM3, 0, img, insn ? CSD_FLOW_INSN : 0, r, 32);
+		const size_t lost = insn ? 7 : 3; /* trace on, 6 instructions or 2 ranges */
+		CHECK_EQ(n, lost + 3);
+		if (n != lost + 3)
+			continue;
+		check_lost_pair(&r[lost], 3, 0x6000, 1);
+		CHECK_EQ(r[lost + 2].addr, 0x1010);
+	}
 	csd_etm3_enc_free(e);
 }
 
@@ -322,6 +409,8 @@ int main(void)
 	etm3_cancel(img);
 	etm3_lsip(img);
 	etm3_jazelle(img);
+	ptm_address_unknown(img);
+	etm3_address_unknown(img);
 	csd_image_free(img);
 	return check_done("test_flow_cases");
 }

@@ -571,37 +571,55 @@ static void test_reserved_headers(void)
 	CHECK_EQ(reserved, 64 - 10);
 }
 
-/* ---- Truncated packets at the end of the stream. ---- */
+/* ---- Packets cut by the end of the stream: one truncated packet, the
+ * last (decode() requires CSD_EEOS after it), naming what was cut. ---- */
 static void test_truncation(void)
 {
 	static const struct {
 		uint32_t etmcr;
 		uint8_t b[16];
 		size_t n;
+		const char *what;
 	} t[] = {
-		{ 0, { 0x08, 0x00, 0x10, 0x00, 0x00 }, 5 },
-		{ ETMCR_CA, { 0x08, 0x00, 0x10, 0x00, 0x00, 0x21, 0xC0 }, 7 },
-		{ ETMCR_CID(3), { 0x08, 0x00, 0x10, 0x00, 0x00, 0x21, 0x01, 0x02, 0x03 }, 9 },
-		{ 0, { 0x81, 0x80, 0x80 }, 3 },
-		{ 0, { 0x81, 0x80, 0x80, 0x80, 0x48, 0x82 }, 6 },
-		{ ETMCR_CA, { 0xA3, 0x0B }, 2 },
-		{ ETMCR_CA, { 0xC0, 0x80 }, 2 },
-		{ 0, { 0x72 }, 1 },
-		{ 0, { 0x72, 0x81, 0x80, 0x80, 0x80, 0x50 }, 6 },
-		{ ETMCR_CID(2), { 0x6E, 0x01 }, 2 },
-		{ 0, { 0x3C }, 1 },
-		{ 0, { 0x42, 0x80, 0x80 }, 3 },
-		{ ETMCR_CA, { 0x42, 0x01 }, 2 },
-		{ 0, { 0x00, 0x00, 0x00 }, 3 },
+		{ 0, { 0x08, 0x00, 0x10, 0x00, 0x00 }, 5, "I-sync" },
+		{ ETMCR_CA, { 0x08, 0x00, 0x10, 0x00, 0x00, 0x21, 0xC0 }, 7, "I-sync" },
+		{ ETMCR_CID(3), { 0x08, 0x00, 0x10, 0x00, 0x00, 0x21, 0x01, 0x02, 0x03 }, 9, "I-sync" },
+		{ 0, { 0x81, 0x80, 0x80 }, 3, "branch address" },
+		{ 0, { 0x81, 0x80, 0x80, 0x80, 0x48, 0x82 }, 6, "branch address" },
+		{ ETMCR_CA, { 0xA3, 0x0B }, 2, "branch address" },
+		{ ETMCR_CA, { 0xC0, 0x80 }, 2, "atom" },
+		{ 0, { 0x72 }, 1, "waypoint update" },
+		{ 0, { 0x72, 0x81, 0x80, 0x80, 0x80, 0x50 }, 6, "waypoint update" },
+		{ ETMCR_CID(2), { 0x6E, 0x01 }, 2, "context ID" },
+		{ 0, { 0x3C }, 1, "VMID" },
+		{ 0, { 0x42, 0x80, 0x80 }, 3, "timestamp" },
+		{ ETMCR_CA, { 0x42, 0x01 }, 2, "timestamp" },
+		{ 0, { 0x00, 0x00, 0x00 }, 3, "A-sync" },
+		{ 0, { 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00 }, 7, "A-sync" },
 	};
 	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
 		uint8_t buf[32];
+		char want[96];
 		struct csd_trace_config c = cfg_of(t[i].etmcr, 0, ETMIDR_PFT11);
 		size_t n = with_async(buf, t[i].b, t[i].n);
 		CHECK_EQ(decode(&c, buf, n), 2);
-		CHECK_PKT(1, CSD_PKT_ERROR, 6, t[i].n);
-		CHECK(pk[1].error && strstr(pk[1].error, "truncated"));
+		CHECK_PKT(1, CSD_PKT_TRUNCATED, 6, t[i].n);
+		snprintf(want, sizeof(want), "truncated %s packet at end of stream", t[i].what);
+		CHECK_STR(pk[1].error ? pk[1].error : "(none)", want);
 		CHECK_EQ(pk[1].raw[0], t[i].b[0]);
+	}
+	/* Bytes that are bad whatever follows stay errors at the end too:
+	 * a reserved header, five 0x00 bytes and a byte that is not 0x80. */
+	static const uint8_t reserved[] = { 0x10 }, zeros[] = { 0x00, 0x00, 0x00, 0x00, 0x00, 0x12 };
+	{
+		uint8_t buf[32];
+		struct csd_trace_config c = cfg_of(0, 0, ETMIDR_PFT11);
+		CHECK_EQ(decode(&c, buf, with_async(buf, reserved, sizeof(reserved))), 2);
+		CHECK_PKT(1, CSD_PKT_ERROR, 6, 1);
+		CHECK(decode(&c, buf, with_async(buf, zeros, sizeof(zeros))) >= 2);
+		CHECK_PKT(1, CSD_PKT_ERROR, 6, 5);
+		for (size_t i = 0; i < npk; i++)
+			CHECK(pk[i].type != CSD_PKT_TRUNCATED);
 	}
 	/* An ignore run at the end is complete, not truncated. */
 	static const uint8_t ig[] = { 0x66, 0x66 };
@@ -651,7 +669,7 @@ static void test_mixed_and_splits(void)
 		CSD_PKT_BRANCH, CSD_PKT_BRANCH, CSD_PKT_BRANCH, CSD_PKT_WAYPOINT, CSD_PKT_TIMESTAMP,
 		CSD_PKT_IGNORE, CSD_PKT_TRIGGER, CSD_PKT_EXCEPTION_RETURN, CSD_PKT_VMID, CSD_PKT_CONTEXT_ID,
 		CSD_PKT_ASYNC, CSD_PKT_ERROR, CSD_PKT_NOSYNC, CSD_PKT_ASYNC, CSD_PKT_ISYNC, CSD_PKT_ATOM,
-		CSD_PKT_ERROR,
+		CSD_PKT_TRUNCATED,
 	};
 	static const uint32_t offs[] = { 0, 6, 12, 22, 23, 25, 26, 30, 36, 45, 51, 62, 64, 65, 66, 68, 71, 78, 79, 80,
 					 86, 94, 95 };

@@ -136,6 +136,7 @@ void print_packet_text_src(FILE *out, uint8_t id, const struct source_slot *s, c
 			fprintf(out, " be");
 		break;
 	case CSD_PKT_ERROR:
+	case CSD_PKT_TRUNCATED:
 		fprintf(out, " %s", p->error ? p->error : "bad packet");
 		break;
 	default:
@@ -240,6 +241,7 @@ void print_packet_json_src(FILE *out, uint8_t id, const struct source_slot *s, c
 			json_bool(out, "big_endian", 1);
 		break;
 	case CSD_PKT_ERROR:
+	case CSD_PKT_TRUNCATED:
 		json_string(out, "reason", p->error ? p->error : "bad packet");
 		break;
 	default:
@@ -532,10 +534,12 @@ void print_record_text(FILE *out, const struct source_slot *s, const struct csd_
 		lb_add(&b, "cycle count %" PRIu64 " (trace off)", r->cycles);
 		break;
 	case CSD_REC_NO_MEMORY:
-		if (r->error)
-			lb_add(&b, "unknown address: %" PRIu32 " atoms lost", r->count);
-		else
-			lb_add(&b, "memory not accessible at 0x%08" PRIx64 " (%" PRIu32 " atoms)", r->addr, r->count);
+		lb_add(&b, "memory not accessible at 0x%08" PRIx64 " (%" PRIu32 " atoms)", r->addr, r->count);
+		if (r->flags & CSD_RECF_CYCLES)
+			lb_add(&b, " cyc=%" PRIu64, r->cycles);
+		break;
+	case CSD_REC_ADDRESS_UNKNOWN:
+		lb_add(&b, "unknown address: %" PRIu32 " atoms lost", r->count);
 		if (r->flags & CSD_RECF_CYCLES)
 			lb_add(&b, " cyc=%" PRIu64, r->cycles);
 		break;
@@ -547,6 +551,10 @@ void print_record_text(FILE *out, const struct source_slot *s, const struct csd_
 		break;
 	case CSD_REC_ERROR:
 		lb_add(&b, "error at offset %" PRIu64 ": %s", r->offset, r->error ? r->error : "bad trace");
+		break;
+	case CSD_REC_TRUNCATED:
+		lb_add(&b, "truncated at offset %" PRIu64 " (%" PRIu64 " bytes): %s", r->offset, r->size,
+		       r->error ? r->error : "packet cut by the end of the capture");
 		break;
 	case CSD_REC_TRIGGER:
 		lb_add(&b, "trigger");
@@ -637,9 +645,10 @@ void print_record_json(FILE *out, const struct source_slot *s, const struct csd_
 		fprintf(out, ",\"timestamp\":%" PRIu64, r->timestamp);
 		break;
 	case CSD_REC_NO_MEMORY:
-		if (!r->error)
-			fprintf(out, ",\"addr\":\"0x%08" PRIx64 "\"", r->addr);
-		fprintf(out, ",\"count\":%" PRIu32, r->count);
+		fprintf(out, ",\"addr\":\"0x%08" PRIx64 "\",\"count\":%" PRIu32, r->addr, r->count);
+		break;
+	case CSD_REC_ADDRESS_UNKNOWN:
+		fprintf(out, ",\"count\":%" PRIu32 ",\"isa\":\"%s\"", r->count, csd_isa_name(r->isa));
 		break;
 	case CSD_REC_NOSYNC:
 		fprintf(out, ",\"size\":%" PRIu64, r->size);
@@ -649,6 +658,10 @@ void print_record_json(FILE *out, const struct source_slot *s, const struct csd_
 		break;
 	case CSD_REC_ERROR:
 		json_string(out, "reason", r->error ? r->error : "bad trace");
+		break;
+	case CSD_REC_TRUNCATED:
+		fprintf(out, ",\"size\":%" PRIu64, r->size);
+		json_string(out, "reason", r->error ? r->error : "packet cut by the end of the capture");
 		break;
 	default:
 		break;

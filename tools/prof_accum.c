@@ -476,6 +476,7 @@ int prof_record(struct prof *p, unsigned src, const struct csd_record *r)
 		break;
 	case CSD_REC_TRACE_ON:
 	case CSD_REC_NO_MEMORY:
+	case CSD_REC_ADDRESS_UNKNOWN:
 	case CSD_REC_NOSYNC:
 	case CSD_REC_ISA_UNSUPPORTED:
 	case CSD_REC_ERROR:
