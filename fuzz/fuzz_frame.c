@@ -132,10 +132,10 @@ struct frame_run {
 static void frame_event(struct frame_run *r, const struct csd_frame_out *o, struct frame_list *l)
 {
 	FUZZ_CHECK(o->event == CSD_FRAME_DATA || o->event == CSD_FRAME_SYNC || o->event == CSD_FRAME_ERROR ||
-		   o->event == CSD_FRAME_ALIGN_INFERRED);
+		   o->event == CSD_FRAME_ALIGN_INFERRED || o->event == CSD_FRAME_TRUNCATED);
 	if (o->event != CSD_FRAME_DATA) {
 		FUZZ_CHECK(o->offset >= FUZZ_BASE && o->offset - FUZZ_BASE < r->size);
-		FUZZ_CHECK(o->event != CSD_FRAME_ERROR || o->reason != NULL);
+		FUZZ_CHECK((o->event != CSD_FRAME_ERROR && o->event != CSD_FRAME_TRUNCATED) || o->reason != NULL);
 		FUZZ_CHECK(r->format != CSD_FRAME_RAW);
 		if (o->event == CSD_FRAME_ALIGN_INFERRED)
 			FUZZ_CHECK(r->format == CSD_FRAME_PORT && o->reason != NULL);

@@ -190,13 +190,19 @@ enum csd_frame_event {
 	 * unknown). Consumers may ignore this event.
 	 */
 	CSD_FRAME_ALIGN_INFERRED = 4,
+	/**
+	 * The capture ended inside a frame that starts at out->offset
+	 * (out->reason says so); its bytes are dropped. Not bad input: a
+	 * capture stops wherever the trace is. Always the last event.
+	 */
+	CSD_FRAME_TRUNCATED = 5,
 };
 
 struct csd_frame_out {
 	uint32_t event;         /**< enum csd_frame_event */
 	struct csd_bytes bytes; /**< CSD_FRAME_DATA: valid until the next call */
-	uint64_t offset;        /**< CSD_FRAME_SYNC / _ERROR / _ALIGN_INFERRED: capture offset */
-	const char *reason;     /**< CSD_FRAME_ERROR, CSD_FRAME_ALIGN_INFERRED: static English text */
+	uint64_t offset;        /**< CSD_FRAME_SYNC / _ERROR / _ALIGN_INFERRED / _TRUNCATED: capture offset */
+	const char *reason;     /**< CSD_FRAME_ERROR, _ALIGN_INFERRED, _TRUNCATED: static English text */
 };
 
 typedef struct csd_frame_decoder csd_frame_decoder;

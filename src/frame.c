@@ -1296,13 +1296,13 @@ static void report_end(csd_frame_decoder *dec)
 	dec->end_reported = 1;
 	if (dec->format == CSD_FRAME_ALIGNED) {
 		if (dec->fill)
-			push_event(dec, CSD_FRAME_ERROR, dec->frame_off[0], "incomplete frame at end of capture");
+			push_event(dec, CSD_FRAME_TRUNCATED, dec->frame_off[0], "incomplete frame at end of capture");
 		dec->fill = 0;
 	} else if (dec->format == CSD_FRAME_PORT) {
 		if (!dec->ever_synced && dec->skipped && !dec->hunt_reported)
 			push_event(dec, CSD_FRAME_ERROR, dec->skip_off, "no frame synchronisation (FSYNC) found");
 		else if (dec->synced && port_partial_offset(dec, &off))
-			push_event(dec, CSD_FRAME_ERROR, off, "incomplete frame at end of capture");
+			push_event(dec, CSD_FRAME_TRUNCATED, off, "incomplete frame at end of capture");
 		port_drop_partial(dec);
 	}
 }

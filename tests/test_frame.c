@@ -386,7 +386,7 @@ static void test_truncated(void)
 	CHECK_EQ(r.bad, 0);
 	CHECK_EQ(r.len[0x10], 14);
 	CHECK_EQ(r.n_ev, 1);
-	CHECK_EQ(r.ev[0].event, CSD_FRAME_ERROR);
+	CHECK_EQ(r.ev[0].event, CSD_FRAME_TRUNCATED);
 	CHECK_EQ(r.ev[0].offset, 16);
 	CHECK(r.ev[0].reason && strstr(r.ev[0].reason, "incomplete"));
 	result_free(&r);
@@ -577,7 +577,7 @@ static void test_port_realign(void)
 	decode(CSD_FRAME_PORT, buf, n, &r);
 	CHECK_EQ(r.bad, 0);
 	CHECK_EQ(r.n_ev, 2);
-	CHECK_EQ(r.ev[1].event, CSD_FRAME_ERROR);
+	CHECK_EQ(r.ev[1].event, CSD_FRAME_TRUNCATED);
 	CHECK_EQ(r.ev[1].offset, 20);
 	CHECK_EQ(r.len[0x10], 14);
 	result_free(&r);

@@ -145,8 +145,11 @@ void cli_drain_slot(struct run_ctx *ctx, struct source_slot *s)
 void cli_report_frame_error(struct run_ctx *ctx, const struct csd_frame_out *fo)
 {
 	const char *why = fo->reason ? fo->reason : "bad frame";
-	/* An inferred frame alignment is a notice, not an error. */
-	const char *kind = fo->event == CSD_FRAME_ALIGN_INFERRED ? "frame_sync" : "frame_error";
+	/* An inferred frame alignment and a frame cut by the end of the
+	 * capture are notices, not errors. */
+	const char *kind = fo->event == CSD_FRAME_ALIGN_INFERRED ? "frame_sync"
+			   : fo->event == CSD_FRAME_TRUNCATED    ? "frame_truncated"
+								 : "frame_error";
 	ctx->frame_errors += fo->event == CSD_FRAME_ERROR;
 	if (ctx->format == FMT_JSONL)
 		fprintf(ctx->out, "{\"type\":\"%s\",\"packet\":\"%s\",\"offset\":%" PRIu64
@@ -159,7 +162,8 @@ static void drain_frames(struct run_ctx *ctx, csd_frame_decoder *fd)
 {
 	struct csd_frame_out fo;
 	while (csd_frame_next(fd, &fo) == 0) {
-		if (fo.event == CSD_FRAME_ERROR || fo.event == CSD_FRAME_ALIGN_INFERRED) {
+		if (fo.event == CSD_FRAME_ERROR || fo.event == CSD_FRAME_ALIGN_INFERRED ||
+		    fo.event == CSD_FRAME_TRUNCATED) {
 			cli_report_frame_error(ctx, &fo);
 			continue;
 		}

@@ -564,7 +564,7 @@ static void queue_end(struct perf_run *pr, struct queue *q)
 		csd_frame_finish(q->fd);
 		struct csd_frame_out fo;
 		while (csd_frame_next(q->fd, &fo) == 0)
-			if (fo.event == CSD_FRAME_ERROR)
+			if (fo.event == CSD_FRAME_ERROR || fo.event == CSD_FRAME_TRUNCATED)
 				cli_report_frame_error(ctx, &fo);
 		csd_frame_free(q->fd);
 		q->fd = NULL;
@@ -628,7 +628,7 @@ static void drain_frames(struct perf_run *pr, struct queue *q)
 {
 	struct csd_frame_out fo;
 	while (csd_frame_next(q->fd, &fo) == 0) {
-		if (fo.event == CSD_FRAME_ERROR) {
+		if (fo.event == CSD_FRAME_ERROR || fo.event == CSD_FRAME_TRUNCATED) {
 			cli_report_frame_error(pr->ctx, &fo);
 			continue;
 		}
