@@ -157,10 +157,26 @@ int main(void)
 		}
 	}
 
-	/* A trace with an error still prints everything and exits 1: a valid
+	/* A capture that ends inside a packet ends normally (exit 0): a valid
 	 * A-sync and I-sync, then an I-sync header cut off by the end. */
-	const uint8_t bad[] = { 0x00, 0x00, 0x00, 0x00, 0x00, 0x80, 0x08, 0x01, 0x80, 0x00, 0x80, 0x00, 0x08, 0x08 };
+	const uint8_t cut[] = { 0x00, 0x00, 0x00, 0x00, 0x00, 0x80, 0x08, 0x01, 0x80, 0x00, 0x80, 0x00, 0x08, 0x08 };
 	char snapdir[600];
+	snprintf(snapdir, sizeof(snapdir), "%s/cut", tmpdir);
+	make_snapshot(snapdir, cut, sizeof(cut));
+	snprintf(cmd, sizeof(cmd), "%s packets %s --format jsonl", tool, snapdir);
+	CHECK_EQ(run(cmd, out, sizeof(out)), 0);
+	CHECK(strstr(out, "\"packet\":\"isync\"") != NULL);
+	CHECK(strstr(out, "\"packet\":\"truncated\",\"id\":19,\"offset\":12") != NULL);
+	CHECK(strstr(out, "\"packet\":\"error\"") == NULL);
+	snprintf(cmd, sizeof(cmd), "%s decode %s --format jsonl", tool, snapdir);
+	CHECK_EQ(run(cmd, out, sizeof(out)), 0);
+	CHECK(strstr(out, "{\"type\":\"truncated\",\"id\":19,\"offset\":12,\"size\":2,\"reason\":\"truncated I-sync "
+			  "packet at end of stream\"}") != NULL);
+	CHECK(strstr(out, "\"type\":\"error\"") == NULL);
+
+	/* A trace with an error still prints everything and exits 1: the same,
+	 * with a reserved packet header (0x10) before the end. */
+	const uint8_t bad[] = { 0x00, 0x00, 0x00, 0x00, 0x00, 0x80, 0x08, 0x01, 0x80, 0x00, 0x80, 0x00, 0x10, 0x08, 0x08 };
 	snprintf(snapdir, sizeof(snapdir), "%s/bad", tmpdir);
 	make_snapshot(snapdir, bad, sizeof(bad));
 	snprintf(cmd, sizeof(cmd), "%s packets %s --format jsonl", tool, snapdir);
@@ -170,7 +186,7 @@ int main(void)
 	CHECK(strstr(out, "\"packet\":\"error\",\"id\":19,\"offset\":12") != NULL);
 	snprintf(cmd, sizeof(cmd), "%s decode %s --format jsonl", tool, snapdir);
 	CHECK_EQ(run(cmd, out, sizeof(out)), 1);
-	CHECK(strstr(out, "\"type\":\"error\"") != NULL);
+	CHECK(strstr(out, "\"type\":\"error\",\"id\":19,\"offset\":12,\"reason\":\"reserved packet header\"") != NULL);
 
 	/* Decoding without a snapshot: the same bytes, raw. */
 	snprintf(cmd, sizeof(cmd), "%s decode --trace %s/trace.bin --protocol ptm --trace-id 0x13 --format jsonl", tool,
