@@ -24,6 +24,8 @@ static const char *srcdir;
 static const char *const installed[] = {
 	"bin/csdec", "lib/libcsdec.a", "lib/libcsdec.so.0.1.0", "lib/libcsdec.so.0", "lib/libcsdec.so",
 	"include/csdec.h", "lib/pkgconfig/libcsdec.pc", "share/man/man1/csdec.1",
+	"lib/python3/dist-packages/csdec/__init__.py", "lib/python3/dist-packages/csdec/_lib.py",
+	"lib/python3/dist-packages/csdec/_trace.py", "lib/python3/dist-packages/csdec/_paths.py",
 };
 #define N_INSTALLED (sizeof(installed) / sizeof(installed[0]))
 
@@ -113,6 +115,17 @@ int main(void)
 	snprintf(cmd, sizeof(cmd), "readelf -d '%s/lib/libcsdec.so.0.1.0' | grep SONAME", prefix);
 	CHECK_EQ(run(cmd, out, sizeof(out)), 0);
 	CHECK(strstr(out, "[libcsdec.so.0]") != NULL);
+
+	/* The installed Python package loads the installed library. */
+	if (access("/usr/bin/python3", X_OK) == 0) {
+		snprintf(cmd, sizeof(cmd),
+			 "cd / && env -u CSDEC_LIB PYTHONPATH='%s/lib/python3/dist-packages' /usr/bin/python3 -c "
+			 "'import csdec; print(csdec.library_path)'",
+			 prefix);
+		CHECK_EQ(run(cmd, out, sizeof(out)), 0);
+		snprintf(expect, sizeof(expect), "%s/lib/libcsdec.so.0\n", prefix);
+		CHECK_STR(out, expect);
+	}
 
 	/* pkg-config sees the installed library. */
 	char pc[2048];

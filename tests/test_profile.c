@@ -161,6 +161,144 @@ static void with_commas(unsigned long long v, char *buf, size_t cap)
 	buf[k] = 0;
 }
 
+
+/* ---- folded stacks ---- */
+
+struct stack_line {
+	char path[512];
+	unsigned long long weight;
+};
+
+static size_t find_stack(const struct stack_line *st, size_t n, const char *path)
+{
+	size_t k = 0;
+	while (k < n && strcmp(st[k].path, path) != 0)
+		k++;
+	return k;
+}
+
+/* "a;b;c 123" lines; -1 if a line has another form or a stack repeats. */
+static long read_folded(const char *text, struct stack_line *st, size_t cap)
+{
+	size_t n = 0;
+	for (const char *l = text; *l; ) {
+		const char *e = strchr(l, '\n'), *sp;
+		size_t len = e ? (size_t)(e - l) : strlen(l);
+		char line[600];
+		if (len >= sizeof(line) || n == cap)
+			return -1;
+		memcpy(line, l, len);
+		line[len] = 0;
+		if (!(sp = strrchr(line, ' ')) || sp == line || !sp[1] || strspn(sp + 1, "0123456789") != strlen(sp + 1))
+			return -1;
+		line[sp - line] = 0;
+		if (find_stack(st, n, line) < n || strlen(line) >= sizeof(st[n].path))
+			return -1;
+		snprintf(st[n].path, sizeof(st[n].path), "%s", line);
+		st[n].weight = strtoull(sp + 1, NULL, 10);
+		n++;
+		l = e ? e + 1 : l + len;
+	}
+	return (long)n;
+}
+
+/* The innermost function of a folded stack. */
+static const char *leaf_of(const char *path)
+{
+	const char *s = strrchr(path, ';');
+	return s ? s + 1 : path;
+}
+
+/* Sum of the weights of the stacks ending in fn. */
+static unsigned long long leaf_sum(const struct stack_line *st, size_t n, const char *fn)
+{
+	unsigned long long sum = 0;
+	for (size_t k = 0; k < n; k++)
+		if (strcmp(leaf_of(st[k].path), fn) == 0)
+			sum += st[k].weight;
+	return sum;
+}
+
+static unsigned long long weight_sum(const struct stack_line *st, size_t n)
+{
+	unsigned long long sum = 0;
+	for (size_t k = 0; k < n; k++)
+		sum += st[k].weight;
+	return sum;
+}
+
+/* The stacks of the qemu run, by instructions: a BL/BLX that leaves the
+ * next instruction is a call from its function; the call ends when
+ * execution arrives at the address after it. */
+static size_t expected_stacks(const struct prog_run *pr, struct stack_line *st, size_t cap)
+{
+	const char *callers[256];
+	uint32_t rets[256];
+	size_t depth = 0, n = 0;
+	for (size_t i = 0; i < pr->n; i++) {
+		if (depth && pr->pc[i] == rets[depth - 1])
+			depth--;
+		const struct prog_insn *in = prog_find(pr, pr->pc[i]);
+		const char *fn = in ? in->func : "(unknown)";
+		char path[512];
+		size_t len = 0;
+		for (size_t d = 0; d < depth && len < sizeof(path); d++)
+			len += (size_t)snprintf(path + len, sizeof(path) - len, "%s;", callers[d]);
+		if (len < sizeof(path))
+			snprintf(path + len, sizeof(path) - len, "%s", fn);
+		size_t k = find_stack(st, n, path);
+		if (k == n && n < cap) {
+			snprintf(st[n].path, sizeof(st[n].path), "%s", path);
+			st[n++].weight = 0;
+		}
+		if (k < n)
+			st[k].weight++;
+		if (in && i + 1 < pr->n && (strcmp(in->mnemonic, "bl") == 0 || strcmp(in->mnemonic, "blx") == 0) &&
+		    pr->pc[i + 1] != in->addr + in->size && depth < 256) {
+			callers[depth] = in->func;
+			rets[depth++] = in->addr + in->size;
+		}
+	}
+	return n;
+}
+
+static void program_folded(const char *tool, const struct prog_run *pr, const struct row *rows, size_t nrows,
+			   unsigned long long total_cycles)
+{
+	static struct stack_line got[512], want[512];
+	char cmd[2048];
+	/* by instructions: exactly the stacks of the run */
+	snprintf(cmd, sizeof(cmd), "%s profile --trace %s " PROG_DECODE_ARGS " --elf %s --format folded --weight instr",
+		 tool, pr->trace, pr->elf);
+	CHECK_EQ(prog_run_cmd(cmd, out, sizeof(out)), 0);
+	long ng = read_folded(out, got, 512);
+	size_t nw = expected_stacks(pr, want, 512), bad = 0;
+	CHECK(ng > 0);
+	CHECK_EQ((size_t)ng, nw);
+	for (size_t k = 0; ng > 0 && k < nw; k++) {
+		size_t j = find_stack(got, (size_t)ng, want[k].path);
+		if ((j == (size_t)ng || got[j].weight != want[k].weight) && bad++ < 5)
+			fprintf(stderr, "folded %s: %llu; expected %llu\n", want[k].path, j < (size_t)ng ? got[j].weight : 0ULL,
+				want[k].weight);
+	}
+	printf("folded (instr): %ld stacks (expected %zu), %zu differ\n", ng, nw, bad);
+	CHECK_EQ(bad, 0);
+	CHECK(find_stack(want, nw, "_start;main;fib;fib;fib") < nw);
+	CHECK_EQ(weight_sum(got, ng > 0 ? (size_t)ng : 0), pr->n);
+	/* by cycles (the default, the trace has them): every function's
+	 * stacks add up to its cycles in the profile */
+	snprintf(cmd, sizeof(cmd), "%s profile --trace %s " PROG_DECODE_ARGS " --elf %s --format folded", tool,
+		 pr->trace, pr->elf);
+	CHECK_EQ(prog_run_cmd(cmd, out, sizeof(out)), 0);
+	ng = read_folded(out, got, 512);
+	CHECK(ng > 0);
+	if (ng <= 0)
+		return;
+	CHECK_EQ(weight_sum(got, (size_t)ng), total_cycles);
+	for (size_t i = 0; i < nrows; i++)
+		CHECK_EQ(leaf_sum(got, (size_t)ng, rows[i].name), rows[i].cycles);
+}
+
 static void program(const char *tool)
 {
 	struct prog_run pr;
@@ -218,6 +356,7 @@ static void program(const char *tool)
 	CHECK_EQ(bad, 0);
 	CHECK_EQ(cyc_sum, in_insns);
 	CHECK(find_row(rows, nrows, "fib") && find_row(rows, nrows, "fib")->calls == 41);
+	program_folded(tool, &pr, rows, nrows, in_insns);
 
 	struct exp_edge edges[64];
 	size_t ne = expected_edges(&pr, edges, 64);
@@ -444,6 +583,24 @@ static void tc2(const char *tool)
 	CHECK_EQ(bad, 0);
 	CHECK_EQ(nrows, compared + (unknown_instr != 0));
 	CHECK(unknown_instr == 0 || (u && u->instr == unknown_instr));
+	/* Folded stacks: by cycles, every function's stacks add up to DS-5's
+	 * cycles of it, and all of them to all cycles. */
+	static struct stack_line st[8192];
+	snprintf(cmd, sizeof(cmd), "%s profile %s --elf %s --format folded", tool, dir, elf);
+	CHECK_EQ(prog_run_cmd(cmd, out, sizeof(out)), 0);
+	long ns = read_folded(out, st, 8192);
+	CHECK(ns > 0);
+	size_t fbad = 0;
+	for (size_t i = 0; ns > 0 && i < nf; i++) {
+		char name[16];
+		snprintf(name, sizeof(name), "f_%08x", fn[i].start);
+		if (leaf_sum(st, (size_t)ns, name) != fn[i].cycles && fbad++ < 5)
+			fprintf(stderr, "tc2 folded %s: %llu cycles; DS-5 %llu\n", name, leaf_sum(st, (size_t)ns, name),
+				fn[i].cycles);
+	}
+	printf("tc2 folded: %ld stacks, %zu functions differ from DS-5\n", ns, fbad);
+	CHECK_EQ(fbad, 0);
+	CHECK_EQ(ns > 0 ? weight_sum(st, (size_t)ns) : 0, all_cycles);
 	unlink(elf);
 
 	/* No ELF: functions are call targets; totals are DS-5's. */
@@ -458,6 +615,15 @@ static void tc2(const char *tool)
 	CHECK(sscanf(out, "%llu instructions, %llu cycles in them", &ti, &tcyc) == 2);
 	CHECK_EQ(ti, all_instr);
 	CHECK_EQ(tcyc, all_cycles);
+	snprintf(cmd, sizeof(cmd), "%s profile %s --format folded", tool, dir);
+	CHECK_EQ(prog_run_cmd(cmd, out, sizeof(out)), 0);
+	ns = read_folded(out, st, 8192);
+	CHECK(ns > 0);
+	CHECK_EQ(ns > 0 ? weight_sum(st, (size_t)ns) : 0, all_cycles);
+	snprintf(cmd, sizeof(cmd), "%s profile %s --format folded --weight instr", tool, dir);
+	CHECK_EQ(prog_run_cmd(cmd, out, sizeof(out)), 0);
+	ns = read_folded(out, st, 8192);
+	CHECK_EQ(ns > 0 ? weight_sum(st, (size_t)ns) : 0, all_instr);
 	snprintf(cmd, sizeof(cmd), "callgrind_annotate %s", cg);
 	CHECK_EQ(prog_run_cmd(cmd, out, sizeof(out)), 0);
 	char num[32];

@@ -165,6 +165,7 @@ void perf_context_id(struct run_ctx *ctx, struct source_slot *s, uint32_t cid);
 /* Commands in their own files: argv[0] is the command name. */
 int csd_cmd_coverage(int argc, char **argv);
 int csd_cmd_profile(int argc, char **argv);
+int csd_cmd_timeline(int argc, char **argv);
 
 /* print.c */
 /* The text listing of records names instructions and, with symbols,

@@ -19,6 +19,8 @@ struct profile {
 	const char *callgrind_path;
 	unsigned long top;
 	int by_cycles;
+	int folded;                /* --format folded */
+	int weight;                /* folded: 0 as the trace allows, 'i' instructions, 'c' cycles */
 };
 
 static void usage_profile(FILE *out)
@@ -26,6 +28,7 @@ static void usage_profile(FILE *out)
 	fprintf(out,
 		"Usage: csdec profile <snapshot-dir> [--id ID]... [--elf FILE[@BIAS]]... [--top N]\n"
 		"                     [--sort instr|cycles] [--callgrind FILE]\n"
+		"                     [--format text|folded] [--weight instr|cycles]\n"
 		"       csdec profile <perf.data> [--symfs DIR] [decode options] ...\n"
 		"       csdec profile --trace FILE --protocol etm3|ptm [decode options] ...\n"
 		"\n"
@@ -40,6 +43,12 @@ static void usage_profile(FILE *out)
 		"  --sort KEY         instr (default) or cycles\n"
 		"  --callgrind FILE   write the profile in callgrind format\n"
 		"                     (events: Instr Cycles; positions: instr line)\n"
+		"  --format FMT       text (default): the top list; folded: collapsed call\n"
+		"                     stacks for flame graphs (flamegraph.pl, inferno,\n"
+		"                     speedscope), one line 'outer;...;inner WEIGHT' per stack,\n"
+		"                     the weight being the innermost function's self cost\n"
+		"  --weight W         folded: cycles (default when the trace has cycle counts)\n"
+		"                     or instr; the weights add up to the profile's total\n"
 		"  --elf FILE[@BIAS]  symbols and code of the program; may be repeated\n"
 		"  --id ID            only this trace ID; may be repeated\n"
 		"Other options as for 'csdec decode' (--trace, --protocol, --reg, --image...).\n"
@@ -52,9 +61,9 @@ static int profile_option(void *user, int argc, char **argv, int *i)
 {
 	struct profile *p = user;
 	const char *a = argv[*i], *v = NULL;
-	const char *names[] = { "--callgrind", "--top", "--sort" };
+	const char *names[] = { "--callgrind", "--top", "--sort", "--format", "--weight" };
 	size_t which = 0;
-	for (; which < 3; which++) {
+	for (; which < 5; which++) {
 		size_t n = strlen(names[which]);
 		if (strncmp(a, names[which], n) == 0 && a[n] == '=') {
 			v = a + n + 1;
@@ -67,12 +76,20 @@ static int profile_option(void *user, int argc, char **argv, int *i)
 			break;
 		}
 	}
-	if (which == 3) {
-		if (strcmp(a, "--format") == 0 || strncmp(a, "--format=", 9) == 0 || strcmp(a, "--insn") == 0)
+	if (which == 5) {
+		if (strcmp(a, "--insn") == 0)
 			die_usage("profile: %s is an option of decode", a);
 		return 0;
 	}
-	if (which == 0) {
+	if (which == 3) {
+		if (strcmp(v, "text") != 0 && strcmp(v, "folded") != 0)
+			die_usage("profile: --format expects text or folded, got '%s'", v);
+		p->folded = v[0] == 'f';
+	} else if (which == 4) {
+		if (strcmp(v, "instr") != 0 && strcmp(v, "cycles") != 0)
+			die_usage("--weight expects instr or cycles, got '%s'", v);
+		p->weight = v[0];
+	} else if (which == 0) {
 		p->callgrind_path = v;
 	} else if (which == 1) {
 		p->top = (unsigned long)parse_number(v, "--top count");
@@ -114,7 +131,7 @@ int csd_cmd_profile(int argc, char **argv)
 	cli_parse_options(argc, argv, &o, CLI_DECODE, usage_profile, profile_option, &p);
 	struct symtab *st = cli_load_symbols(&o);
 	p.acc = prof_new(st, p.callgrind_path != NULL, ACCUM_MEM_LIMIT);
-	if (!p.acc)
+	if (!p.acc || (p.folded && prof_keep_stacks(p.acc) < 0))
 		die_io("out of memory");
 	memset(&ctx, 0, sizeof(ctx));
 	ctx.format = FMT_TEXT;
@@ -125,7 +142,11 @@ int csd_cmd_profile(int argc, char **argv)
 	ctx.user = &p;
 	int status = cli_run(&o, &ctx, SLOT_FLOW);
 	if (status != EXIT_USAGE) {
-		if (prof_finish(p.acc) < 0 || prof_print_top(p.acc, stdout, p.top, p.by_cycles) < 0)
+		if (prof_finish(p.acc) < 0)
+			die_io("profile: %s", prof_error(p.acc));
+		int folded_cycles = p.weight ? p.weight == 'c' : prof_cycles(p.acc) != 0;
+		if (p.folded ? prof_write_folded(p.acc, stdout, folded_cycles) < 0
+			     : prof_print_top(p.acc, stdout, p.top, p.by_cycles) < 0)
 			die_io("profile: %s", prof_error(p.acc));
 		if (p.callgrind_path) {
 			FILE *f = fopen(p.callgrind_path, "w");

@@ -34,7 +34,9 @@ static void usage(FILE *out)
 		"  coverage <snapshot-dir>  executed instructions, lines and branches of a program\n"
 		"                           (--elf): summary, lcov tracefile\n"
 		"  profile  <snapshot-dir>  instructions and cycles per function, callers and\n"
-		"                           callees: top list, callgrind file\n"
+		"                           callees: top list, callgrind file, folded stacks\n"
+		"  timeline <snapshot-dir>  the calls over time as a Chrome trace-event JSON\n"
+		"                           file (Perfetto, chrome://tracing, speedscope)\n"
 		"  gen --qemu-log LOG ...   make the trace an ETM / PTM would have produced for a\n"
 		"                           program run recorded by qemu-arm, as a snapshot\n"
 		"                           or as a perf.data file (--perf-data)\n"
@@ -167,6 +169,8 @@ int main(int argc, char **argv)
 		return csd_cmd_coverage(argc - 1, argv + 1);
 	if (strcmp(cmd, "profile") == 0)
 		return csd_cmd_profile(argc - 1, argv + 1);
+	if (strcmp(cmd, "timeline") == 0)
+		return csd_cmd_timeline(argc - 1, argv + 1);
 	die_usage("unknown command '%s'", cmd);
 	return EXIT_USAGE;
 }

@@ -1,6 +1,6 @@
 # install.mk - `make install` and the library example.
 #   make install [PREFIX=/usr/local] [DESTDIR=...]   library, header, tool,
-#       libcsdec.pc and man page under DESTDIR$(PREFIX)
+#       libcsdec.pc, man page and the Python package under DESTDIR$(PREFIX)
 #   make uninstall [PREFIX=...] [DESTDIR=...]
 # `make` also builds the example examples/func_count.c (against the static
 # library and the public header only) as build/examples/func_count.
@@ -11,6 +11,10 @@ LIBDIR       ?= $(PREFIX)/lib
 INCLUDEDIR   ?= $(PREFIX)/include
 MANDIR       ?= $(PREFIX)/share/man
 PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
+# The Python package (python/csdec): Debian's python3 looks here for
+# packages installed locally.
+PYTHONDIR    ?= $(PREFIX)/lib/python3/dist-packages
+PY_FILES     := __init__.py _lib.py _trace.py
 INSTALL      ?= install
 
 .PHONY: install uninstall examples
@@ -41,8 +45,15 @@ install: all
 	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@LIBDIR@|$(LIBDIR)|g' -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|g' \
 	  -e 's|@VERSION@|$(VERSION)|g' tools/libcsdec.pc.in > $(DESTDIR)$(PKGCONFIGDIR)/libcsdec.pc
 	chmod 644 $(DESTDIR)$(PKGCONFIGDIR)/libcsdec.pc
+	$(INSTALL) -d $(DESTDIR)$(PYTHONDIR)/csdec
+	$(INSTALL) -m 644 $(addprefix python/csdec/,$(PY_FILES)) $(DESTDIR)$(PYTHONDIR)/csdec/
+	printf '# Written by make install: where libcsdec was installed.\nLIBDIR = %s\n' "'$(LIBDIR)'" \
+	  > $(DESTDIR)$(PYTHONDIR)/csdec/_paths.py
 
 uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/csdec $(DESTDIR)$(LIBDIR)/libcsdec.a $(DESTDIR)$(LIBDIR)/libcsdec.so \
 	  $(DESTDIR)$(LIBDIR)/libcsdec.so.$(SONAME_MAJOR) $(DESTDIR)$(LIBDIR)/libcsdec.so.$(VERSION) \
 	  $(DESTDIR)$(INCLUDEDIR)/csdec.h $(DESTDIR)$(PKGCONFIGDIR)/libcsdec.pc $(DESTDIR)$(MANDIR)/man1/csdec.1
+	rm -f $(addprefix $(DESTDIR)$(PYTHONDIR)/csdec/,$(PY_FILES) _paths.py)
+	rm -rf $(DESTDIR)$(PYTHONDIR)/csdec/__pycache__
+	-rmdir $(DESTDIR)$(PYTHONDIR)/csdec 2>/dev/null

@@ -56,6 +56,19 @@ struct frame {
 	uint64_t instr0, cycles0;  /* the source's totals when it was made */
 	uint32_t edge;
 	uint32_t caller;
+	uint32_t ctx0;             /* folded stacks: the context before the call */
+};
+
+/* Folded stacks: a context is the chain of functions the calls in
+ * progress were made from (outermost first); node 0 is the empty one. */
+struct ctx_node {
+	uint32_t parent, fn;
+};
+
+/* Self cost of one (context, function) pair. */
+struct stack_cost {
+	uint32_t ctx, fn;
+	uint64_t instr, cycles;
 };
 
 struct pending_call {
@@ -74,7 +87,9 @@ struct src_state {
 	uint64_t instr, cycles;
 	uint64_t last_addr;
 	uint32_t last_fn;
+	uint32_t ctx;              /* folded stacks: the current context */
 	struct ctab diff;          /* ranges not folded yet */
+	struct ctab fdiff;         /* folded stacks, with symbols: ranges by context */
 };
 
 /* Open addressing of indices (index + 1; 0 = free). */
@@ -97,6 +112,15 @@ struct prof {
 	struct ctab counts;            /* group: 0 (symbols) or the function */
 	struct ctab cycles;
 	struct src_state *src[SOURCES];
+	/* folded stacks (prof_keep_stacks) */
+	int stacks;
+	struct ctx_node *node;
+	size_t nnode, capnode;
+	struct index_set node_index;   /* by (parent, fn) */
+	struct stack_cost *sc;
+	size_t nsc, capsc;
+	struct index_set sc_index;     /* by (ctx, fn) */
+	struct ctab fcounts, fcycles;  /* with symbols: group = context */
 	uint64_t instr, cycles_total, other_cycles;
 	unsigned sources;
 	int finished;
@@ -293,6 +317,101 @@ static int get_edge(struct prof *p, uint32_t caller, uint32_t callee, uint64_t s
 	return SLOT_OK;
 }
 
+/* ---- folded stacks ---- */
+
+static uint64_t pair_hash(uint32_t a, uint32_t b)
+{
+	return mix((uint64_t)a << 32 | b) ^ a;
+}
+
+static uint64_t node_hash(const struct prof *p, uint32_t i)
+{
+	return pair_hash(p->node[i].parent, p->node[i].fn);
+}
+
+static uint64_t sc_hash(const struct prof *p, uint32_t i)
+{
+	return pair_hash(p->sc[i].ctx, p->sc[i].fn);
+}
+
+/* The context `parent` extended by a call made from function fn. */
+static int child_ctx(struct prof *p, uint32_t parent, uint32_t fn, uint32_t *id)
+{
+	struct index_set *s = &p->node_index;
+	uint64_t h = pair_hash(parent, fn);
+	if (s->cap)
+		for (size_t k = (size_t)h & (s->cap - 1); s->slot[k]; k = (k + 1) & (s->cap - 1)) {
+			const struct ctx_node *n = &p->node[s->slot[k] - 1];
+			if (n->parent == parent && n->fn == fn) {
+				*id = s->slot[k] - 1;
+				return SLOT_OK;
+			}
+		}
+	int rc = set_reserve(p, s, node_hash);
+	if (rc == SLOT_OK)
+		rc = prof_grow(p, (void **)&p->node, &p->capnode, p->nnode, sizeof(*p->node), 256);
+	if (rc == SLOT_OK && p->nnode >= SLOT_GROUP_MAX)
+		rc = SLOT_LIMIT; /* contexts are slot groups */
+	if (rc != SLOT_OK)
+		return rc;
+	p->node[p->nnode].parent = parent;
+	p->node[p->nnode].fn = fn;
+	*id = (uint32_t)p->nnode++;
+	size_t k = (size_t)h & (s->cap - 1);
+	while (s->slot[k])
+		k = (k + 1) & (s->cap - 1);
+	s->slot[k] = *id + 1;
+	s->n++;
+	return SLOT_OK;
+}
+
+static int stack_cost_add(struct prof *p, uint32_t ctx, uint32_t fn, uint64_t instr, uint64_t cycles)
+{
+	struct index_set *s = &p->sc_index;
+	uint64_t h = pair_hash(ctx, fn);
+	if (s->cap)
+		for (size_t k = (size_t)h & (s->cap - 1); s->slot[k]; k = (k + 1) & (s->cap - 1)) {
+			struct stack_cost *c = &p->sc[s->slot[k] - 1];
+			if (c->ctx == ctx && c->fn == fn) {
+				c->instr += instr;
+				c->cycles += cycles;
+				return SLOT_OK;
+			}
+		}
+	int rc = set_reserve(p, s, sc_hash);
+	if (rc == SLOT_OK)
+		rc = prof_grow(p, (void **)&p->sc, &p->capsc, p->nsc, sizeof(*p->sc), 256);
+	if (rc == SLOT_OK && p->nsc >= UINT32_MAX - 1)
+		rc = SLOT_LIMIT;
+	if (rc != SLOT_OK)
+		return rc;
+	struct stack_cost *c = &p->sc[p->nsc];
+	c->ctx = ctx;
+	c->fn = fn;
+	c->instr = instr;
+	c->cycles = cycles;
+	size_t k = (size_t)h & (s->cap - 1);
+	while (s->slot[k])
+		k = (k + 1) & (s->cap - 1);
+	s->slot[k] = (uint32_t)++p->nsc;
+	s->n++;
+	return SLOT_OK;
+}
+
+int prof_keep_stacks(struct prof *p)
+{
+	if (p->stacks)
+		return 0;
+	int rc = prof_grow(p, (void **)&p->node, &p->capnode, 0, sizeof(*p->node), 256);
+	if (rc != SLOT_OK)
+		return prof_fail(p, rc);
+	p->node[0].parent = 0;
+	p->node[0].fn = FN_UNKNOWN;
+	p->nnode = 1;
+	p->stacks = 1;
+	return 0;
+}
+
 struct prof *prof_new(const struct symtab *st, int per_address, size_t mem_limit)
 {
 	struct prof *p = calloc(1, sizeof(*p));
@@ -305,6 +424,8 @@ struct prof *prof_new(const struct symtab *st, int per_address, size_t mem_limit
 	p->budget.limit = mem_limit;
 	ctab_init(&p->counts, &p->budget);
 	ctab_init(&p->cycles, &p->budget);
+	ctab_init(&p->fcounts, &p->budget);
+	ctab_init(&p->fcycles, &p->budget);
 	if (add_fn(p, 0, NULL, &id) != SLOT_OK) { /* FN_UNKNOWN */
 		prof_free(p);
 		return NULL;
@@ -324,6 +445,7 @@ void prof_free(struct prof *p)
 	for (size_t i = 0; i < SOURCES; i++)
 		if (p->src[i]) {
 			ctab_free(&p->src[i]->diff);
+			ctab_free(&p->src[i]->fdiff);
 			free(p->src[i]);
 		}
 	free(p->fn);
@@ -332,6 +454,12 @@ void prof_free(struct prof *p)
 	free(p->edge_index.slot);
 	ctab_free(&p->counts);
 	ctab_free(&p->cycles);
+	ctab_free(&p->fcounts);
+	ctab_free(&p->fcycles);
+	free(p->node);
+	free(p->node_index.slot);
+	free(p->sc);
+	free(p->sc_index.slot);
 	free(p);
 }
 
@@ -343,6 +471,7 @@ static struct src_state *source(struct prof *p, unsigned id)
 		if (!*s)
 			return NULL;
 		ctab_init(&(*s)->diff, &p->budget);
+		ctab_init(&(*s)->fdiff, &p->budget);
 		p->sources++;
 	}
 	return *s;
@@ -356,12 +485,21 @@ static void pop_frame(struct prof *p, struct src_state *s)
 	g->cycles += s->cycles - f->cycles0;
 }
 
-static void push_frame(struct src_state *s, const struct frame *f)
+static int push_frame(struct prof *p, struct src_state *s, struct frame *f)
 {
-	/* Deeper calls are counted but not followed (no inclusive cost): the
-	 * outer calls, which a profile is read for, keep theirs. */
-	if (s->depth < STACK_MAX)
-		s->stack[s->depth++] = *f;
+	/* Deeper calls are counted but not followed (no inclusive cost, and
+	 * their stacks stay at the deepest one followed): the outer calls,
+	 * which a profile is read for, keep theirs. */
+	if (s->depth >= STACK_MAX)
+		return SLOT_OK;
+	f->ctx0 = s->ctx;
+	if (p->stacks) {
+		int rc = child_ctx(p, s->ctx, f->caller, &s->ctx);
+		if (rc != SLOT_OK)
+			return rc;
+	}
+	s->stack[s->depth++] = *f;
+	return SLOT_OK;
 }
 
 /* Instructions first..last (n of them, [first, end) of instruction set
@@ -387,7 +525,8 @@ static int on_insns(struct prof *p, struct src_state *s, const struct csd_record
 			f.edge = edge;
 			p->edges[edge].calls++;
 			p->fn[callee].calls++;
-			push_frame(s, &f);
+			if ((rc = push_frame(p, s, &f)) != SLOT_OK)
+				return prof_fail(p, rc);
 			s->cur = callee;
 		}
 		s->lost = 0;
@@ -400,6 +539,7 @@ static int on_insns(struct prof *p, struct src_state *s, const struct csd_record
 			}
 		if (found) {
 			uint32_t caller = s->stack[i].caller;
+			s->ctx = s->stack[i].ctx0;
 			while (s->depth > i)
 				pop_frame(p, s);
 			s->cur = caller;
@@ -422,6 +562,18 @@ static int on_insns(struct prof *p, struct src_state *s, const struct csd_record
 			rc = ctab_add(&p->counts, group, first, 1);
 		if (rc == SLOT_OK && cyc)
 			rc = ctab_add(&p->cycles, group, last, (int64_t)cyc);
+		if (rc != SLOT_OK)
+			return prof_fail(p, rc);
+	}
+	if (p->stacks) {
+		if (p->dynamic)
+			rc = stack_cost_add(p, s->ctx, s->cur, n, cyc);
+		else if (r->type == CSD_REC_RANGE)
+			rc = slot_range(&s->fdiff, r->isa, s->ctx, first, end);
+		else
+			rc = ctab_add(&p->fcounts, s->ctx, first, 1);
+		if (rc == SLOT_OK && cyc && !p->dynamic)
+			rc = ctab_add(&p->fcycles, s->ctx, last, (int64_t)cyc);
 		if (rc != SLOT_OK)
 			return prof_fail(p, rc);
 	}
@@ -500,6 +652,8 @@ int prof_source_end(struct prof *p, unsigned src, csd_image *img)
 	if (!s)
 		return 0;
 	int rc = slot_fold(&s->diff, img, &p->counts, NULL, 0);
+	if (rc == SLOT_OK && p->stacks)
+		rc = slot_fold(&s->fdiff, img, &p->fcounts, NULL, 0);
 	return rc == SLOT_OK ? 0 : prof_fail(p, rc);
 }
 
@@ -537,6 +691,39 @@ static void add_cycles(void *ctx, uint64_t addr, uint64_t v)
 	p->fn[static_fn(p, addr)].cycles += v;
 }
 
+/* With symbols: the costs per (context, address) become costs per
+ * (context, function of the address). */
+static int fold_table(struct prof *p, const struct ctab *t, int cycles)
+{
+	size_t nk;
+	int failed = 0;
+	uint64_t *keys = ctab_keys(t, &nk, &failed);
+	if (failed)
+		return prof_fail(p, SLOT_NOMEM);
+	int rc = SLOT_OK;
+	for (size_t k = 0; k < nk && rc == SLOT_OK; k++) {
+		const struct count_chunk *c = ctab_find(t, keys[k]);
+		uint64_t base = slot_key_addr(keys[k]);
+		for (unsigned j = 0; j < SLOT_CHUNK && rc == SLOT_OK; j++) {
+			uint64_t v = (uint64_t)count_chunk_get(c, j);
+			if (v)
+				rc = stack_cost_add(p, slot_key_group(keys[k]), static_fn(p, base + 2 * j), cycles ? 0 : v,
+						    cycles ? v : 0);
+		}
+	}
+	free(keys);
+	return rc == SLOT_OK ? 0 : prof_fail(p, rc);
+}
+
+static int fold_stacks(struct prof *p)
+{
+	if (fold_table(p, &p->fcounts, 0) < 0 || fold_table(p, &p->fcycles, 1) < 0)
+		return -1;
+	ctab_free(&p->fcounts);
+	ctab_free(&p->fcycles);
+	return 0;
+}
+
 int prof_finish(struct prof *p)
 {
 	if (p->finished)
@@ -561,7 +748,7 @@ int prof_finish(struct prof *p)
 	each_value(&p->cycles, ckeys, nc, 0, 0, UINT64_MAX, add_cycles, p);
 	free(keys);
 	free(ckeys);
-	return 0;
+	return p->stacks ? fold_stacks(p) : 0;
 }
 
 /* ---- output ---- */
@@ -729,4 +916,47 @@ int prof_write_callgrind(struct prof *p, FILE *f, int argc, char **argv)
 	free(p->edge_index.slot);
 	memset(&p->edge_index, 0, sizeof(p->edge_index));
 	return 0;
+}
+
+/* A name as one frame of a folded line: ';' separates frames and the
+ * line ends at a newline. */
+static void put_frame_name(const struct prof *p, FILE *f, uint32_t fn)
+{
+	char name[256];
+	fn_name(p, fn, name, sizeof(name));
+	for (char *c = name; *c; c++)
+		if (*c == ';' || (unsigned char)*c < 0x20)
+			*c = '_';
+	fputs(name, f);
+}
+
+/*
+ * Folded ("collapsed") stacks, as flamegraph.pl, inferno and speedscope
+ * read them: one line per call stack, the functions outermost first
+ * separated by ';', a space and the self cost of the innermost one.
+ */
+int prof_write_folded(const struct prof *p, FILE *f, int by_cycles)
+{
+	static uint32_t chain[STACK_MAX + 1];
+	if (!p->stacks)
+		return 0;
+	for (size_t i = 0; i < p->nsc; i++) {
+		const struct stack_cost *c = &p->sc[i];
+		uint64_t w = by_cycles ? c->cycles : c->instr;
+		if (!w)
+			continue;
+		size_t n = 0;
+		for (uint32_t x = c->ctx; x && n <= STACK_MAX; x = p->node[x].parent)
+			chain[n++] = p->node[x].fn;
+		while (n)
+			put_frame_name(p, f, chain[--n]), fputc(';', f);
+		put_frame_name(p, f, c->fn);
+		fprintf(f, " %" PRIu64 "\n", w);
+	}
+	return 0; /* write errors: the caller's flush */
+}
+
+uint64_t prof_cycles(const struct prof *p)
+{
+	return p->cycles_total;
 }

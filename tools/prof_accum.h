@@ -20,6 +20,9 @@ struct prof;
  * Everything it keeps may use up to mem_limit bytes. */
 struct prof *prof_new(const struct symtab *st, int per_address, size_t mem_limit);
 void prof_free(struct prof *p);
+/* Also keep the self costs per call stack (prof_write_folded); before the
+ * first record. */
+int prof_keep_stacks(struct prof *p);
 
 /*
  * A source of this configuration must be decoded instruction by
@@ -38,9 +41,12 @@ int prof_finish(struct prof *p);
 
 int prof_print_top(const struct prof *p, FILE *out, unsigned long top, int by_cycles);
 int prof_write_callgrind(struct prof *p, FILE *f, int argc, char **argv);
+/* Folded stacks weighted by cycles or instructions (prof_keep_stacks). */
+int prof_write_folded(const struct prof *p, FILE *f, int by_cycles);
 
 const char *prof_error(const struct prof *p);
 uint64_t prof_instructions(const struct prof *p);
+uint64_t prof_cycles(const struct prof *p);    /* in instructions */
 size_t prof_memory(const struct prof *p);
 
 #endif

@@ -1,0 +1,19 @@
+"""csdec: decode ARM CoreSight ETMv3 / PTM program-flow trace from Python.
+
+A thin layer over the C library libcsdec (ctypes):
+
+    import csdec
+    t = csdec.open("snapshot-dir")                    # a CoreSight snapshot
+    t = csdec.open("trace.bin", protocol="ptm",       # or a raw capture
+                   etmcr=0x1000, elf=["prog.elf"])
+    for r in t.records():                             # as `csdec decode --format jsonl`
+        if r.type == "range":
+            print(r.id, r.addr, r.count)
+    addrs = t.instructions()                          # NumPy array (or list)
+
+Errors are CsdecError, whose `code` is the library's (negative) error code.
+"""
+from ._lib import CsdecError, library_path
+from ._trace import Record, Trace, open
+
+__all__ = ["CsdecError", "Record", "Trace", "open", "library_path"]

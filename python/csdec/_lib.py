@@ -1,0 +1,141 @@
+"""Loading libcsdec and the C structures of include/csdec.h used here."""
+import ctypes
+import os
+
+c_u8, c_u16, c_u32, c_u64 = ctypes.c_uint8, ctypes.c_uint16, ctypes.c_uint32, ctypes.c_uint64
+c_size, c_char_p, c_void_p = ctypes.c_size_t, ctypes.c_char_p, ctypes.c_void_p
+
+EAGAIN, EEOS = -3, -4
+PROTO_ETM3, PROTO_PTM = 1, 2
+FRAME_RAW, FRAME_ALIGNED, FRAME_PORT = 0, 1, 2
+FRAME_DATA, FRAME_SYNC, FRAME_ERROR, FRAME_ALIGN_INFERRED, FRAME_TRUNCATED = 1, 2, 3, 4, 5
+FLOW_INSN = 1
+
+
+class CsdecError(Exception):
+    """An error of libcsdec (or of opening what it reads): `code` is the C
+    error code (negative, enum csd_error), `message` says what failed."""
+
+    def __init__(self, code, message):
+        super().__init__("%s (error %d)" % (message, code))
+        self.code = code
+        self.message = message
+
+
+class TraceConfig(ctypes.Structure):
+    _fields_ = [("size", c_size), ("protocol", c_u32), ("etmcr", c_u32), ("etmccer", c_u32),
+                ("etmidr", c_u32), ("trace_id", c_u8), ("core_profile", c_u8)]
+
+
+class Bytes(ctypes.Structure):
+    _fields_ = [("data", ctypes.POINTER(c_u8)), ("size", c_size), ("offsets", ctypes.POINTER(c_u64)),
+                ("base", c_u64), ("id", c_u8)]
+
+
+class FrameConfig(ctypes.Structure):
+    _fields_ = [("size", c_size), ("format", c_u32), ("raw_id", c_u8), ("flags", c_u32)]
+
+
+class FrameOut(ctypes.Structure):
+    _fields_ = [("event", c_u32), ("bytes", Bytes), ("offset", c_u64), ("reason", c_char_p)]
+
+
+class FlowConfig(ctypes.Structure):
+    _fields_ = [("size", c_size), ("trace", TraceConfig), ("image", c_void_p), ("flags", c_u32)]
+
+
+class CRecord(ctypes.Structure):
+    _fields_ = [("type", c_u32), ("flags", c_u32), ("offset", c_u64), ("addr", c_u64), ("end", c_u64),
+                ("last", c_u64), ("target", c_u64), ("cycles", c_u64), ("timestamp", c_u64),
+                ("count", c_u32), ("opcode", c_u32), ("size", c_u64), ("isa", c_u8), ("cond", c_u8),
+                ("reason", c_u8), ("vmid", c_u8), ("id", c_u8), ("exception", c_u16),
+                ("context_id", c_u32), ("error", c_char_p)]
+
+
+class SnapshotBuffer(ctypes.Structure):
+    _fields_ = [("name", c_char_p), ("path", c_char_p), ("format", c_char_p), ("frame_format", c_u32)]
+
+
+class SnapshotSource(ctypes.Structure):
+    _fields_ = [("name", c_char_p), ("type", c_char_p), ("core_name", c_char_p), ("core_type", c_char_p),
+                ("buffer", ctypes.c_int), ("config", TraceConfig)]
+
+
+def _candidates():
+    env = os.environ.get("CSDEC_LIB")
+    if env:
+        yield env
+    here = os.path.dirname(os.path.abspath(__file__))
+    # a built tree: python/csdec/ next to build/
+    yield os.path.join(here, "..", "..", "build", "libcsdec.so")
+    try:
+        from . import _paths  # written by `make install`
+        yield os.path.join(_paths.LIBDIR, "libcsdec.so.0")
+    except ImportError:
+        pass
+    yield "libcsdec.so.0"
+
+
+def _load():
+    errors = []
+    for path in _candidates():
+        if os.sep in path and not os.path.exists(path):
+            continue
+        try:
+            return ctypes.CDLL(path), path
+        except OSError as e:
+            errors.append(str(e))
+    raise ImportError("csdec: cannot load libcsdec (build it with make, install it, or set CSDEC_LIB): "
+                      + "; ".join(errors))
+
+
+lib, library_path = _load()
+
+
+def _fn(name, restype, *args):
+    f = getattr(lib, name)
+    f.restype = restype
+    f.argtypes = list(args)
+    return f
+
+
+errstr = _fn("csd_errstr", c_char_p, ctypes.c_int)
+version = _fn("csd_version", c_char_p)
+rec_type_name = _fn("csd_rec_type_name", c_char_p, ctypes.c_int)
+isa_name = _fn("csd_isa_name", c_char_p, ctypes.c_int)
+cond_name = _fn("csd_cond_name", c_char_p, ctypes.c_int)
+reason_name = _fn("csd_reason_name", c_char_p, ctypes.c_int)
+exception_name = _fn("csd_exception_name", c_char_p, ctypes.POINTER(TraceConfig), ctypes.c_uint)
+
+image_new = _fn("csd_image_new", c_void_p)
+image_free = _fn("csd_image_free", None, c_void_p)
+image_add_elf = _fn("csd_image_add_elf", ctypes.c_int, c_void_p, c_char_p, ctypes.c_int64)
+image_add_file = _fn("csd_image_add_file", ctypes.c_int, c_void_p, c_char_p, c_u64, c_u64, c_u64)
+image_error = _fn("csd_image_error", c_char_p, c_void_p)
+
+frame_new = _fn("csd_frame_new", c_void_p, ctypes.POINTER(FrameConfig))
+frame_free = _fn("csd_frame_free", None, c_void_p)
+frame_feed = _fn("csd_frame_feed", ctypes.c_int, c_void_p, c_void_p, c_size, c_u64)
+frame_next = _fn("csd_frame_next", ctypes.c_int, c_void_p, ctypes.POINTER(FrameOut))
+frame_finish = _fn("csd_frame_finish", ctypes.c_int, c_void_p)
+
+flow_new = _fn("csd_flow_new", c_void_p, ctypes.POINTER(FlowConfig))
+flow_free = _fn("csd_flow_free", None, c_void_p)
+flow_feed = _fn("csd_flow_feed", ctypes.c_int, c_void_p, ctypes.POINTER(Bytes))
+flow_next_batch = _fn("csd_flow_next_batch", ctypes.c_int, c_void_p, ctypes.POINTER(ctypes.POINTER(CRecord)))
+flow_finish = _fn("csd_flow_finish", ctypes.c_int, c_void_p)
+
+snapshot_open = _fn("csd_snapshot_open", ctypes.c_int, c_char_p, ctypes.POINTER(c_void_p), ctypes.c_char_p, c_size)
+snapshot_free = _fn("csd_snapshot_free", None, c_void_p)
+snapshot_num_buffers = _fn("csd_snapshot_num_buffers", c_size, c_void_p)
+snapshot_buffer = _fn("csd_snapshot_buffer", ctypes.POINTER(SnapshotBuffer), c_void_p, c_size)
+snapshot_num_sources = _fn("csd_snapshot_num_sources", c_size, c_void_p)
+snapshot_source = _fn("csd_snapshot_source", ctypes.POINTER(SnapshotSource), c_void_p, c_size)
+snapshot_load_image = _fn("csd_snapshot_load_image", ctypes.c_int, c_void_p, c_char_p, c_void_p)
+
+
+def check(rc, what):
+    """Raise CsdecError for a negative return code."""
+    if rc < 0:
+        raise CsdecError(rc, "%s: %s" % (what, errstr(rc).decode()))
+    return rc

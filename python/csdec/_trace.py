@@ -1,0 +1,354 @@
+"""Traces: what csdec.open() returns, and the records they decode into."""
+import array
+import builtins
+import ctypes
+import os
+
+from . import _lib as L
+from ._lib import CsdecError
+
+READ_CHUNK = 1 << 20
+
+# enum csd_rec_type / csd_rec_flag values used below
+R_RANGE, R_INSN, R_EXCEPTION, R_EXC_RETURN, R_TRACE_ON, R_CONTEXT, R_TIMESTAMP = 1, 2, 3, 4, 5, 6, 7
+R_CYCLE_COUNT, R_NO_MEMORY, R_NOSYNC, R_ISA_UNSUPPORTED, R_ERROR = 8, 9, 10, 11, 12
+F_CYCLES, F_NS, F_HYP, F_CANCELLED, F_BRANCH, F_TAKEN = 1, 2, 4, 8, 16, 32
+F_CONTEXT_ID, F_VMID = 128, 256
+
+
+def _s(b):
+    return b.decode("utf-8", "replace") if b is not None else None
+
+
+def _hex(v):
+    return "0x%08x" % v
+
+
+class Record:
+    """One decoded record. Its attributes are the fields of the JSON object
+    `csdec decode --format jsonl` prints for it, with the same names and
+    values (addresses as "0x%08x" strings); `r["return"]` reaches the
+    field that is a Python keyword. as_dict() gives them all."""
+
+    __slots__ = ("_f",)
+
+    def __init__(self, fields):
+        self._f = fields
+
+    def __getattr__(self, name):
+        try:
+            return self._f[name]
+        except KeyError:
+            raise AttributeError(name) from None
+
+    def __getitem__(self, name):
+        return self._f[name]
+
+    def __contains__(self, name):
+        return name in self._f
+
+    def get(self, name, default=None):
+        return self._f.get(name, default)
+
+    def as_dict(self):
+        return dict(self._f)
+
+    def __repr__(self):
+        return "Record(%r)" % (self._f,)
+
+
+def _fields(r, cfg):
+    """The JSON Lines fields of C record r (tools/print.c, print_record_json)."""
+    t = r.type
+    f = {"type": _s(L.rec_type_name(t)), "id": r.id, "offset": r.offset}
+    if t == R_RANGE:
+        f.update(addr=_hex(r.addr), end=_hex(r.end), last=_hex(r.last), count=r.count,
+                 isa=_s(L.isa_name(r.isa)), cond=_s(L.cond_name(r.cond)))
+        if r.flags & F_BRANCH:
+            f["taken"] = bool(r.flags & F_TAKEN)
+    elif t == R_INSN:
+        f.update(addr=_hex(r.addr), isa=_s(L.isa_name(r.isa)), size=r.size, cond=_s(L.cond_name(r.cond)))
+    elif t == R_EXCEPTION:
+        f["number"] = r.exception
+        f["name"] = _s(L.exception_name(ctypes.byref(cfg), r.exception))
+        f["return"] = _hex(r.addr)
+        f["target"] = _hex(r.target)
+        f["cancelled"] = bool(r.flags & F_CANCELLED)
+    elif t == R_TRACE_ON:
+        f.update(reason=_s(L.reason_name(r.reason)), addr=_hex(r.addr), isa=_s(L.isa_name(r.isa)))
+    elif t == R_CONTEXT:
+        f.update(isa=_s(L.isa_name(r.isa)), ns=bool(r.flags & F_NS), hyp=bool(r.flags & F_HYP))
+        if r.flags & F_CONTEXT_ID:
+            f["context_id"] = _hex(r.context_id)
+        if r.flags & F_VMID:
+            f["vmid"] = r.vmid
+    elif t == R_TIMESTAMP:
+        f["timestamp"] = r.timestamp
+    elif t == R_NO_MEMORY:
+        f.update(addr=_hex(r.addr), count=r.count)
+    name = f["type"]
+    if name == "address_unknown":
+        f.update(count=r.count, isa=_s(L.isa_name(r.isa)))
+    elif name == "nosync":
+        f["size"] = r.size
+    elif name == "isa_unsupported":
+        f.update(addr=_hex(r.addr), isa=_s(L.isa_name(r.isa)))
+    elif name == "error":
+        f["reason"] = _s(r.error) if r.error else "bad trace"
+    elif name == "truncated":
+        f["size"] = r.size
+        f["reason"] = _s(r.error) if r.error else "packet cut by the end of the capture"
+    if r.flags & F_CYCLES:
+        f["cycles"] = r.cycles
+    return f
+
+
+class _Source:
+    def __init__(self, name, config, image_loader):
+        self.name = name
+        self.config = config
+        self.image_loader = image_loader
+
+
+class _Buffer:
+    def __init__(self, path, frame_format, sources):
+        self.path = path
+        self.frame_format = frame_format
+        self.sources = sources
+
+
+class Trace:
+    """A trace to decode: a snapshot directory or a raw capture with its
+    configuration. Decoding happens on each call of records() or
+    instructions(), streaming: records() keeps no more than a decoder's
+    state, whatever the trace's length."""
+
+    def __init__(self, path, buffers, extra_elfs, extra_images, keep=None):
+        self.path = path
+        self._buffers = buffers
+        self._elfs = list(extra_elfs)
+        self._images = list(extra_images)
+        self._keep = keep  # objects the sources' configurations refer to
+
+    @property
+    def sources(self):
+        """(name, trace ID, protocol) of each source decoded."""
+        out = []
+        for b in self._buffers:
+            for s in b.sources:
+                proto = {L.PROTO_ETM3: "etm3", L.PROTO_PTM: "ptm"}.get(s.config.protocol, "?")
+                out.append((s.name, s.config.trace_id, proto))
+        return out
+
+    def _image(self, src):
+        img = L.image_new()
+        if not img:
+            raise CsdecError(-2, "out of memory")
+        try:
+            if src.image_loader:
+                src.image_loader(img)
+            for path, bias in self._elfs:
+                rc = L.image_add_elf(img, os.fsencode(path), bias)
+                if rc < 0:
+                    raise CsdecError(rc, "elf %s: %s" % (path, _s(L.image_error(img)) or _s(L.errstr(rc))))
+            for path, addr in self._images:
+                rc = L.image_add_file(img, os.fsencode(path), 0, 0, addr)
+                if rc < 0:
+                    raise CsdecError(rc, "image %s: %s" % (path, _s(L.image_error(img)) or _s(L.errstr(rc))))
+        except BaseException:
+            L.image_free(img)
+            raise
+        return img
+
+    def _decode(self, flags, convert):
+        for buf in self._buffers:
+            yield from self._decode_buffer(buf, flags, convert)
+
+    def _decode_buffer(self, buf, flags, convert):
+        flows, images = {}, []
+        fd = None
+        try:
+            for src in buf.sources:
+                img = self._image(src)
+                images.append(img)
+                fc = L.FlowConfig(size=ctypes.sizeof(L.FlowConfig), trace=src.config, image=img, flags=flags)
+                dec = L.flow_new(ctypes.byref(fc))
+                if not dec:
+                    raise CsdecError(-1, "cannot create a decoder for source %s (protocol and ETMIDR disagree?)"
+                                     % src.name)
+                flows[src.config.trace_id] = (dec, src.config)
+            raw_id = buf.sources[0].config.trace_id if buf.sources else 0
+            fcfg = L.FrameConfig(size=ctypes.sizeof(L.FrameConfig), format=buf.frame_format, raw_id=raw_id,
+                                 flags=1)  # CSD_FRAME_BY_ID: long runs per source
+            fd = L.frame_new(ctypes.byref(fcfg))
+            if not fd:
+                raise CsdecError(-1, "cannot create a frame decoder")
+            out = L.FrameOut()
+            recs = ctypes.POINTER(L.CRecord)()
+
+            def drain(dec, cfg):
+                while True:
+                    n = L.flow_next_batch(dec, ctypes.byref(recs))
+                    if n == L.EAGAIN or n == L.EEOS:
+                        return
+                    L.check(n, "flow decode")
+                    for i in range(n):
+                        yield convert(recs[i], cfg)
+
+            def frames():
+                while True:
+                    rc = L.frame_next(fd, ctypes.byref(out))
+                    if rc == L.EAGAIN or rc == L.EEOS:
+                        return
+                    L.check(rc, "frame decode")
+                    if out.event != L.FRAME_DATA:
+                        continue
+                    slot = flows.get(out.bytes.id)
+                    if slot is None:
+                        continue
+                    L.check(L.flow_feed(slot[0], ctypes.byref(out.bytes)), "flow feed")
+                    yield from drain(*slot)
+
+            try:
+                f = builtins.open(buf.path, "rb")
+            except OSError as e:
+                raise CsdecError(-5, "%s: %s" % (buf.path, e.strerror)) from None
+            with f:
+                offset = 0
+                while True:
+                    chunk = f.read(READ_CHUNK)
+                    if not chunk:
+                        break
+                    cbuf = ctypes.create_string_buffer(chunk, len(chunk))
+                    L.check(L.frame_feed(fd, cbuf, len(chunk), offset), "frame feed")
+                    yield from frames()
+                    offset += len(chunk)
+            L.frame_finish(fd)
+            yield from frames()
+            for dec, cfg in flows.values():
+                L.flow_finish(dec)
+                yield from drain(dec, cfg)
+        finally:
+            for dec, _ in flows.values():
+                L.flow_free(dec)
+            for img in images:
+                L.image_free(img)
+            if fd:
+                L.frame_free(fd)
+
+    def records(self):
+        """Iterate the records, as `csdec decode --format jsonl` has them
+        (ranges of instructions), each source's in its order; several
+        sources' come in runs per source rather than by timestamp."""
+        return self._decode(0, lambda r, cfg: Record(_fields(r, cfg)))
+
+    def instructions(self):
+        """The address of every executed instruction, in order (source by
+        source): a NumPy uint64 array when NumPy is installed, else a list."""
+        out = array.array("Q")
+        for a in self._decode(L.FLOW_INSN, lambda r, cfg: r.addr if r.type == R_INSN else None):
+            if a is not None:
+                out.append(a)
+        try:
+            import numpy
+        except ImportError:
+            return out.tolist()
+        return numpy.frombuffer(out, dtype=numpy.uint64).copy()
+
+
+def _parse_elfs(elf):
+    out = []
+    for e in ([elf] if isinstance(elf, (str, bytes, os.PathLike)) else (elf or [])):
+        if isinstance(e, tuple):
+            out.append((os.fspath(e[0]), int(e[1])))
+        else:
+            out.append((os.fspath(e), 0))
+    return out
+
+
+def open(path, protocol=None, etmcr=0, etmccer=0, etmidr=None, trace_id=0x10, formatted=False,
+         elf=None, image=None, ids=None):
+    """Open a trace and return a Trace.
+
+    path: a CoreSight snapshot directory, or with `protocol` ("etm3" or
+    "ptm") a raw capture decoded with the registers etmcr, etmccer, etmidr
+    (default: the newest version of the protocol) and trace_id;
+    formatted=True for 16-byte formatter frames (ETB/ETR), "port" for a
+    TPIU capture. elf: ELF file(s) of the program (a path, or (path, bias)),
+    image: [(raw binary path, load address)], ids: only these trace IDs.
+    A perf.data file is not read here (see the README): decode it with the
+    csdec tool.
+    """
+    path = os.fspath(path)
+    elfs = _parse_elfs(elf)
+    images = [(os.fspath(p), int(a)) for p, a in (image or [])]
+    if protocol is not None:
+        proto = {"etm3": L.PROTO_ETM3, "ptm": L.PROTO_PTM}.get(protocol)
+        if proto is None:
+            raise CsdecError(-1, "protocol must be 'etm3' or 'ptm', not %r" % (protocol,))
+        if etmidr is None:
+            etmidr = 0x411CF312 if proto == L.PROTO_PTM else 0x410CF250
+        cfg = L.TraceConfig(size=ctypes.sizeof(L.TraceConfig), protocol=proto, etmcr=etmcr, etmccer=etmccer,
+                            etmidr=etmidr, trace_id=trace_id)
+        fmt = L.FRAME_PORT if formatted == "port" else L.FRAME_ALIGNED if formatted else L.FRAME_RAW
+        if not os.path.isfile(path):
+            raise CsdecError(-5, "%s: not a regular file" % path)
+        return Trace(path, [_Buffer(path, fmt, [_Source("trace", cfg, None)])], elfs, images)
+    if os.path.isfile(path):
+        with builtins.open(path, "rb") as f:
+            magic = f.read(8)
+        if magic.startswith(b"PERFILE2"):
+            raise CsdecError(-1, "%s: perf.data files are decoded by the csdec tool (csdec decode FILE "
+                             "--format jsonl), not by this module" % path)
+        raise CsdecError(-1, "%s: a raw trace needs protocol= (and its registers)" % path)
+    snap = ctypes.c_void_p()
+    err = ctypes.create_string_buffer(512)
+    rc = L.snapshot_open(os.fsencode(path), ctypes.byref(snap), err, len(err))
+    if rc < 0:
+        raise CsdecError(rc, err.value.decode("utf-8", "replace") or _s(L.errstr(rc)))
+    handle = _Snapshot(snap)
+    buffers = []
+    for b in range(L.snapshot_num_buffers(snap)):
+        buf = L.snapshot_buffer(snap, b).contents
+        sources, seen = [], set()
+        for i in range(L.snapshot_num_sources(snap)):
+            src = L.snapshot_source(snap, i).contents
+            cfg = src.config
+            if src.buffer != b or cfg.protocol not in (L.PROTO_ETM3, L.PROTO_PTM):
+                continue
+            if ids is not None and cfg.trace_id not in ids:
+                continue
+            if cfg.trace_id in seen or (buf.frame_format == L.FRAME_RAW and sources):
+                continue  # as the tool, which warns: a source it cannot tell apart
+            if buf.frame_format != L.FRAME_RAW and (cfg.trace_id == 0 or cfg.trace_id >= 0x70):
+                continue
+            seen.add(cfg.trace_id)
+            core = src.core_name
+
+            def loader(img, core=core):
+                r = L.snapshot_load_image(handle.snap, core, img)
+                if r < 0:
+                    raise CsdecError(r, "memory dump of %s: %s"
+                                     % (_s(core) or "?", _s(L.image_error(img)) or _s(L.errstr(r))))
+
+            cfg_copy = L.TraceConfig()
+            ctypes.pointer(cfg_copy)[0] = cfg
+            sources.append(_Source(_s(src.name), cfg_copy, loader))
+        if sources:
+            buffers.append(_Buffer(_s(buf.path), buf.frame_format, sources))
+    if not buffers:
+        raise CsdecError(-1, "%s: no ETMv3 or PTM trace source" % path)
+    return Trace(path, buffers, elfs, images, keep=handle)
+
+
+
+class _Snapshot:
+    """Owns the C snapshot (the image loaders read its dumps)."""
+
+    def __init__(self, snap):
+        self.snap = snap
+
+    def __del__(self):
+        if self.snap:
+            L.snapshot_free(self.snap)
+            self.snap = None

@@ -1,0 +1,261 @@
+/*
+ * `csdec timeline`: the file is valid trace-event JSON whose spans are
+ * balanced and nested on every track, in time order (tests/timeline_check.py
+ * loads it with Python's json module and checks that), and on the test
+ * program (prog_trace.h) with the instruction clock each function's spans,
+ * less the spans nested in them, add up to the instructions `csdec profile`
+ * gives it. Also: the same for traces cut at the end (mid-call) and at the
+ * start (deep in the call stack, so returns come without their calls), the
+ * --from/--to window, the event cap with its message, and TC2.
+ */
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "prog_trace.h"
+
+static char out[1 << 21];
+
+struct self_row {
+	char name[64];
+	double v;
+};
+
+struct checked {
+	size_t nself;
+	struct self_row self[256];
+	long spans, instants, tracks, errors;
+	char clock[64];
+};
+
+/* Run the structural checker on path; 0 if it ran and found no error. */
+static int check_file(const char *path, struct checked *c)
+{
+	char cmd[1024];
+	memset(c, 0, sizeof(*c));
+	c->errors = -1;
+	snprintf(cmd, sizeof(cmd), "python3 tests/timeline_check.py %s", path);
+	int rc = prog_run_cmd(cmd, out, sizeof(out));
+	for (const char *l = out; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
+		struct self_row r;
+		if (sscanf(l, "self %63s %lf", r.name, &r.v) == 2 && c->nself < 256)
+			c->self[c->nself++] = r;
+		sscanf(l, "clock %63s", c->clock);
+		sscanf(l, "spans %ld instants %ld tracks %ld errors %ld", &c->spans, &c->instants, &c->tracks, &c->errors);
+		if (strncmp(l, "error:", 6) == 0)
+			fprintf(stderr, "%s: %.*s\n", path, (int)(strchr(l, '\n') ? strchr(l, '\n') - l : (long)strlen(l)), l);
+	}
+	return rc == 0 && c->errors == 0 ? 0 : -1;
+}
+
+static double self_of(const struct checked *c, const char *name)
+{
+	for (size_t i = 0; i < c->nself; i++)
+		if (strcmp(c->self[i].name, name) == 0)
+			return c->self[i].v;
+	return -1;
+}
+
+static double self_total(const struct checked *c)
+{
+	double s = 0;
+	for (size_t i = 0; i < c->nself; i++)
+		s += c->self[i].v;
+	return s;
+}
+
+static int file_has(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "rb");
+	static char buf[1 << 22];
+	if (!f)
+		return 0;
+	size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = 0;
+	return strstr(buf, text) != NULL;
+}
+
+/* The first span's start and the last end on any track, and the start of a named span. */
+static int span_bounds(const char *path, double *lo, double *hi, const char *name, double *name_ts)
+{
+	char cmd[1024];
+	snprintf(cmd, sizeof(cmd),
+		 "python3 -c \"import json,sys; e=[x for x in json.load(open('%s'))['traceEvents'] if x['ph']=='X']; "
+		 "n=[x['ts'] for x in e if x['name']=='%s']; "
+		 "print(min(x['ts'] for x in e), max(x['ts']+x['dur'] for x in e), min(n) if n else -1)\"",
+		 path, name);
+	if (prog_run_cmd(cmd, out, sizeof(out)) != 0)
+		return -1;
+	return sscanf(out, "%lf %lf %lf", lo, hi, name_ts) == 3 ? 0 : -1;
+}
+
+/* A copy of the trace file's bytes [from, to). */
+static int cut_file(const char *src, const char *dst, long from, long to)
+{
+	FILE *f = fopen(src, "rb"), *g = fopen(dst, "wb");
+	int rc = -1;
+	if (f && g && fseek(f, from, SEEK_SET) == 0) {
+		long n = to - from;
+		rc = 0;
+		for (int c; n-- > 0 && (c = fgetc(f)) != EOF;)
+			if (fputc(c, g) == EOF)
+				rc = -1;
+	}
+	if (f)
+		fclose(f);
+	if (g && fclose(g) != 0)
+		rc = -1;
+	return rc;
+}
+
+static void program(const char *tool)
+{
+	struct prog_run pr;
+	struct checked c;
+	char cmd[2048], json[256];
+	if (prog_setup(&pr) < 0) {
+		CHECK(!"program fixture");
+		prog_cleanup(&pr);
+		return;
+	}
+	snprintf(json, sizeof(json), "%s/t.json", pr.dir);
+
+	/* Instruction clock: spans' self time per function = the profile's instructions. */
+	snprintf(cmd, sizeof(cmd), "%s timeline --trace %s " PROG_DECODE_ARGS " --elf %s --clock insn -o %s", tool,
+		 pr.trace, pr.elf, json);
+	CHECK_EQ(prog_run_cmd(cmd, out, sizeof(out)), 0);
+	CHECK_EQ(check_file(json, &c), 0);
+	CHECK(strcmp(c.clock, "instructions") == 0);
+	CHECK_EQ((long long)self_total(&c), (long long)pr.n);
+	struct checked tl = c;
+	snprintf(cmd, sizeof(cmd), "%s profile --trace %s " PROG_DECODE_ARGS " --elf %s --top 0", tool, pr.trace, pr.elf);
+	CHECK_EQ(prog_run_cmd(cmd, out, sizeof(out)), 0);
+	size_t rows = 0, bad = 0;
+	for (const char *l = out; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
+		unsigned long long instr, cycles, calls;
+		double p1, p2;
+		char name[64];
+		if (sscanf(l, "%llu %lf%% %llu %lf%% %llu %63s", &instr, &p1, &cycles, &p2, &calls, name) != 6)
+			continue;
+		rows++;
+		if (self_of(&tl, name) != (double)instr && bad++ < 5)
+			fprintf(stderr, "timeline %s: %g instructions in its spans; profile %llu\n", name, self_of(&tl, name),
+				instr);
+	}
+	printf("timeline (insn clock): %ld spans, %zu functions, %zu differ from the profile\n", tl.spans, rows, bad);
+	CHECK(rows >= 8);
+	CHECK_EQ(rows, tl.nself);
+	CHECK_EQ(bad, 0);
+	CHECK(self_of(&tl, "fib") > 0 && self_of(&tl, "main") > 0);
+
+	/* The default clock: timestamps, interpolated by cycles. */
+	snprintf(cmd, sizeof(cmd), "%s timeline --trace %s " PROG_DECODE_ARGS " --elf %s -o %s", tool, pr.trace, pr.elf,
+		 json);
+	CHECK_EQ(prog_run_cmd(cmd, out, sizeof(out)), 0);
+	CHECK_EQ(check_file(json, &c), 0);
+	CHECK(strcmp(c.clock, "timestamps") == 0);
+	/* (the exception takes cycles: a span here, an instant by instructions) */
+	CHECK_EQ(c.spans, tl.spans + 1);
+	CHECK(file_has(json, "\"name\":\"exception SVC\""));
+
+	/* Cut at the end, mid-call: still balanced. At the start: the trace
+	 * begins deep in calls, whose callers open at the track's start. */
+	struct stat sb;
+	CHECK_EQ(stat(pr.trace, &sb), 0);
+	char part[256];
+	snprintf(part, sizeof(part), "%s/part.bin", pr.dir);
+	for (int k = 2; k < 8; k += 2) {
+		long at = (long)sb.st_size * k / 8;
+		CHECK_EQ(cut_file(pr.trace, part, 0, at), 0);
+		snprintf(cmd, sizeof(cmd), "%s timeline --trace %s " PROG_DECODE_ARGS " --elf %s --clock insn -o %s", tool,
+			 part, pr.elf, json);
+		int rc = prog_run_cmd(cmd, out, sizeof(out));
+		CHECK(rc == 0 || rc == 1);
+		CHECK_EQ(check_file(json, &c), 0);
+		CHECK(c.spans > 0);
+		CHECK_EQ(cut_file(pr.trace, part, at, sb.st_size), 0);
+		snprintf(cmd, sizeof(cmd), "%s timeline --trace %s " PROG_DECODE_ARGS " --elf %s --clock insn -o %s", tool,
+			 part, pr.elf, json);
+		rc = prog_run_cmd(cmd, out, sizeof(out));
+		CHECK(rc == 0 || rc == 1);
+		CHECK_EQ(check_file(json, &c), 0);
+		double lo, hi, start_ts;
+		if (c.spans > 0 && span_bounds(json, &lo, &hi, "_start", &start_ts) == 0) {
+			/* _start's call is never in the trace: its frame is the
+			 * track's first, open from the track's start to the end */
+			CHECK(start_ts == lo);
+		} else {
+			CHECK(!"spans and _start in a trace cut at the start");
+		}
+	}
+
+	/* A window by instruction index. */
+	snprintf(cmd, sizeof(cmd), "%s timeline --trace %s " PROG_DECODE_ARGS " --elf %s --clock insn --from 300 --to 1000 -o %s",
+		 tool, pr.trace, pr.elf, json);
+	CHECK_EQ(prog_run_cmd(cmd, out, sizeof(out)), 0);
+	CHECK_EQ(check_file(json, &c), 0);
+	double lo = 0, hi = 0, x;
+	CHECK_EQ(span_bounds(json, &lo, &hi, "main", &x), 0);
+	printf("timeline --from 300 --to 1000: spans from %g to %g, %g instructions\n", lo, hi, self_total(&c));
+	CHECK(lo >= 300 && lo < 400);
+	CHECK(hi >= 1000 && hi < 1100);
+	CHECK(self_total(&c) >= 650 && self_total(&c) < 800);
+	/* and by time (the instruction clock's time is the index) */
+	snprintf(cmd, sizeof(cmd), "%s timeline --trace %s " PROG_DECODE_ARGS " --elf %s --clock insn --from time:300 --to time:1000 -o %s",
+		 tool, pr.trace, pr.elf, json);
+	CHECK_EQ(prog_run_cmd(cmd, out, sizeof(out)), 0);
+	CHECK_EQ(check_file(json, &c), 0);
+	CHECK_EQ(span_bounds(json, &lo, &hi, "main", &x), 0);
+	CHECK(lo >= 300 && lo < 400 && hi >= 1000 && hi < 1100);
+
+	/* The event cap: at most N events, still balanced, and said. */
+	snprintf(cmd, sizeof(cmd), "%s timeline --trace %s " PROG_DECODE_ARGS " --elf %s --max-events 40 -o %s 2>&1", tool,
+		 pr.trace, pr.elf, json);
+	CHECK_EQ(prog_run_cmd(cmd, out, sizeof(out)), 0);
+	CHECK(strstr(out, "--max-events 40 reached") != NULL);
+	CHECK_EQ(check_file(json, &c), 0);
+	CHECK(c.spans + c.instants <= 40 && c.spans > 0);
+	CHECK(file_has(json, "\"cut\":\"--max-events 40 reached"));
+	prog_cleanup(&pr);
+}
+
+static void tc2(const char *tool)
+{
+	char cmd[2048], json[] = "/tmp/csd_test_timeline_XXXXXX";
+	struct checked c;
+	int fd = mkstemp(json);
+	CHECK(fd >= 0);
+	if (fd >= 0)
+		close(fd);
+	snprintf(cmd, sizeof(cmd), "%s timeline %s/traces/TC2 -o %s", tool, check_shared_dir(), json);
+	CHECK_EQ(prog_run_cmd(cmd, out, sizeof(out)), 0);
+	CHECK_EQ(check_file(json, &c), 0);
+	CHECK(strcmp(c.clock, "timestamps") == 0);
+	CHECK_EQ(c.tracks, 4);
+	CHECK(c.spans > 100 && c.instants > 100);
+	CHECK(file_has(json, "\"name\":\"trace gap\""));
+	snprintf(cmd, sizeof(cmd), "%s timeline %s/traces/TC2 --clock insn -o %s", tool, check_shared_dir(), json);
+	CHECK_EQ(prog_run_cmd(cmd, out, sizeof(out)), 0);
+	CHECK_EQ(check_file(json, &c), 0);
+	snprintf(cmd, sizeof(cmd), "%s profile %s/traces/TC2", tool, check_shared_dir());
+	CHECK_EQ(prog_run_cmd(cmd, out, sizeof(out)), 0);
+	unsigned long long total = 0;
+	CHECK(sscanf(out, "%llu instructions", &total) == 1);
+	printf("tc2 timeline: %ld spans, %ld instants, %ld tracks; %g instructions in spans (profile %llu)\n", c.spans,
+	       c.instants, c.tracks, self_total(&c), total);
+	CHECK_EQ((long long)self_total(&c), (long long)total);
+	unlink(json);
+}
+
+int main(void)
+{
+	const char *tool = prog_tool();
+	if (system("python3 -c 'import json' 2>/dev/null") != 0) {
+		printf("test_timeline: skipped (no python3 to read the JSON)\n");
+		return 0;
+	}
+	program(tool);
+	tc2(tool);
+	return check_done("test_timeline");
+}
