@@ -607,9 +607,12 @@ int csd_cmd_gen(int argc, char **argv)
 			for (int i = 0; i < c->nsrc; i++) {
 				int grc = lr == EXEC_LOG_INSN ? csdi_gen_insn(c->src[i].gen, it.addr, it.isa)
 							      : csdi_gen_data(c->src[i].gen, it.dir, it.addr, it.size, it.value);
-				if (grc == CSD_EINVAL)
-					gen_fail("%s:%llu: more than %d data accesses for one instruction", log,
+				if (grc == CSD_EINVAL) {
+					char msg[160];
+					snprintf(msg, sizeof(msg), "line %llu: more than %d data accesses for one instruction",
 						 (unsigned long long)it.line, CSDI_GEN_DATA_MAX);
+					gen_fail("%s", msg);
+				}
 				if (grc < 0)
 					gen_fail("%s", "trace generation failed (write error?)");
 			}
