@@ -8,7 +8,8 @@
  * --format jsonl` must give back exactly the log: every instruction, and
  * every access's instruction, direction, size, address and value (those
  * the mode traces), each data record right after its instruction's record;
- * the range decode must give the same accesses.
+ * the range decode must give the same accesses. `csdec coverage` and
+ * `csdec profile` give the same output with and without the data records.
  * Skipped (with the reason) without the cross compiler or python3-unicorn.
  */
 #include <stdint.h>
@@ -173,6 +174,18 @@ int main(void)
 			bytes += log_acc[i].size == 1;
 		}
 		CHECK(stores > 50 && doubles >= 6 && bytes > 20);
+		/* coverage and profile ignore the data records: the same
+		 * output as from the trace without data. */
+		snprintf(cmd, sizeof cmd,
+			 "T=%s; L=%s; E=%s; D=%s/snap-%s; "
+			 "$T gen --exec-log $L --elf $E --protocol etm3 -o $D-none 2>/dev/null && "
+			 "$T gen --exec-log $L --elf $E --protocol etm3 --data-trace both -o $D-data 2>/dev/null && "
+			 "$T coverage $D-none --elf $E > $D-none.cov && $T coverage $D-data --elf $E > $D-data.cov && "
+			 "$T profile $D-none --elf $E > $D-none.prof && $T profile $D-data --elf $E > $D-data.prof && "
+			 "cmp -s $D-none.cov $D-data.cov && cmp -s $D-none.prof $D-data.prof && "
+			 "$T decode --format jsonl $D-data | grep -q '\"type\":\"data\"'",
+			 getenv("CSD_TOOL"), logp, elf, tmp, variants[v][0]);
+		CHECK_EQ(system(cmd), 0);
 		for (size_t m = 0; m < sizeof modes / sizeof modes[0]; m++) {
 			snprintf(dir, sizeof dir, "%s/snap-%s-%s%s", tmp, variants[v][0], modes[m].mode, modes[m].opt);
 			snprintf(cmd, sizeof cmd, "%s gen --exec-log %s --elf %s --protocol etm3 --data-trace %s %s -o %s 2>/dev/null",

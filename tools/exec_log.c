@@ -159,6 +159,7 @@ static int parse(struct exec_log_reader *r, struct exec_log_item *it)
 
 int exec_log_next(struct exec_log_reader *r, struct exec_log_item *it)
 {
+	memset(it, 0, sizeof(*it));
 	for (;;) {
 		if (r->read_error)
 			return EXEC_LOG_READ_ERROR;

@@ -64,7 +64,8 @@ void exec_log_reader_init_file(struct exec_log_reader *r, FILE *f);
 /* Start reading len bytes of text (kept by reference; need not end in a
  * NUL or a newline). */
 void exec_log_reader_init_mem(struct exec_log_reader *r, const char *text, size_t len);
-/* The next item: one of enum exec_log_result. */
+/* The next item: one of enum exec_log_result; *item is zeroed unless an
+ * item is returned. */
 int exec_log_next(struct exec_log_reader *r, struct exec_log_item *item);
 
 #endif
