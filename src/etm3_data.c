@@ -22,9 +22,15 @@
 
 #include "etm3_data.h"
 
+/* A placeholder whose data has not come after this many instructions and
+ * data records gives up holding its record back (the same point in range
+ * and instruction decodes, well before the queue runs short). */
+#define OOO_PATIENCE 96
+
 struct ooo_slot {
 	int used;
 	int released;             /* its record left the queue before the data came */
+	unsigned waited;          /* instructions and data records since the placeholder */
 	unsigned slot;            /* queue ring position of its record */
 	uint64_t offset;          /* the placeholder's capture offset (the record's) */
 	uint32_t insn, opcode;
@@ -81,9 +87,18 @@ void csdi_etm3_data_reset(csd_flow_decoder *dec)
 		d->ooo[t].used = 0;
 }
 
+/* Time passes for the placeholders on wait. */
+static void ooo_tick(struct csdi_etm3_data *d)
+{
+	for (unsigned t = 1; t <= 3; t++)
+		if (d->ooo[t].used && !d->ooo[t].released && ++d->ooo[t].waited > OOO_PATIENCE)
+			d->ooo[t].released = 1;
+}
+
 void csdi_etm3_data_insn(csd_flow_decoder *dec, uint32_t addr, uint8_t isa, int executed)
 {
 	struct csdi_etm3_data *d = dec->u.etm3.data;
+	ooo_tick(d);
 	if (!executed)
 		return;     /* failed its condition: no transfers */
 	struct csdi_insn in;
@@ -122,6 +137,7 @@ static long queued_at(const csd_flow_decoder *dec, unsigned slot, uint64_t offse
 static struct csd_record *push_data(csd_flow_decoder *dec, struct csdi_etm3_data *d, uint64_t offset,
 				    uint32_t insn, uint32_t opcode, uint8_t isa, unsigned size, int store)
 {
+	ooo_tick(d);
 	struct csd_record *r = csdi_flow_push(dec, CSD_REC_DATA, offset);
 	r->last = insn;
 	r->opcode = opcode;
@@ -201,6 +217,7 @@ static void transfer(csd_flow_decoder *dec, struct csdi_etm3_data *d, const stru
 		struct ooo_slot *o = &d->ooo[p->tag & 3];
 		o->used = 1;
 		o->released = 0;
+		o->waited = 0;
 		o->slot = d->last_slot;
 		o->offset = p->offset;
 		o->insn = d->insn;
