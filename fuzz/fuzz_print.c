@@ -387,7 +387,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			print_record_json(ms.f, &slot, &r);
 			line = fprint_since(&ms, from, &len);
 			fprint_check_json(line, len, "type", csd_rec_type_name((int)r.type), slot.id,
-					  r.type != CSD_REC_INSN, r.offset);
+					  r.type != CSD_REC_INSN && r.type != CSD_REC_DATA, r.offset);
 		} else {
 			struct csd_packet p;
 			fuzz_print_get_packet(&in, &p);

@@ -864,6 +864,11 @@ static void qemu_log_seeds(void)
 	}
 	qemu_log_seed("line-max", 0, 0, longl, n);
 	qemu_log_seed("line-max-chunk", 1, 1500, longl, n);
+	/* exec_log: every line kind, good and bad. */
+	static const char elog[] = "# comment\nI 10000 A32\nR 20000 4 deadbeef\nW 20004 1 ff\n\n"
+				   "I 10005 T32\nI 10006 T32\r\nR c00000 8 123456789abcdef0\nW 2 2 10000\n"
+				   "R 0x10 4 1\nI 10002 A32\nI 1 X32\nW\t20\t2\tffff\nR 1 3 0\nI 123456789 A32\n";
+	put_seed("exec_log", "line-kinds", NULL, 0, (const uint8_t *)elog, sizeof(elog) - 1);
 	/* Real runs when the test programs were built (make programs). */
 	const char *progs = getenv("CSD_PROGRAMS");
 	if (progs && *progs) {

@@ -682,6 +682,25 @@ enum csd_rec_type {
 	 *  changed it); `addr` is 0. Distinct from CSD_REC_NO_MEMORY, where
 	 *  the address is known and the image has no code there. */
 	CSD_REC_ADDRESS_UNKNOWN,
+	/** ETMv3 data trace: one data transfer of a load or store, after the
+	 *  record of its instruction (its CSD_REC_INSN, or the CSD_REC_RANGE
+	 *  that ends with it), in transfer order. `last` is the instruction's
+	 *  address, `isa` / `opcode` its instruction set and encoding; `size`
+	 *  the bytes moved (1, 2, 4, or 8 for a VFP doubleword, which the
+	 *  trace gives as two 32-bit packets); CSD_RECF_STORE for a store
+	 *  (else a load; SWP gives a load then a store); `addr` the data
+	 *  address with CSD_RECF_DATA_ADDR (ETMCR[3], the packet's own or
+	 *  implied by the transfer before it); `target` the value, as memory
+	 *  holds it (not sign-extended, zero-extended to 64 bits), with
+	 *  CSD_RECF_DATA_VALUE (ETMCR[2]; out-of-order data fills it in when
+	 *  its packet comes). A store-exclusive that failed (Store failed
+	 *  packet) stored nothing and gives no record. */
+	CSD_REC_DATA,
+	/** ETMv3 data trace: data transfers not traced (Data suppressed
+	 *  packet: the ETM's FIFO was nearly full). `last` is the data
+	 *  instruction the lost transfers began at, 0 if none was known; the
+	 *  rest of its transfers are lost too. */
+	CSD_REC_DATA_LOST,
 	CSD_REC_TYPE_COUNT
 };
 
@@ -710,6 +729,9 @@ enum csd_rec_flag {
 	CSD_RECF_CONTEXT_ID = 1u << 7, /**< CONTEXT: `context_id` valid */
 	CSD_RECF_VMID = 1u << 8,       /**< CONTEXT: `vmid` valid */
 	CSD_RECF_RETURN_STACK = 1u << 9, /**< RANGE / INSN: the branch target came from the return stack */
+	CSD_RECF_DATA_ADDR = 1u << 10, /**< DATA: `addr` is the data address */
+	CSD_RECF_DATA_VALUE = 1u << 11, /**< DATA: `target` is the value */
+	CSD_RECF_STORE = 1u << 12,     /**< DATA: a store (else a load) */
 };
 
 /** One output item of the flow decoder. */
@@ -719,13 +741,13 @@ struct csd_record {
 	uint64_t offset;        /**< capture offset of the packet that produced it */
 	uint64_t addr;          /**< see enum csd_rec_type */
 	uint64_t end;           /**< RANGE: address after the last instruction */
-	uint64_t last;          /**< RANGE: address of the last instruction */
-	uint64_t target;        /**< EXCEPTION: vector / handler address */
+	uint64_t last;          /**< RANGE: address of the last instruction; DATA / DATA_LOST: address of the data instruction */
+	uint64_t target;        /**< EXCEPTION: vector / handler address; DATA: the value (CSD_RECF_DATA_VALUE) */
 	uint64_t cycles;        /**< with CSD_RECF_CYCLES */
 	uint64_t timestamp;     /**< TIMESTAMP */
 	uint32_t count;         /**< RANGE / NO_MEMORY / ADDRESS_UNKNOWN: instructions (atoms) */
-	uint32_t opcode;        /**< INSN: as in struct csdi_insn: A32 word, T32 hw1 or hw1<<16|hw2 */
-	uint64_t size;          /**< INSN: bytes; NOSYNC: bytes skipped (may pass 4 GiB); ERROR of bad bytes, TRUNCATED: bytes of the packet */
+	uint32_t opcode;        /**< INSN, DATA (its instruction): A32 word, T32 hw1 or hw1<<16|hw2 */
+	uint64_t size;          /**< INSN: bytes; DATA: bytes transferred; NOSYNC: bytes skipped (may pass 4 GiB); ERROR of bad bytes, TRUNCATED: bytes of the packet */
 	uint8_t isa;            /**< enum csd_isa of the instructions / context */
 	uint8_t cond;           /**< RANGE (last insn) / INSN: enum csd_cond */
 	uint8_t reason;         /**< TRACE_ON: enum csd_sync_reason */

@@ -1099,3 +1099,229 @@ void csdi_insn_apply_it(struct csdi_insn *insn, uint8_t itstate)
 	else
 		insn->flags &= ~(uint32_t)CSDI_INSNF_COND;
 }
+
+/* ------------------------------------------------------------------------
+ * Data transfers (csdi_isa_mem). First-match tables over the load/store
+ * encoding spaces of the ARM ARM: A32 A5.3 (word and unsigned byte), A5.2.8
+ * (extra load/store), A5.2.10 (synchronization primitives), A5.5 (load/store
+ * multiple), B6.1 (SRS, RFE); T32 A6.2.4 (16-bit load/store single), A6.2.5
+ * (misc: PUSH, POP), A6.3.5 (load/store multiple), A6.3.6 (dual, exclusive,
+ * table branch), A6.3.7-A6.3.10 (single data items); VFP A7.6 (extension
+ * register load/store, both instruction sets).
+ * ---------------------------------------------------------------------- */
+
+/* How a row counts its transfers. */
+enum mcount {
+	MC_ONE = 1,
+	MC_TWO = 2,
+	MC_NONE,       /* not a data transfer (hints, VMOV, unallocated) */
+	MC_LIST16,     /* one per bit of bits 15:0 (register list) */
+	MC_LIST8,      /* one per bit of bits 7:0 */
+	MC_LIST8_R,    /* bits 7:0 and bit 8 (LR for PUSH, PC for POP) */
+	MC_VFP,        /* A7.6: from P, U, W, the size bit and imm8 */
+};
+
+struct mrow {
+	uint32_t mask, value;
+	uint8_t dir, size, count, flags;
+};
+
+#define LD CSDI_MEM_LOAD
+#define ST CSDI_MEM_STORE
+#define SGN CSDI_MEMF_SIGNED
+#define EXC CSDI_MEMF_EXCLUSIVE
+
+/* A32 with a condition other than 0b1111. */
+static const struct mrow a32_mem[] = {
+	/* A5.2.10 */
+	{ 0x0FF000F0u, 0x01000090u, CSDI_MEM_SWAP, 4, MC_TWO, 0 },  /* SWP */
+	{ 0x0FF000F0u, 0x01400090u, CSDI_MEM_SWAP, 1, MC_TWO, 0 },  /* SWPB */
+	{ 0x0FF000F0u, 0x01800090u, ST, 4, MC_ONE, EXC },           /* STREX */
+	{ 0x0FF000F0u, 0x01900090u, LD, 4, MC_ONE, EXC },           /* LDREX */
+	{ 0x0FF000F0u, 0x01A00090u, ST, 4, MC_TWO, EXC },           /* STREXD */
+	{ 0x0FF000F0u, 0x01B00090u, LD, 4, MC_TWO, EXC },           /* LDREXD */
+	{ 0x0FF000F0u, 0x01C00090u, ST, 1, MC_ONE, EXC },           /* STREXB */
+	{ 0x0FF000F0u, 0x01D00090u, LD, 1, MC_ONE, EXC },           /* LDREXB */
+	{ 0x0FF000F0u, 0x01E00090u, ST, 2, MC_ONE, EXC },           /* STREXH */
+	{ 0x0FF000F0u, 0x01F00090u, LD, 2, MC_ONE, EXC },           /* LDREXH */
+	{ 0x0F0000F0u, 0x01000090u, 0, 0, MC_NONE, 0 },
+	/* A5.2.8 */
+	{ 0x0E1000F0u, 0x000000B0u, ST, 2, MC_ONE, 0 },             /* STRH, STRHT */
+	{ 0x0E1000F0u, 0x001000B0u, LD, 2, MC_ONE, 0 },             /* LDRH, LDRHT */
+	{ 0x0E1000F0u, 0x000000D0u, LD, 4, MC_TWO, 0 },             /* LDRD */
+	{ 0x0E1000F0u, 0x001000D0u, LD, 1, MC_ONE, SGN },           /* LDRSB, LDRSBT */
+	{ 0x0E1000F0u, 0x000000F0u, ST, 4, MC_TWO, 0 },             /* STRD */
+	{ 0x0E1000F0u, 0x001000F0u, LD, 2, MC_ONE, SGN },           /* LDRSH, LDRSHT */
+	/* A5.3 */
+	{ 0x0E500000u, 0x04000000u, ST, 4, MC_ONE, 0 },             /* STR, STRT (immediate) */
+	{ 0x0E500000u, 0x04100000u, LD, 4, MC_ONE, 0 },             /* LDR, LDRT */
+	{ 0x0E500000u, 0x04400000u, ST, 1, MC_ONE, 0 },             /* STRB, STRBT */
+	{ 0x0E500000u, 0x04500000u, LD, 1, MC_ONE, 0 },             /* LDRB, LDRBT */
+	{ 0x0E500010u, 0x06000000u, ST, 4, MC_ONE, 0 },             /* (register) */
+	{ 0x0E500010u, 0x06100000u, LD, 4, MC_ONE, 0 },
+	{ 0x0E500010u, 0x06400000u, ST, 1, MC_ONE, 0 },
+	{ 0x0E500010u, 0x06500000u, LD, 1, MC_ONE, 0 },
+	/* A5.5 */
+	{ 0x0E100000u, 0x08000000u, ST, 4, MC_LIST16, 0 },          /* STM*, PUSH */
+	{ 0x0E100000u, 0x08100000u, LD, 4, MC_LIST16, 0 },          /* LDM*, POP */
+	/* A7.6 (coprocessors 10 and 11) */
+	{ 0x0E000E00u, 0x0C000A00u, 0, 0, MC_VFP, 0 },
+};
+
+/* A32 unconditional space (condition 0b1111). */
+static const struct mrow a32u_mem[] = {
+	{ 0xFE500000u, 0xF8400000u, ST, 4, MC_TWO, 0 },             /* SRS */
+	{ 0xFE500000u, 0xF8100000u, LD, 4, MC_TWO, 0 },             /* RFE */
+};
+
+/* 16-bit T32. */
+static const struct mrow t16_mem[] = {
+	{ 0xFE00u, 0x5000u, ST, 4, MC_ONE, 0 },                     /* STR (register) */
+	{ 0xFE00u, 0x5200u, ST, 2, MC_ONE, 0 },                     /* STRH */
+	{ 0xFE00u, 0x5400u, ST, 1, MC_ONE, 0 },                     /* STRB */
+	{ 0xFE00u, 0x5600u, LD, 1, MC_ONE, SGN },                   /* LDRSB */
+	{ 0xFE00u, 0x5800u, LD, 4, MC_ONE, 0 },                     /* LDR */
+	{ 0xFE00u, 0x5A00u, LD, 2, MC_ONE, 0 },                     /* LDRH */
+	{ 0xFE00u, 0x5C00u, LD, 1, MC_ONE, 0 },                     /* LDRB */
+	{ 0xFE00u, 0x5E00u, LD, 2, MC_ONE, SGN },                   /* LDRSH */
+	{ 0xF800u, 0x4800u, LD, 4, MC_ONE, 0 },                     /* LDR (literal) */
+	{ 0xF800u, 0x6000u, ST, 4, MC_ONE, 0 },                     /* STR (immediate) */
+	{ 0xF800u, 0x6800u, LD, 4, MC_ONE, 0 },
+	{ 0xF800u, 0x7000u, ST, 1, MC_ONE, 0 },                     /* STRB (immediate) */
+	{ 0xF800u, 0x7800u, LD, 1, MC_ONE, 0 },
+	{ 0xF800u, 0x8000u, ST, 2, MC_ONE, 0 },                     /* STRH (immediate) */
+	{ 0xF800u, 0x8800u, LD, 2, MC_ONE, 0 },
+	{ 0xF800u, 0x9000u, ST, 4, MC_ONE, 0 },                     /* STR (SP relative) */
+	{ 0xF800u, 0x9800u, LD, 4, MC_ONE, 0 },
+	{ 0xFE00u, 0xB400u, ST, 4, MC_LIST8_R, 0 },                 /* PUSH */
+	{ 0xFE00u, 0xBC00u, LD, 4, MC_LIST8_R, 0 },                 /* POP */
+	{ 0xF800u, 0xC000u, ST, 4, MC_LIST8, 0 },                   /* STM */
+	{ 0xF800u, 0xC800u, LD, 4, MC_LIST8, 0 },                   /* LDM */
+};
+
+/* 32-bit T32, as hw1 << 16 | hw2. */
+static const struct mrow t32_mem[] = {
+	/* A6.3.5 */
+	{ 0xFFD00000u, 0xE8000000u, ST, 4, MC_TWO, 0 },             /* SRSDB */
+	{ 0xFFD00000u, 0xE8100000u, LD, 4, MC_TWO, 0 },             /* RFEDB */
+	{ 0xFFD00000u, 0xE8800000u, ST, 4, MC_LIST16, 0 },          /* STM(IA) */
+	{ 0xFFD00000u, 0xE8900000u, LD, 4, MC_LIST16, 0 },          /* LDM(IA), POP.W */
+	{ 0xFFD00000u, 0xE9000000u, ST, 4, MC_LIST16, 0 },          /* STMDB, PUSH.W */
+	{ 0xFFD00000u, 0xE9100000u, LD, 4, MC_LIST16, 0 },          /* LDMDB */
+	{ 0xFFD00000u, 0xE9800000u, ST, 4, MC_TWO, 0 },             /* SRSIA */
+	{ 0xFFD00000u, 0xE9900000u, LD, 4, MC_TWO, 0 },             /* RFEIA */
+	/* A6.3.6 */
+	{ 0xFFF00000u, 0xE8400000u, ST, 4, MC_ONE, EXC },           /* STREX */
+	{ 0xFFF00000u, 0xE8500000u, LD, 4, MC_ONE, EXC },           /* LDREX */
+	{ 0xFFF000F0u, 0xE8C00040u, ST, 1, MC_ONE, EXC },           /* STREXB */
+	{ 0xFFF000F0u, 0xE8C00050u, ST, 2, MC_ONE, EXC },           /* STREXH */
+	{ 0xFFF000F0u, 0xE8C00070u, ST, 4, MC_TWO, EXC },           /* STREXD */
+	{ 0xFFF000F0u, 0xE8D00000u, LD, 1, MC_ONE, 0 },             /* TBB */
+	{ 0xFFF000F0u, 0xE8D00010u, LD, 2, MC_ONE, 0 },             /* TBH */
+	{ 0xFFF000F0u, 0xE8D00040u, LD, 1, MC_ONE, EXC },           /* LDREXB */
+	{ 0xFFF000F0u, 0xE8D00050u, LD, 2, MC_ONE, EXC },           /* LDREXH */
+	{ 0xFFF000F0u, 0xE8D00070u, LD, 4, MC_TWO, EXC },           /* LDREXD */
+	{ 0xFFE00000u, 0xE8C00000u, 0, 0, MC_NONE, 0 },
+	{ 0xFE500000u, 0xE8400000u, ST, 4, MC_TWO, 0 },             /* STRD */
+	{ 0xFE500000u, 0xE8500000u, LD, 4, MC_TWO, 0 },             /* LDRD */
+	/* A6.3.10 */
+	{ 0xFF700000u, 0xF8000000u, ST, 1, MC_ONE, 0 },             /* STRB, STRBT */
+	{ 0xFF700000u, 0xF8200000u, ST, 2, MC_ONE, 0 },             /* STRH, STRHT */
+	{ 0xFF700000u, 0xF8400000u, ST, 4, MC_ONE, 0 },             /* STR, STRT */
+	/* A6.3.7 - A6.3.9: Rt = PC in the byte and halfword spaces is a
+	 * preload hint (or unallocated) */
+	{ 0xFE70F000u, 0xF810F000u, 0, 0, MC_NONE, 0 },
+	{ 0xFE70F000u, 0xF830F000u, 0, 0, MC_NONE, 0 },
+	{ 0xFF700000u, 0xF8100000u, LD, 1, MC_ONE, 0 },             /* LDRB, LDRBT */
+	{ 0xFF700000u, 0xF9100000u, LD, 1, MC_ONE, SGN },           /* LDRSB, LDRSBT */
+	{ 0xFF700000u, 0xF8300000u, LD, 2, MC_ONE, 0 },             /* LDRH, LDRHT */
+	{ 0xFF700000u, 0xF9300000u, LD, 2, MC_ONE, SGN },           /* LDRSH, LDRSHT */
+	{ 0xFF700000u, 0xF8500000u, LD, 4, MC_ONE, 0 },             /* LDR, LDRT */
+	/* A7.6 */
+	{ 0xFE000E00u, 0xEC000A00u, 0, 0, MC_VFP, 0 },
+};
+
+#undef LD
+#undef ST
+#undef SGN
+#undef EXC
+
+static const struct mrow *mem_match(const struct mrow *t, size_t n, uint32_t w)
+{
+	for (size_t i = 0; i < n; i++)
+		if ((w & t[i].mask) == t[i].value)
+			return &t[i];
+	return NULL;
+}
+
+static unsigned popcount16(uint32_t v)
+{
+	unsigned n = 0;
+	for (v &= 0xFFFFu; v; v &= v - 1)
+		n++;
+	return n;
+}
+
+unsigned csdi_isa_mem(const struct csdi_insn *in, struct csdi_mem *out)
+{
+	out->dir = CSDI_MEM_NONE;
+	out->count = out->size = out->flags = 0;
+	if (!in || (in->flags & CSDI_INSNF_UNDEFINED))
+		return 0;
+	const uint32_t w = in->opcode;
+	const struct mrow *r;
+	if (in->isa == CSD_ISA_ARM)
+		r = (w >> 28) == 0xFu ? mem_match(a32u_mem, NROWS(a32u_mem), w) : mem_match(a32_mem, NROWS(a32_mem), w);
+	else if (in->size == 2)
+		r = mem_match(t16_mem, NROWS(t16_mem), w & 0xFFFFu);
+	else
+		r = mem_match(t32_mem, NROWS(t32_mem), w);
+	if (!r || r->count == MC_NONE)
+		return 0;
+	unsigned count, size = r->size, dir = r->dir;
+	switch (r->count) {
+	case MC_LIST16:
+		count = popcount16(w);
+		break;
+	case MC_LIST8:
+		count = popcount16(w & 0xFFu);
+		break;
+	case MC_LIST8_R:
+		count = popcount16(w & 0x1FFu);
+		break;
+	case MC_VFP: {
+		/* P (24), U (23), W (21), L (20), doubleword (8), imm8 (7:0). */
+		unsigned p = (w >> 24) & 1, u = (w >> 23) & 1, wb = (w >> 21) & 1, dbl = (w >> 8) & 1;
+		if (!p && !u)
+			return 0;         /* 64-bit VMOV to / from core registers, or unallocated */
+		if (p && u && wb)
+			return 0;         /* unallocated */
+		size = dbl ? 8 : 4;
+		if (p && !wb) {
+			count = 1;        /* VLDR, VSTR */
+		} else {
+			/* VLDM, VSTM, VPUSH, VPOP: imm8 words from register d.
+			 * No registers, or past the last one, is UNPREDICTABLE;
+			 * an odd count of doubleword words is FLDMX/FSTMX
+			 * (deprecated, layout IMPLEMENTATION DEFINED). */
+			unsigned imm8 = w & 0xFFu, vd = (w >> 12) & 0xFu, dbit = (w >> 22) & 1;
+			unsigned d = dbl ? dbit << 4 | vd : vd << 1 | dbit;
+			count = dbl ? imm8 / 2 : imm8;
+			if ((dbl && (imm8 & 1)) || count == 0 || d + count > 32 || (dbl && count > 16))
+				return 0;
+		}
+		dir = (w >> 20) & 1 ? CSDI_MEM_LOAD : CSDI_MEM_STORE;
+		break;
+	}
+	default:
+		count = r->count;
+		break;
+	}
+	if (!count)
+		return 0;
+	out->dir = (uint8_t)dir;
+	out->count = (uint8_t)count;
+	out->size = (uint8_t)size;
+	out->flags = r->flags;
+	return count;
+}

@@ -172,4 +172,43 @@ static inline uint8_t csdi_it_advance(uint8_t itstate)
  */
 void csdi_insn_apply_it(struct csdi_insn *insn, uint8_t itstate);
 
+/*
+ * Data transfers (ETMv3 data trace). What a load/store instruction moves,
+ * so that a decoder can tie each data packet to its transfer (IHI 0014
+ * 7.4: one packet per transfer of up to 32 bits; the first transfer of an
+ * instruction carries the address, later ones follow it unless the trace
+ * gives another).
+ */
+enum csdi_mem_dir {
+	CSDI_MEM_NONE = 0,      /* no data transfer (or one not classified: LDC/STC, NEON) */
+	CSDI_MEM_LOAD = 1,
+	CSDI_MEM_STORE = 2,
+	CSDI_MEM_SWAP = 3,      /* SWP/SWPB: transfer 0 loads, transfer 1 stores, same address */
+};
+
+/* Flags of struct csdi_mem. */
+enum {
+	CSDI_MEMF_SIGNED = 1u << 0,     /* sign-extending load (LDRSB, LDRSH and their T forms) */
+	CSDI_MEMF_EXCLUSIVE = 1u << 1,  /* LDREX* / STREX*: a store may fail (Store failed packet) */
+};
+
+struct csdi_mem {
+	uint8_t dir;       /* enum csdi_mem_dir */
+	uint8_t count;     /* transfers (0 with CSDI_MEM_NONE) */
+	uint8_t size;      /* bytes per transfer: 1, 2, 4 or 8 (a VFP doubleword) */
+	uint8_t flags;     /* CSDI_MEMF_* */
+};
+
+/*
+ * The data transfers of a classified instruction (in->opcode, in->isa):
+ * dir, count and size, the same for every transfer. Addresses: transfer 0
+ * at the address the instruction computes (the lowest one, for load/store
+ * multiple of any direction), transfer k + 1 at transfer k's + size, except
+ * for CSDI_MEM_SWAP (both at one address). A doubleword transfer (size 8)
+ * is two 32-bit data packets, low word first. Encodings flagged UNDEFINED
+ * give CSDI_MEM_NONE; the condition is not applied (in->cond). Returns
+ * out->count.
+ */
+unsigned csdi_isa_mem(const struct csdi_insn *in, struct csdi_mem *out);
+
 #endif

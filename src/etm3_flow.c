@@ -20,6 +20,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "etm3_data.h"
 #include "etm3_internal.h"
 #include "flow.h"
 
@@ -146,9 +147,12 @@ void csdi_etm3_flow_init(csd_flow_decoder *dec)
 	dec->wp_flags = 0;
 	dec->open_cond = CSD_COND_PASS;
 	dec->u.etm3.data_only = (dec->cfg.trace.etmcr >> 20) & 1;
+	/* Data trace: instruction by instruction (etm3_data.c); without
+	 * memory for its state, data packets are ignored. */
+	csdi_etm3_data_new(dec);
 	/* Without the table the loop does the work itself (allocation
 	 * failure costs speed, nothing else). */
-	if (!dec->insn_mode && !(dec->cfg.flags & CSD_FLOW_NO_MEMO))
+	if (!dec->insn_mode && !(dec->cfg.flags & CSD_FLOW_NO_MEMO) && !dec->u.etm3.data)
 		dec->u.etm3.segs = seg_table_new(SEG_SLOTS_LOG2);
 	dec->u.etm3.seg_log2 = SEG_SLOTS_LOG2;
 }
@@ -157,6 +161,7 @@ void csdi_etm3_flow_fini(csd_flow_decoder *dec)
 {
 	free(dec->u.etm3.segs);
 	dec->u.etm3.segs = NULL;
+	csdi_etm3_data_free(dec);
 }
 
 static int cycle_accurate(const csd_flow_decoder *dec)
@@ -180,6 +185,8 @@ static void lose_sync(csd_flow_decoder *dec)
 	dec->addr_valid = 0;
 	dec->u.etm3.wait_branch = 0;
 	dec->u.etm3.pending_w = 0;
+	if (dec->u.etm3.data)
+		csdi_etm3_data_reset(dec);
 }
 
 /* Instruction mode: decode the instruction for its opcode. */
@@ -239,6 +246,8 @@ static inline void insn_atom(csd_flow_decoder *dec, int e, uint64_t cycles, int 
 		lose_atom(dec, 0, 0, cycles, has_cycles, offset);
 		return;
 	}
+	if (s->data)
+		csdi_etm3_data_insn(dec, dec->addr, dec->isa, e);
 	if (dec->insn_mode) {
 		insn_atom_record(dec, e, cycles, has_cycles, offset);
 		return;
@@ -339,6 +348,8 @@ static size_t pheader_run_general(csd_flow_decoder *dec, const uint8_t *h, size_
 			csdi_etm3_flow_pheader(dec, a, off);
 			dec->qready = mark;
 			dec->qmark_valid = 1;
+			if (dec->u.etm3.data)
+				csdi_etm3_data_hold(dec);
 		} else {
 			dec->qmark_valid = 0;
 			csdi_etm3_flow_pheader(dec, a, off);
@@ -1017,7 +1028,7 @@ size_t csdi_etm3_flow_pheader_run(csd_flow_decoder *dec, const uint8_t *h, size_
 	last->branch_end = 0;
 	last->cc_end = 0;
 	last->ts_end = 0;
-	if (dec->insn_mode)
+	if (dec->insn_mode || dec->u.etm3.data)
 		return pheader_run_general(dec, h, n, tab, ph, offs, base);
 	return pheader_run_range(dec, h, n, tab, ph, offs, base, last);
 }
@@ -1261,9 +1272,20 @@ void csdi_etm3_flow_step(csd_flow_decoder *dec)
 	case CSD_PKT_TRIGGER:
 		csdi_flow_push(dec, CSD_REC_TRIGGER, p->offset);
 		break;
+	case CSD_PKT_NORMAL_DATA:
+	case CSD_PKT_OOO_DATA:
+	case CSD_PKT_OOO_PLACEHOLDER:
+	case CSD_PKT_STORE_FAILED:
+	case CSD_PKT_VALUE_NOT_TRACED:
+	case CSD_PKT_DATA_SUPPRESSED:
+		if (dec->u.etm3.data)
+			csdi_etm3_data_packet(dec, p);
+		break;
 	default:
 		break;
 	}
+	if (dec->u.etm3.data)
+		csdi_etm3_data_hold(dec);
 	dec->pkt_active = 0;
 }
 

@@ -33,6 +33,8 @@ static const char *const rec_names[CSD_REC_TYPE_COUNT] = {
 	[CSD_REC_TRIGGER] = "trigger",
 	[CSD_REC_TRUNCATED] = "truncated",
 	[CSD_REC_ADDRESS_UNKNOWN] = "address_unknown",
+	[CSD_REC_DATA] = "data",
+	[CSD_REC_DATA_LOST] = "data_lost",
 };
 
 const char *csd_rec_type_name(int type)

@@ -124,6 +124,8 @@ struct csdi_etm3_state {
 	struct csdi_etm3_seg *segs;
 	unsigned seg_log2;        /* the table has 2^seg_log2 entries */
 	uint64_t seg_lookups, seg_misses; /* since it was made (seg_grow) */
+	/* Data trace (ETMCR[3:2]): etm3_data.c; NULL when off. */
+	struct csdi_etm3_data *data;
 };
 
 struct csd_flow_decoder {

@@ -11,6 +11,20 @@
  *   ETMv3 every instruction gives an atom; a taken indirect branch adds a
  *         branch address packet after the P-header holding its atom; an SVC
  *         is followed by an exception branch packet.
+ * ETMv3 data trace (ETMCR[3:2]): the accesses the log gives an instruction
+ * become data packets right after the P-header holding its atom (IHI 0014
+ * 7.4), one per transfer of up to 32 bits (a doubleword is two, low word
+ * first), the address in the first and wherever a transfer does not follow
+ * the one before (7.4.4, e.g. SWP), compressed against the last data
+ * address by the encoder (7.4.2); values with leading zero bytes dropped
+ * (the SS field). A conditional load/store that made no access failed its
+ * condition (N atom); a store-exclusive that made none failed: a Normal
+ * data packet with value 0, then Store failed (7.4.7), which needs value
+ * tracing (without it nothing is traced for it: the log does not say
+ * which address it would have used). Out of order (7.4.3): a placeholder
+ * with a tag 1-3 stands for the load, and its Out-of-order data packet
+ * follows the next data instruction's packets (or comes before an I-sync,
+ * or at the end).
  * Cycle-accurate mode charges each instruction a deterministic pseudo-random
  * number of cycles (sometimes hundreds, to exercise long counts).
  */
@@ -65,6 +79,20 @@ struct csdi_gen {
 
 	/* ETMv3 */
 	unsigned e_run;           /* E atoms (non-CA) or WE pairs (CA) pending in a format 1 header */
+
+	/* ETMv3 data trace: the accesses of the instruction given last. */
+	int data_addr_on, data_value_on;
+	struct gen_beat {
+		uint32_t addr, value;
+		uint8_t dir, size;
+	} beat[2 * CSDI_GEN_DATA_MAX];
+	unsigned nbeat;
+	uint32_t last_daddr;      /* the last data address traced */
+	/* Out-of-order loads whose data is still to come (tags 1-3). */
+	uint32_t ooo_value[3];
+	uint8_t ooo_tag[3];
+	unsigned nooo, next_tag;
+	int ooo_toggle;
 
 	/* ARMv7-M: exceptions are seen as jumps to vector table handlers. */
 	int mprof;
@@ -221,6 +249,91 @@ static void etm3_atom(struct csdi_gen *g, int e, uint32_t cycles)
 		etm3_header(g, 1, 1, 1, 0);
 }
 
+
+/* ------------------------------------------------------------------ */
+/* ETMv3 data trace */
+
+/* Value bytes after dropping leading zero bytes: 0, 1, 2 or 4 (SS). */
+static uint8_t value_bytes(uint32_t v)
+{
+	return v == 0 ? 0 : v < 0x100u ? 1 : v < 0x10000u ? 2 : 4;
+}
+
+/* The Out-of-order data packets of the loads still waiting. */
+static void ooo_flush(struct csdi_gen *g)
+{
+	for (unsigned i = 0; i < g->nooo; i++) {
+		struct csd_packet p = packet(CSD_PKT_OOO_DATA);
+		p.tag = g->ooo_tag[i];
+		p.flags = CSD_PKTF_DATA_VALUE;
+		p.data_value = g->ooo_value[i];
+		p.data_size = value_bytes(p.data_value);
+		emit(g, &p);
+	}
+	g->nooo = 0;
+}
+
+/* The atom of data instruction `in` (e as the flow says) given its
+ * accesses: one that made none and has a condition failed it. */
+static int data_atom(const struct csdi_gen *g, const struct csdi_insn *in, const struct csdi_mem *m, int e)
+{
+	if (m->count && !g->nbeat && in->cond != CSDI_COND_AL && !(m->flags & CSDI_MEMF_EXCLUSIVE))
+		return 0;
+	return e;
+}
+
+/* The data packets of the instruction just traced (its atom written). */
+static void data_packets(struct csdi_gen *g, const struct csdi_mem *m)
+{
+	if (!g->nbeat && !m->count)
+		return;
+	etm3_flush(g);
+	if (!g->nbeat) {
+		if (m->dir == CSDI_MEM_STORE && (m->flags & CSDI_MEMF_EXCLUSIVE) && g->data_value_on) {
+			struct csd_packet p = packet(CSD_PKT_NORMAL_DATA);
+			p.flags = CSD_PKTF_DATA_VALUE;
+			if (g->data_addr_on) {
+				p.flags |= CSD_PKTF_DATA_ADDR;
+				p.data_addr = g->last_daddr;
+			}
+			emit(g, &p);
+			struct csd_packet f = packet(CSD_PKT_STORE_FAILED);
+			emit(g, &f);
+		}
+		return;
+	}
+	int ooo = 0;
+	if (g->cfg.data_out_of_order && g->data_value_on && m->dir == CSDI_MEM_LOAD && g->nbeat == 1 &&
+	    !(m->flags & CSDI_MEMF_EXCLUSIVE))
+		ooo = (g->ooo_toggle ^= 1);
+	uint32_t next = 0;
+	for (unsigned i = 0; i < g->nbeat; i++) {
+		const struct gen_beat *b = &g->beat[i];
+		struct csd_packet p = packet(ooo ? CSD_PKT_OOO_PLACEHOLDER : CSD_PKT_NORMAL_DATA);
+		if (g->data_addr_on && (i == 0 || b->addr != next)) {
+			p.flags |= CSD_PKTF_DATA_ADDR;
+			p.data_addr = b->addr;
+			g->last_daddr = b->addr;
+		}
+		next = b->addr + b->size;
+		if (ooo) {
+			if (g->nooo == 3)
+				ooo_flush(g);
+			g->next_tag = g->next_tag % 3 + 1;
+			p.tag = (uint8_t)g->next_tag;
+			g->ooo_tag[g->nooo] = p.tag;
+			g->ooo_value[g->nooo++] = b->value;
+		} else if (g->data_value_on) {
+			p.flags |= CSD_PKTF_DATA_VALUE;
+			p.data_value = b->value;
+			p.data_size = value_bytes(b->value);
+		}
+		emit(g, &p);
+	}
+	if (!ooo)
+		ooo_flush(g);
+}
+
 /* ------------------------------------------------------------------ */
 /* Both protocols */
 
@@ -232,9 +345,12 @@ static void flush_atoms(struct csdi_gen *g)
 		etm3_flush(g);
 }
 
+static void ooo_flush(struct csdi_gen *g);
+
 static void isync(struct csdi_gen *g, uint32_t addr, uint8_t isa, unsigned reason)
 {
 	flush_atoms(g);
+	ooo_flush(g);
 	if (g->started && reason == CSD_REASON_PERIODIC && g->cfg.sync_point && !g->err) {
 		int rc = g->cfg.sync_point(g->ctx);
 		if (rc < 0)
@@ -529,7 +645,15 @@ static void step(struct csdi_gen *g, uint32_t a, uint8_t isa, int has_next, uint
 		if ((taken || !explained) && (in.flags & CSDI_INSNF_LINK) && g->rstack_on)
 			rstack_push(g, seq, isa);
 	} else {
-		etm3_atom(g, taken || !explained || in.cls == CSDI_INSN_NORMAL, cycles);
+		int e = taken || !explained || in.cls == CSDI_INSN_NORMAL;
+		struct csdi_mem mem = { 0 };
+		if (g->data_addr_on || g->data_value_on) {
+			csdi_isa_mem(&in, &mem);
+			e = data_atom(g, &in, &mem, e);
+		}
+		etm3_atom(g, e, cycles);
+		if ((g->data_addr_on || g->data_value_on) && e)
+			data_packets(g, &mem);
 		if (in.cls == CSDI_INSN_INDIRECT && taken && explained)
 			branch_packet(g, na, nisa, 0);
 		if (g->mprof)
@@ -582,6 +706,8 @@ struct csdi_gen *csdi_gen_new(const struct csdi_gen_config *cfg, csd_image *img,
 	g->fmt4_ok = idr == 0 || ((idr >> 4) & 0xF) >= 3;
 	g->wp_flags = CSDI_INSNF_ISB | ((cfg->trace.etmccer >> 24) & 1 ? CSDI_INSNF_DMB_DSB : 0);
 	g->mprof = cfg->trace.core_profile == CSD_CORE_M;
+	g->data_value_on = !g->ptm && ((cr >> 2) & 1);
+	g->data_addr_on = !g->ptm && ((cr >> 3) & 1);
 	g->exit_pkt = idr == 0 || ((idr >> 4) & 0xF) >= 4;
 	if (g->mprof) {
 		/* The vector table at address 0 (VTOR's reset value). */
@@ -619,6 +745,7 @@ int csdi_gen_insn(struct csdi_gen *g, uint32_t addr, uint8_t isa)
 		return CSD_EINVAL;
 	if (g->have_prev)
 		step(g, g->prev_addr, g->prev_isa, 1, addr, isa);
+	g->nbeat = 0;
 	g->have_prev = 1;
 	g->prev_addr = addr;
 	g->prev_isa = isa;
@@ -632,8 +759,31 @@ int csdi_gen_finish(struct csdi_gen *g)
 	if (g->have_prev)
 		step(g, g->prev_addr, g->prev_isa, 0, 0, 0);
 	g->have_prev = 0;
+	g->nbeat = 0;
 	flush_atoms(g);
+	if (!g->ptm)
+		ooo_flush(g);
 	return g->err;
+}
+
+int csdi_gen_data(struct csdi_gen *g, unsigned dir, uint32_t addr, unsigned size, uint64_t value)
+{
+	if (!g || (dir != CSDI_MEM_LOAD && dir != CSDI_MEM_STORE) ||
+	    (size != 1 && size != 2 && size != 4 && size != 8) || (size < 8 && value >> (8 * size)))
+		return CSD_EINVAL;
+	if (!g->have_prev || (!g->data_addr_on && !g->data_value_on))
+		return 0;
+	unsigned n = size == 8 ? 2 : 1;
+	if (g->nbeat + n > 2 * CSDI_GEN_DATA_MAX)
+		return CSD_EINVAL;
+	for (unsigned k = 0; k < n; k++) {
+		struct gen_beat *b = &g->beat[g->nbeat++];
+		b->addr = addr + 4 * k;
+		b->value = (uint32_t)(value >> (32 * k));
+		b->dir = (uint8_t)dir;
+		b->size = (uint8_t)(size == 8 ? 4 : size);
+	}
+	return 0;
 }
 
 const struct csdi_gen_stats *csdi_gen_stats(const struct csdi_gen *g)

@@ -36,6 +36,9 @@ struct csdi_gen_config {
 	 * where a sink may be drained and its contents read on their own.
 	 * A negative return is an error, as from the sink. */
 	int (*sync_point)(void *ctx);
+	/* ETMv3 data trace (ETMCR[3:2] in `trace`): loads of one transfer
+	 * go out of order, every second one, when values are traced. */
+	int data_out_of_order;
 };
 
 struct csdi_gen_stats {
@@ -59,6 +62,15 @@ void csdi_gen_free(struct csdi_gen *g);
 /* The next executed instruction. Returns 0 or a negative error (from the
  * sink, or CSD_EBADPKT if a packet could not be encoded). */
 int csdi_gen_insn(struct csdi_gen *g, uint32_t addr, uint8_t isa);
+
+/* ETMv3 data trace: a data access (CSDI_MEM_LOAD or CSDI_MEM_STORE,
+ * size 1, 2, 4 or 8 bytes, value the little-endian load of them) made by
+ * the instruction last given to csdi_gen_insn(), in the order it made
+ * them. Ignored unless ETMCR[3:2] enables data trace. Returns 0, or
+ * CSD_EINVAL for a bad size, a value wider than it, or more than
+ * CSDI_GEN_DATA_MAX accesses for one instruction. */
+#define CSDI_GEN_DATA_MAX 64
+int csdi_gen_data(struct csdi_gen *g, unsigned dir, uint32_t addr, unsigned size, uint64_t value);
 
 /* No more instructions: flush everything. */
 int csdi_gen_finish(struct csdi_gen *g);

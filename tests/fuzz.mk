@@ -7,7 +7,7 @@
 #                             build/fuzz/artifacts/<name>/
 #   make fuzz-run-<name>      one harness (frame, etm3_pkt, ptm_pkt,
 #                             etm3_flow, ptm_flow, snapshot, image, merge,
-#                             qemu_log, gen, print, symbols, accum, perf_data)
+#                             qemu_log, gen, print, symbols, accum, perf_data, exec_log)
 #   make fuzz-brief           every harness for FUZZ_BRIEF_RUNS inputs (default
 #                             2000, a few seconds; gen: FUZZ_BRIEF_RUNS_GEN,
 #                             200), fixed PRNG seed
@@ -19,7 +19,7 @@
 #                             (llvm-cov)
 
 FUZZ_CC ?= clang
-FUZZ_NAMES := frame etm3_pkt ptm_pkt etm3_flow ptm_flow snapshot image merge qemu_log gen print symbols accum perf_data
+FUZZ_NAMES := frame etm3_pkt ptm_pkt etm3_flow ptm_flow snapshot image merge qemu_log gen print symbols accum perf_data exec_log
 FUZZ_SECONDS ?= 3600
 FUZZ_BRIEF_RUNS ?= 2000
 # An input of the gen harness runs thousands of instructions through the
@@ -78,8 +78,9 @@ $(B)/fuzz/fuzz_%: fuzz/fuzz_%.c $(FUZZ_HDRS) $(FUZZ_OBJ) $(wildcard tools/*.c) $
 # (FUZZ_TOOLS_<name>) compiled in, with the fuzzer's flags and the tool's
 # optional libraries (tools/tools.mk); test_fuzz_regress links them too.
 FUZZ_TOOLS_qemu_log := tools/qemu_log.c
+FUZZ_TOOLS_exec_log := tools/exec_log.c
 FUZZ_TOOLS_print := tools/print.c tools/disasm.c tools/symbols.c
-FUZZ_TOOL_HARNESSES := qemu_log print
+FUZZ_TOOL_HARNESSES := qemu_log print exec_log
 define fuzz_tool_rule
 $(B)/fuzz/fuzz_$(1): fuzz/fuzz_$(1).c $(FUZZ_HDRS) $(FUZZ_OBJ) $(FUZZ_TOOLS_$(1)) $(wildcard tools/*.h)
 	@mkdir -p $$(dir $$@)

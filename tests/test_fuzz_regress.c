@@ -62,6 +62,9 @@
 #define LLVMFuzzerTestOneInput fuzz_perf_data_entry
 #include "../fuzz/fuzz_perf_data.c"
 #undef LLVMFuzzerTestOneInput
+#define LLVMFuzzerTestOneInput fuzz_exec_log_entry
+#include "../fuzz/fuzz_exec_log.c"
+#undef LLVMFuzzerTestOneInput
 
 typedef int (*entry_fn)(const uint8_t *data, size_t size);
 
@@ -83,6 +86,7 @@ static const struct {
 	{ "symbols", fuzz_symbols_entry },
 	{ "accum", fuzz_accum_entry },
 	{ "perf_data", fuzz_perf_data_entry },
+	{ "exec_log", fuzz_exec_log_entry },
 };
 
 static unsigned replayed, open_failing, open_passing;

@@ -11,6 +11,8 @@
  *             [--cycle-accurate] [--timestamps] [--return-stack]
  *             [--context-id-bytes N] [--sync-period BYTES]
  *             [--formatted[=port] [--trace-id ID]] -o DIR
+ *   csdec gen --exec-log LOG --elf ELF --protocol etm3
+ *             [--data-trace both|address|value] [--out-of-order] ... -o DIR
  *   csdec gen ... --perf-data FILE [--perf-data-version 1|2]
  *             [--perf-aux-size BYTES]
  *
@@ -36,6 +38,7 @@
 #include "gen.h"
 #include "gen_cmd.h"
 #include "perf_enc.h"
+#include "exec_log.h"
 #include "qemu_log.h"
 
 #define MAX_SOURCES 8
@@ -101,6 +104,7 @@ static void gen_usage(FILE *out)
 	fprintf(out,
 		"Usage: csdec gen --qemu-log LOG --elf ELF --protocol ptm|etm3 [options] -o DIR\n"
 		"       csdec gen --qemu-log LOG --elf ELF --protocol ptm|etm3 [options] --perf-data FILE\n"
+		"       csdec gen --exec-log LOG --elf ELF --protocol etm3 [--data-trace MODE] [options] -o DIR\n"
 		"\n"
 		"Write the trace an ETMv3 or PTM would have produced for a program run\n"
 		"recorded by 'qemu-arm -singlestep -d exec,nochain -D LOG ./prog', as a\n"
@@ -110,6 +114,13 @@ static void gen_usage(FILE *out)
 		"absolute path; the trace in ETB-style formatter frames).\n"
 		"\n"
 		"  --qemu-log LOG          the execution log (one line per executed instruction)\n"
+		"  --exec-log LOG          instead, a log of instructions and their data accesses:\n"
+		"                          'I <pc> A32|T32', then 'R|W <addr> <size> <value>' per\n"
+		"                          access (hex, size in decimal bytes), '#' comments\n"
+		"  --data-trace MODE       ETMv3 data trace (ETMCR bits 3:2) of the --exec-log\n"
+		"                          accesses: both (addresses and values), address, value\n"
+		"  --out-of-order          data trace: every second single load's value comes\n"
+		"                          out of order, after a placeholder packet\n"
 		"  --elf ELF               the program (its PT_LOAD segments become the memory dumps)\n"
 		"  --protocol P            ptm or etm3; repeat for several sources of one run\n"
 		"  --cycle-accurate        cycle-accurate trace (ETMCR bit 12)\n"
@@ -366,11 +377,12 @@ static void perf_close(struct gen_ctx *c, struct perf_out *po, const char *path,
 
 int csd_cmd_gen(int argc, char **argv)
 {
-	const char *log = NULL, *elf = NULL, *outdir = NULL, *perf_path = NULL;
+	const char *log = NULL, *exec_log = NULL, *elf = NULL, *outdir = NULL, *perf_path = NULL;
 	unsigned perf_version = 2;
 	uint64_t perf_aux_size = CSDI_PERF_AUX_SIZE_DEFAULT;
 	int protocols[MAX_SOURCES], nproto = 0;
-	int ca = 0, ts = 0, rs = 0, cid_bytes = 0, trace_id = 0x10, mprof = 0;
+	int ca = 0, ts = 0, rs = 0, cid_bytes = 0, trace_id = 0x10, mprof = 0, ooo = 0;
+	uint32_t data_bits = 0;   /* ETMCR[3:2] */
 	const char *core_type = "Cortex-A15";
 	uint64_t repeat = 1;
 	uint32_t sync_period = 1024;
@@ -387,6 +399,21 @@ int csd_cmd_gen(int argc, char **argv)
 		} else if (!strcmp(a, "--qemu-log") && v) {
 			log = v;
 			i++;
+		} else if (!strcmp(a, "--exec-log") && v) {
+			exec_log = v;
+			i++;
+		} else if (!strcmp(a, "--data-trace") && v) {
+			if (!strcmp(v, "both"))
+				data_bits = 3;
+			else if (!strcmp(v, "address"))
+				data_bits = 2;
+			else if (!strcmp(v, "value"))
+				data_bits = 1;
+			else
+				gen_fail("unknown data trace mode '%s' (expected both, address or value)", v);
+			i++;
+		} else if (!strcmp(a, "--out-of-order")) {
+			ooo = 1;
 		} else if (!strcmp(a, "--elf") && v) {
 			elf = v;
 			i++;
@@ -465,8 +492,21 @@ int csd_cmd_gen(int argc, char **argv)
 	}
 	if (outdir && perf_path)
 		gen_fail("%s", "give either -o DIR or --perf-data FILE, not both");
+	if (log && exec_log)
+		gen_fail("%s", "give either --qemu-log or --exec-log, not both");
+	if (exec_log)
+		log = exec_log;
 	if (!log || !elf || (!outdir && !perf_path) || !nproto)
-		gen_fail("%s", "--qemu-log, --elf, --protocol and -o (or --perf-data) are required (try --help)");
+		gen_fail("%s", "--qemu-log (or --exec-log), --elf, --protocol and -o (or --perf-data) are required (try --help)");
+	if ((data_bits || ooo) && !exec_log)
+		gen_fail("%s", "--data-trace and --out-of-order need the data accesses of --exec-log");
+	if (ooo && !data_bits)
+		gen_fail("%s", "--out-of-order needs --data-trace");
+	for (int i = 0; i < nproto; i++)
+		if (data_bits && protocols[i] != CSD_PROTO_ETM3)
+			gen_fail("%s", "data trace is an ETMv3 feature (--protocol etm3)");
+	if (data_bits && mprof)
+		gen_fail("%s", "data trace of a Cortex-M core is not generated (its DWT traces data)");
 	if (perf_path && mprof)
 		gen_fail("%s", "--perf-data records what Linux perf writes: not for a Cortex-M core");
 	if (perf_path && c->frame_format == CSD_FRAME_PORT)
@@ -511,7 +551,8 @@ int csd_cmd_gen(int argc, char **argv)
 		s->cfg.trace.size = sizeof(s->cfg.trace);
 		s->cfg.trace.protocol = (uint32_t)protocols[i];
 		s->cfg.trace.etmcr = (uint32_t)ca << 12 | (uint32_t)ts << 28 | (uint32_t)(ptm && rs) << 29 |
-				     (uint32_t)(cid_bytes == 4 ? 3 : cid_bytes) << 14;
+				     (uint32_t)(cid_bytes == 4 ? 3 : cid_bytes) << 14 | data_bits << 2;
+		s->cfg.data_out_of_order = ooo;
 		/* ID and configuration registers as a Cortex-A15 PTM / Cortex-A7
 		 * ETM report them (the TC2 capture's values). */
 		s->cfg.trace.etmidr = ptm ? 0x411CF312u : 0x410CF250u;
@@ -544,7 +585,42 @@ int csd_cmd_gen(int argc, char **argv)
 		perf_open(c, &po, perf_path, elf, perf_version, perf_aux_size);
 
 	uint64_t bad_lines = 0;
-	for (uint64_t r = 0; r < repeat; r++) {
+	for (uint64_t r = 0; exec_log && r < repeat; r++) {
+		FILE *lf = cli_open_input(log, repeat == 1);
+		if (!lf)
+			exit(2);
+		static struct exec_log_reader rd;
+		exec_log_reader_init_file(&rd, lf);
+		struct exec_log_item it;
+		int lr;
+		while ((lr = exec_log_next(&rd, &it)) != EXEC_LOG_END) {
+			if (lr == EXEC_LOG_READ_ERROR)
+				gen_fail("%s: read error", log);
+			if (lr == EXEC_LOG_BAD_LINE) {
+				if (r == 0 && rd.bad_lines <= 8)
+					fprintf(stderr, "csdec gen: %s:%llu: %s\n", log, (unsigned long long)rd.bad_line,
+						rd.bad_reason);
+				if (r == 0)
+					bad_lines++;
+				continue;
+			}
+			for (int i = 0; i < c->nsrc; i++) {
+				int grc = lr == EXEC_LOG_INSN ? csdi_gen_insn(c->src[i].gen, it.addr, it.isa)
+							      : csdi_gen_data(c->src[i].gen, it.dir, it.addr, it.size, it.value);
+				if (grc == CSD_EINVAL) {
+					char msg[160];
+					snprintf(msg, sizeof(msg), "line %llu: more than %d data accesses for one instruction",
+						 (unsigned long long)it.line, CSDI_GEN_DATA_MAX);
+					gen_fail("%s", msg);
+				}
+				if (grc < 0)
+					gen_fail("%s", "trace generation failed (write error?)");
+			}
+		}
+		if (lf != stdin)
+			fclose(lf);
+	}
+	for (uint64_t r = 0; !exec_log && r < repeat; r++) {
 		/* Standard input ("-") can be read once only. */
 		FILE *lf = cli_open_input(log, repeat == 1);
 		if (!lf)

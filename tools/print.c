@@ -484,11 +484,38 @@ static void print_insn_text(FILE *out, const struct source_slot *s, const struct
 	print_line(out, &b);
 }
 
+/* Hex digits of a data value of `size` bytes. */
+static int value_digits(uint64_t size)
+{
+	return size >= 1 && size <= 8 ? (int)(2 * size) : 16;
+}
+
+/* A data access, indented under the instruction listed before it. */
+static void print_data_text(FILE *out, const struct source_slot *s, const struct csd_record *r)
+{
+	struct line_buf b = { .n = 0 };
+	if (s->perf)
+		lb_add(&b, "cpu%" PRId32 " ", s->cpu);
+	lb_add(&b, "0x%02x         %-5s %" PRIu64 " ", s->id, r->flags & CSD_RECF_STORE ? "store" : "load", r->size);
+	if (r->flags & CSD_RECF_DATA_ADDR)
+		lb_add(&b, "[0x%08" PRIx64 "]", r->addr);
+	else
+		lb_add(&b, "[?]");
+	if (r->flags & CSD_RECF_DATA_VALUE)
+		lb_add(&b, " = 0x%0*" PRIx64, value_digits(r->size), r->target);
+	lb_add(&b, "  (insn 0x%08" PRIx64 ")", r->last);
+	print_line(out, &b);
+}
+
 void print_record_text(FILE *out, const struct source_slot *s, const struct csd_record *r)
 {
 	struct line_buf b = { .n = 0 };
 	if (r->type == CSD_REC_INSN) {
 		print_insn_text(out, s, r);
+		return;
+	}
+	if (r->type == CSD_REC_DATA) {
+		print_data_text(out, s, r);
 		return;
 	}
 	if (s->perf)
@@ -559,6 +586,11 @@ void print_record_text(FILE *out, const struct source_slot *s, const struct csd_
 	case CSD_REC_TRIGGER:
 		lb_add(&b, "trigger");
 		break;
+	case CSD_REC_DATA_LOST:
+		lb_add(&b, "data lost (data suppressed)");
+		if (r->last)
+			lb_add(&b, " from insn 0x%08" PRIx64, r->last);
+		break;
 	default:
 		lb_add(&b, "%s", csd_rec_type_name((int)r->type));
 		break;
@@ -606,10 +638,29 @@ static void print_insn_json(FILE *out, const struct source_slot *s, const struct
 	fwrite(buf, 1, (size_t)(p - buf), out);
 }
 
+/* {"type":"data","id":N,"insn":"0x<pc>","dir":"load"|"store","size":N,
+ * "addr":"0x...","value":"0x..."}, addr and value only when traced. */
+static void print_data_json(FILE *out, const struct source_slot *s, const struct csd_record *r)
+{
+	fprintf(out, "{\"type\":\"data\",\"id\":%u", s->id);
+	json_perf(out, s);
+	fprintf(out, ",\"insn\":\"0x%08" PRIx64 "\",\"dir\":\"%s\",\"size\":%" PRIu64, r->last,
+		r->flags & CSD_RECF_STORE ? "store" : "load", r->size);
+	if (r->flags & CSD_RECF_DATA_ADDR)
+		fprintf(out, ",\"addr\":\"0x%08" PRIx64 "\"", r->addr);
+	if (r->flags & CSD_RECF_DATA_VALUE)
+		fprintf(out, ",\"value\":\"0x%0*" PRIx64 "\"", value_digits(r->size), r->target);
+	fputs("}\n", out);
+}
+
 void print_record_json(FILE *out, const struct source_slot *s, const struct csd_record *r)
 {
 	if (r->type == CSD_REC_INSN) {
 		print_insn_json(out, s, r);
+		return;
+	}
+	if (r->type == CSD_REC_DATA) {
+		print_data_json(out, s, r);
 		return;
 	}
 	fprintf(out, "{\"type\":\"%s\",\"id\":%u", csd_rec_type_name((int)r->type), s->id);
@@ -662,6 +713,10 @@ void print_record_json(FILE *out, const struct source_slot *s, const struct csd_
 	case CSD_REC_TRUNCATED:
 		fprintf(out, ",\"size\":%" PRIu64, r->size);
 		json_string(out, "reason", r->error ? r->error : "packet cut by the end of the capture");
+		break;
+	case CSD_REC_DATA_LOST:
+		if (r->last)
+			fprintf(out, ",\"insn\":\"0x%08" PRIx64 "\"", r->last);
 		break;
 	default:
 		break;
