@@ -2,7 +2,7 @@
 """Summarise a trace with the csdec Python package: instructions, exceptions
 and the most executed addresses of each source.
 
-    PYTHONPATH=python python3 examples/trace_summary.py SNAPSHOT-DIR [ELF]
+    PYTHONPATH=python python3 examples/trace_summary.py SNAPSHOT-DIR|PERF.DATA [ELF]
 """
 import collections
 import sys

@@ -25,7 +25,8 @@ static const char *const installed[] = {
 	"bin/csdec", "lib/libcsdec.a", "lib/libcsdec.so.0.1.0", "lib/libcsdec.so.0", "lib/libcsdec.so",
 	"include/csdec.h", "lib/pkgconfig/libcsdec.pc", "share/man/man1/csdec.1",
 	"lib/python3/dist-packages/csdec/__init__.py", "lib/python3/dist-packages/csdec/_lib.py",
-	"lib/python3/dist-packages/csdec/_trace.py", "lib/python3/dist-packages/csdec/_paths.py",
+	"lib/python3/dist-packages/csdec/_trace.py", "lib/python3/dist-packages/csdec/_perf.py",
+	"lib/python3/dist-packages/csdec/_paths.py",
 };
 #define N_INSTALLED (sizeof(installed) / sizeof(installed[0]))
 

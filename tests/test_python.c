@@ -1,8 +1,11 @@
 /*
  * test_python.c - the csdec Python package (python/csdec) under Debian's
  * /usr/bin/python3: tests/python/test_csdec.py compares its records with the
- * tool's JSON Lines on TC2 and the sample, and its instruction count with
- * the tool's. The package loads build/libcsdec.so (CSDEC_LIB). Also:
+ * tool's JSON Lines on TC2, the sample and perf.data files that `csdec gen
+ * --perf-data` writes from the recorded test programs (CSD_PROGRAMS; ETMv3
+ * and PTM, versions 1 and 2, one and two CPUs, the mapped file moved, trace
+ * lost or damaged), and its instruction count with the tool's. The package
+ * loads build/libcsdec.so (CSDEC_LIB). Also:
  * `import csdec` works with PYTHONPATH=python from the built tree.
  */
 #include <stdio.h>

@@ -6,7 +6,8 @@
  * less the spans nested in them, add up to the instructions `csdec profile`
  * gives it. Also: the same for traces cut at the end (mid-call) and at the
  * start (deep in the call stack, so returns come without their calls), the
- * --from/--to window, the event cap with its message, and TC2.
+ * --from/--to window, the event cap with its message, the run as perf.data
+ * (tracks per CPU of the process, spans = the profile), and TC2.
  */
 #include <sys/stat.h>
 #include <unistd.h>
@@ -108,6 +109,8 @@ static int cut_file(const char *src, const char *dst, long from, long to)
 		rc = -1;
 	return rc;
 }
+
+static void perf_data(const char *tool, const struct prog_run *pr);
 
 static void program(const char *tool)
 {
@@ -217,7 +220,93 @@ static void program(const char *tool)
 	CHECK_EQ(check_file(json, &c), 0);
 	CHECK(c.spans + c.instants <= 40 && c.spans > 0);
 	CHECK(file_has(json, "\"cut\":\"--max-events 40 reached"));
+	perf_data(tool, &pr);
 	prog_cleanup(&pr);
+}
+
+/* The (pid, tid) pairs of the file's spans, "pid:tid ..." sorted. */
+static int span_tracks(const char *path, char *buf, size_t cap)
+{
+	char cmd[1024];
+	snprintf(cmd, sizeof(cmd),
+		 "python3 -c \"import json; e=json.load(open('%s'))['traceEvents']; "
+		 "print(' '.join('%%d:%%d' %% k for k in sorted({(x['pid'], x['tid']) for x in e if x['ph']=='X'})))\"",
+		 path);
+	if (prog_run_cmd(cmd, out, sizeof(out)) != 0)
+		return -1;
+	size_t n = strcspn(out, "\n");
+	if (n >= cap)
+		return -1;
+	memcpy(buf, out, n);
+	buf[n] = 0;
+	return 0;
+}
+
+/* The run as perf.data (csdec gen --perf-data: pid 200, one CPU per
+ * source): a track per CPU in the process, named from the ELF, spans per
+ * function adding up to the profile of the same file; and a version 1
+ * file of small AUX buffers (a decoder per buffer). */
+static void perf_data(const char *tool, const struct prog_run *pr)
+{
+	char cmd[2048], data[256], json[256], tracks[256];
+	struct checked c;
+	snprintf(data, sizeof(data), "%s/p.data", pr->dir);
+	snprintf(json, sizeof(json), "%s/p.json", pr->dir);
+	snprintf(cmd, sizeof(cmd), "%s gen --qemu-log %s/exec.log --elf %s --protocol ptm --protocol etm3 --timestamps "
+		 "--perf-data %s 2>&1", tool, pr->dir, pr->elf, data);
+	CHECK_EQ(prog_run_cmd(cmd, out, sizeof(out)), 0);
+
+	snprintf(cmd, sizeof(cmd), "%s timeline %s --elf %s -o %s", tool, data, pr->elf, json);
+	CHECK_EQ(prog_run_cmd(cmd, out, sizeof(out)), 0);
+	CHECK_EQ(check_file(json, &c), 0);
+	CHECK(strcmp(c.clock, "timestamps") == 0);
+	CHECK_EQ(c.tracks, 2);
+	CHECK(self_of(&c, "fib") > 0 && self_of(&c, "main") > 0);
+	CHECK_EQ(span_tracks(json, tracks, sizeof(tracks)), 0);
+	CHECK(strcmp(tracks, "200:16 200:17") == 0);
+	CHECK(file_has(json, "\"name\":\"pid 200\""));
+	CHECK(file_has(json, "\"name\":\"cpu 0 (trace ID 0x10, PTM)\""));
+	CHECK(file_has(json, "\"name\":\"cpu 1 (trace ID 0x11, ETMv3)\""));
+
+	snprintf(cmd, sizeof(cmd), "%s timeline %s --elf %s --clock insn -o %s", tool, data, pr->elf, json);
+	CHECK_EQ(prog_run_cmd(cmd, out, sizeof(out)), 0);
+	CHECK_EQ(check_file(json, &c), 0);
+	CHECK(strcmp(c.clock, "instructions") == 0);
+	CHECK_EQ((long long)self_total(&c), 2 * (long long)pr->n);
+	snprintf(cmd, sizeof(cmd), "%s profile %s --elf %s --top 0", tool, data, pr->elf);
+	CHECK_EQ(prog_run_cmd(cmd, out, sizeof(out)), 0);
+	size_t rows = 0, bad = 0;
+	for (const char *l = out; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
+		unsigned long long instr, cycles, calls;
+		double p1, p2;
+		char name[64];
+		if (sscanf(l, "%llu %lf%% %llu %lf%% %llu %63s", &instr, &p1, &cycles, &p2, &calls, name) != 6)
+			continue;
+		rows++;
+		if (self_of(&c, name) != (double)instr && bad++ < 5)
+			fprintf(stderr, "perf.data timeline %s: %g instructions in its spans; profile %llu\n", name,
+				self_of(&c, name), instr);
+	}
+	printf("perf.data timeline (insn clock, 2 CPUs): %ld spans, %ld tracks, %zu functions, %zu differ from the profile\n",
+	       c.spans, c.tracks, rows, bad);
+	CHECK(rows >= 8);
+	CHECK_EQ(rows, c.nself);
+	CHECK_EQ(bad, 0);
+
+	snprintf(cmd, sizeof(cmd), "%s gen --qemu-log %s/exec.log --elf %s --protocol etm3 --cycle-accurate "
+		 "--perf-data %s --perf-data-version 1 --perf-aux-size 512 2>&1", tool, pr->dir, pr->elf, data);
+	CHECK_EQ(prog_run_cmd(cmd, out, sizeof(out)), 0);
+	CHECK(strstr(out, "AUX buffers") != NULL);
+	snprintf(cmd, sizeof(cmd), "%s timeline %s --elf %s -o %s", tool, data, pr->elf, json);
+	CHECK_EQ(prog_run_cmd(cmd, out, sizeof(out)), 0);
+	CHECK_EQ(check_file(json, &c), 0);
+	CHECK(strcmp(c.clock, "cycles") == 0);
+	CHECK_EQ(c.tracks, 1);
+	CHECK(c.spans > 0 && self_of(&c, "fib") > 0);
+	CHECK_EQ(span_tracks(json, tracks, sizeof(tracks)), 0);
+	CHECK(strcmp(tracks, "200:16") == 0);
+	printf("perf.data timeline (version 1, small AUX buffers): %ld spans, %ld instants, clock %s\n", c.spans,
+	       c.instants, c.clock);
 }
 
 static void tc2(const char *tool)

@@ -14,7 +14,7 @@ PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
 # The Python package (python/csdec): Debian's python3 looks here for
 # packages installed locally.
 PYTHONDIR    ?= $(PREFIX)/lib/python3/dist-packages
-PY_FILES     := __init__.py _lib.py _trace.py
+PY_FILES     := __init__.py _lib.py _perf.py _trace.py
 INSTALL      ?= install
 
 .PHONY: install uninstall examples

@@ -6,6 +6,7 @@ A thin layer over the C library libcsdec (ctypes):
     t = csdec.open("snapshot-dir")                    # a CoreSight snapshot
     t = csdec.open("trace.bin", protocol="ptm",       # or a raw capture
                    etmcr=0x1000, elf=["prog.elf"])
+    t = csdec.open("perf.data", symfs="rootfs/")      # or perf record -e cs_etm// output
     for r in t.records():                             # as `csdec decode --format jsonl`
         if r.type == "range":
             print(r.id, r.addr, r.count)

@@ -5,7 +5,7 @@ import os
 c_u8, c_u16, c_u32, c_u64 = ctypes.c_uint8, ctypes.c_uint16, ctypes.c_uint32, ctypes.c_uint64
 c_size, c_char_p, c_void_p = ctypes.c_size_t, ctypes.c_char_p, ctypes.c_void_p
 
-EAGAIN, EEOS = -3, -4
+EINVAL, ENOMEM, EAGAIN, EEOS, EIO, EFORMAT, ENOENT = -1, -2, -3, -4, -5, -6, -7
 PROTO_ETM3, PROTO_PTM = 1, 2
 FRAME_RAW, FRAME_ALIGNED, FRAME_PORT = 0, 1, 2
 FRAME_DATA, FRAME_SYNC, FRAME_ERROR, FRAME_ALIGN_INFERRED, FRAME_TRUNCATED = 1, 2, 3, 4, 5
@@ -59,6 +59,27 @@ class SnapshotBuffer(ctypes.Structure):
 class SnapshotSource(ctypes.Structure):
     _fields_ = [("name", c_char_p), ("type", c_char_p), ("core_name", c_char_p), ("core_type", c_char_p),
                 ("buffer", ctypes.c_int), ("config", TraceConfig)]
+
+
+class PerfCpu(ctypes.Structure):
+    _fields_ = [("cpu", ctypes.c_int32), ("unit", c_u32), ("id_from", c_u32), ("config", TraceConfig),
+                ("traceidr", c_u64), ("offset", c_u64)]
+
+
+class PerfBuildId(ctypes.Structure):
+    _fields_ = [("pid", ctypes.c_int32), ("cpumode", c_u16), ("size", c_u8), ("id", c_u8 * 20),
+                ("filename", c_char_p)]
+
+
+class PerfEvent(ctypes.Structure):
+    _fields_ = [("size", c_size), ("type", c_u32), ("record", c_u32), ("offset", c_u64), ("flags", c_u32),
+                ("cpumode", c_u16), ("cpu", ctypes.c_int32), ("pid", ctypes.c_int32), ("tid", ctypes.c_int32),
+                ("time", c_u64), ("data_offset", c_u64), ("data_size", c_u64), ("aux_offset", c_u64),
+                ("aux_size", c_u64), ("aux_flags", c_u64), ("idx", c_u32), ("addr", c_u64), ("len", c_u64),
+                ("pgoff", c_u64), ("prot", c_u32), ("mmap_flags", c_u32), ("build_id_size", c_u8),
+                ("build_id", c_u8 * 20), ("filename", c_char_p), ("comm", c_char_p),
+                ("next_prev_pid", ctypes.c_int32), ("next_prev_tid", ctypes.c_int32), ("ppid", ctypes.c_int32),
+                ("ptid", ctypes.c_int32), ("hw_id", c_u64), ("lost", c_u64)]
 
 
 def _candidates():
@@ -132,6 +153,17 @@ snapshot_buffer = _fn("csd_snapshot_buffer", ctypes.POINTER(SnapshotBuffer), c_v
 snapshot_num_sources = _fn("csd_snapshot_num_sources", c_size, c_void_p)
 snapshot_source = _fn("csd_snapshot_source", ctypes.POINTER(SnapshotSource), c_void_p, c_size)
 snapshot_load_image = _fn("csd_snapshot_load_image", ctypes.c_int, c_void_p, c_char_p, c_void_p)
+
+perf_open = _fn("csd_perf_open", ctypes.c_int, c_char_p, ctypes.POINTER(c_void_p), ctypes.c_char_p, c_size)
+perf_free = _fn("csd_perf_free", None, c_void_p)
+perf_num_cpus = _fn("csd_perf_num_cpus", c_size, c_void_p)
+perf_cpu = _fn("csd_perf_cpu", ctypes.POINTER(PerfCpu), c_void_p, c_size)
+perf_num_build_ids = _fn("csd_perf_num_build_ids", c_size, c_void_p)
+perf_build_id = _fn("csd_perf_build_id", ctypes.POINTER(PerfBuildId), c_void_p, c_size)
+perf_next = _fn("csd_perf_next", ctypes.c_int, c_void_p, ctypes.POINTER(PerfEvent))
+perf_rewind = _fn("csd_perf_rewind", ctypes.c_int, c_void_p)
+perf_read = _fn("csd_perf_read", ctypes.c_int, c_void_p, c_u64, c_void_p, c_size)
+perf_error = _fn("csd_perf_error", c_char_p, c_void_p)
 
 
 def check(rc, what):

@@ -5,6 +5,7 @@ import ctypes
 import os
 
 from . import _lib as L
+from . import _perf
 from ._lib import CsdecError
 
 READ_CHUNK = 1 << 20
@@ -140,6 +141,17 @@ class Trace:
                 out.append((s.name, s.config.trace_id, proto))
         return out
 
+    def _add_extra(self, img):
+        """Add the --image and --elf files to img, in the tool's order."""
+        for path, addr in self._images:
+            rc = L.image_add_file(img, os.fsencode(path), 0, 0, addr)
+            if rc < 0:
+                raise CsdecError(rc, "image %s: %s" % (path, _s(L.image_error(img)) or _s(L.errstr(rc))))
+        for path, bias in self._elfs:
+            rc = L.image_add_elf(img, os.fsencode(path), bias)
+            if rc < 0:
+                raise CsdecError(rc, "elf %s: %s" % (path, _s(L.image_error(img)) or _s(L.errstr(rc))))
+
     def _image(self, src):
         img = L.image_new()
         if not img:
@@ -267,21 +279,29 @@ def _parse_elfs(elf):
 
 
 def open(path, protocol=None, etmcr=0, etmccer=0, etmidr=None, trace_id=0x10, formatted=False,
-         elf=None, image=None, ids=None):
+         elf=None, image=None, ids=None, symfs=None, buildid_dir=None, vmlinux=None):
     """Open a trace and return a Trace.
 
-    path: a CoreSight snapshot directory, or with `protocol` ("etm3" or
-    "ptm") a raw capture decoded with the registers etmcr, etmccer, etmidr
-    (default: the newest version of the protocol) and trace_id;
-    formatted=True for 16-byte formatter frames (ETB/ETR), "port" for a
-    TPIU capture. elf: ELF file(s) of the program (a path, or (path, bias)),
-    image: [(raw binary path, load address)], ids: only these trace IDs.
-    A perf.data file is not read here (see the README): decode it with the
-    csdec tool.
+    path: a CoreSight snapshot directory, a perf.data file (recognised by
+    its magic, as the tool does), or with `protocol` ("etm3" or "ptm") a
+    raw capture decoded with the registers etmcr, etmccer, etmidr (default:
+    the newest version of the protocol) and trace_id; formatted=True for
+    16-byte formatter frames (ETB/ETR), "port" for a TPIU capture.
+    elf: ELF file(s) of the program (a path, or (path, bias)), image:
+    [(raw binary path, load address)], ids: only these trace IDs.
+    perf.data only, as the tool's --symfs, --buildid-dir, --vmlinux:
+    symfs: directory the recorded paths of mapped files are read under,
+    buildid_dir: the build-ID cache (default ~/.debug), vmlinux: the
+    kernel's ELF file.
     """
     path = os.fspath(path)
     elfs = _parse_elfs(elf)
     images = [(os.fspath(p), int(a)) for p, a in (image or [])]
+    if protocol is None and _perf.is_perf_data(path):
+        return PerfTrace(path, elfs, images, ids, symfs, buildid_dir, vmlinux)
+    if symfs is not None or buildid_dir is not None or vmlinux is not None:
+        raise CsdecError(L.EINVAL, "%s is for perf.data input" % (
+            "symfs" if symfs is not None else "buildid_dir" if buildid_dir is not None else "vmlinux"))
     if protocol is not None:
         proto = {"etm3": L.PROTO_ETM3, "ptm": L.PROTO_PTM}.get(protocol)
         if proto is None:
@@ -295,11 +315,6 @@ def open(path, protocol=None, etmcr=0, etmccer=0, etmidr=None, trace_id=0x10, fo
             raise CsdecError(-5, "%s: not a regular file" % path)
         return Trace(path, [_Buffer(path, fmt, [_Source("trace", cfg, None)])], elfs, images)
     if os.path.isfile(path):
-        with builtins.open(path, "rb") as f:
-            magic = f.read(8)
-        if magic.startswith(b"PERFILE2"):
-            raise CsdecError(-1, "%s: perf.data files are decoded by the csdec tool (csdec decode FILE "
-                             "--format jsonl), not by this module" % path)
         raise CsdecError(-1, "%s: a raw trace needs protocol= (and its registers)" % path)
     snap = ctypes.c_void_p()
     err = ctypes.create_string_buffer(512)
@@ -352,3 +367,71 @@ class _Snapshot:
         if self.snap:
             L.snapshot_free(self.snap)
             self.snap = None
+
+
+class PerfTrace(Trace):
+    """A perf.data file (Linux `perf record -e cs_etm//`), decoded as
+    `csdec decode FILE --order capture` decodes it: every record also
+    carries its CPU (`cpu`) and, where known, process and thread (`pid`,
+    `tid`); a PERF_RECORD_AUX saying trace was lost is an `aux_lost` record
+    and a bad formatter frame a `frame_error` record (these have no `id`).
+    `warnings` holds what the tool would have warned about (missing mapped
+    files, CPUs it cannot decode) in the last decode."""
+
+    def __init__(self, path, elfs, images, ids, symfs, buildid_dir, vmlinux):
+        super().__init__(path, [], elfs, images)
+        self.ids = None if ids is None else set(ids)
+        self.symfs = None if symfs is None else os.fspath(symfs)
+        self.buildid_dir = None if buildid_dir is None else os.fspath(buildid_dir)
+        self.vmlinux = None if vmlinux is None else os.fspath(vmlinux)
+        self.warnings = []
+        # read the header, metadata and sources now, so that open() raises
+        pd = ctypes.c_void_p()
+        err = ctypes.create_string_buffer(600)
+        rc = L.perf_open(os.fsencode(path), ctypes.byref(pd), err, len(err))
+        if rc < 0:
+            raise CsdecError(rc, err.value.decode("utf-8", "replace") or _s(L.errstr(rc)))
+        try:
+            cpus = [L.perf_cpu(pd, i).contents for i in range(L.perf_num_cpus(pd))]
+            self._sources, seen = [], set()
+            for c in cpus:
+                tid = c.config.trace_id
+                if not _perf.PerfRun.decodable(c) or tid in seen:
+                    continue
+                seen.add(tid)
+                if self.ids is None or tid in self.ids:
+                    proto = {L.PROTO_ETM3: "etm3", L.PROTO_PTM: "ptm"}.get(c.config.protocol, "?")
+                    self._sources.append(("cpu%d" % c.cpu, tid, proto))
+        finally:
+            L.perf_free(pd)
+        if not self._sources:
+            raise CsdecError(L.ENOENT, "%s: no ETMv3 or PTM trace source%s" % (
+                path, " with the requested ID" if self.ids is not None else " that could be decoded"))
+
+    @property
+    def sources(self):
+        """(name "cpuN", trace ID, protocol) of each CPU decoded."""
+        return list(self._sources)
+
+    def _decode(self, flags, convert):
+        for item in _perf.PerfRun(self, flags, by_id=True).run():
+            if item[0] == "record":
+                yield convert(item[1], item[2].cfg)
+
+    def records(self):
+        """Iterate the records as `csdec decode FILE --format jsonl --order
+        capture` prints them (ranges of instructions), in the same order."""
+        for item in _perf.PerfRun(self, 0, by_id=False).run():
+            if item[0] == "fields":
+                yield Record(item[1])
+                continue
+            r, s = item[1], item[2]
+            f = _fields(r, s.cfg)
+            f.pop("id")
+            out = {"type": f.pop("type"), "id": s.id, "cpu": s.cpu}
+            if s.pid >= 0:
+                out["pid"] = s.pid
+            if s.tid >= 0:
+                out["tid"] = s.tid
+            out.update(f)
+            yield Record(out)

@@ -1,12 +1,18 @@
 """Tests of the csdec Python package (run by tests/test_python.c under
 /usr/bin/python3 with PYTHONPATH=python). Each check compares with what the
 csdec tool (CSD_TOOL) prints for the same trace."""
+import builtins
 import json
 import os
+import random
+import shutil
+import struct
 import subprocess
 import sys
+import tempfile
 
 import csdec
+from csdec import _perf
 
 TOOL = os.environ["CSD_TOOL"]
 TC2 = os.path.join(os.environ["CSD_SHARED"], "traces", "TC2")
@@ -92,6 +98,141 @@ check(len(exc) >= 1 and all(e.name == "SVC" and e["return"].startswith("0x") for
 # the sample snapshot with only the ETMv3 source
 snap = csdec.open(SAMPLE)
 same_records("sample", snap, ["decode", SAMPLE, "--format", "jsonl", "--order", "capture"])
+
+# perf.data files written by `csdec gen --perf-data` from the recorded test
+# programs (tests/programs.mk): records equal `decode FILE --format jsonl
+# --order capture` record for record (with cpu, pid, tid), instructions the
+# tool's count; also with the mapped file moved (symfs, buildid_dir,
+# vmlinux, elf), with an AUX record flagged truncated (aux_lost) and with
+# trace bytes corrupted.
+PROGRAMS = os.environ.get("CSD_PROGRAMS", "")
+tmp = tempfile.mkdtemp(prefix="csd_test_python_")
+
+
+def perf_records(path):
+    """(type, offset, header size) of each record of a perf.data file."""
+    with builtins.open(path, "rb") as f:
+        data = f.read()
+    off, size = struct.unpack_from("<QQ", data, 40)
+    end = off + size if size else len(data)
+    out = []
+    while off + 8 <= end:
+        typ, _misc, sz = struct.unpack_from("<IHH", data, off)
+        if sz < 8:
+            break
+        out.append((typ, off, sz))
+        off += sz + (struct.unpack_from("<Q", data, off + 8)[0] if typ == 71 else 0)
+    return data, out
+
+
+def same_perf(label, path, **opts):
+    args = []
+    for k, v in opts.items():
+        args += ["--" + k.replace("_", "-"), v]
+    t = csdec.open(path, **opts)
+    got = [r.as_dict() for r in t.records()]
+    want = [json.loads(l) for l in tool("decode", path, "--format", "jsonl", "--order", "capture", *args).splitlines()]
+    check(len(want) > 0, label + ": the tool printed records")
+    if got != want:
+        k = next((i for i in range(min(len(got), len(want))) if got[i] != want[i]), min(len(got), len(want)))
+        print("%s: record %d: %r / tool %r (%d / %d records)" % (label, k, got[k] if k < len(got) else None,
+              want[k] if k < len(want) else None, len(got), len(want)), file=sys.stderr)
+    check(got == want, label + ": records equal the tool's JSON Lines, in order")
+    n = len(t.instructions())
+    tn = count_of(tool("decode", path, "--format", "none", *args))
+    check(n == tn, "%s: %d instructions, the tool %d" % (label, n, tn))
+    print("python %s: %d records, %d instructions (tool %d), %d warnings" % (label, len(got), n, tn, len(t.warnings)))
+    return t, got
+
+
+def gen_perf(name, prog, elf, *args):
+    out = os.path.join(tmp, name)
+    r = subprocess.run([TOOL, "gen", "--qemu-log", os.path.join(PROGRAMS, prog + ".log"), "--elf", elf] + list(args)
+                       + ["--perf-data", out], capture_output=True, text=True)
+    check(r.returncode == 0, "gen %s: %s" % (name, r.stderr.strip()))
+    return out
+
+
+check(os.path.isdir(PROGRAMS), "CSD_PROGRAMS (%r) holds the test programs" % PROGRAMS)
+if os.path.isdir(PROGRAMS):
+    for name, prog, args in (
+            ("ptm-v2", "recurse-thumb-O2", ["--protocol", "ptm", "--return-stack", "--timestamps"]),
+            ("etm3-v1", "indirect-arm-O2", ["--protocol", "etm3", "--cycle-accurate", "--context-id-bytes", "1",
+                                           "--perf-data-version", "1", "--perf-aux-size", "2048"]),
+            ("ptm-etm3-v2", "interwork-thumb-O0", ["--protocol", "ptm", "--protocol", "etm3", "--timestamps"]),
+            ("ptm-ptm-v1", "switch-arm-O2", ["--protocol", "ptm", "--protocol", "ptm", "--cycle-accurate",
+                                            "--perf-data-version", "1"])):
+        path = gen_perf(name + ".data", prog, os.path.join(PROGRAMS, prog), *args)
+        t, recs = same_perf(name, path)
+        check(len(t.sources) == args.count("--protocol"), name + ": one source per CPU")
+        check(all(r["cpu"] == 0 and r["pid"] == r["tid"] == 200 for r in recs if r["id"] == 0x10)
+              and len({r["cpu"] for r in recs}) == len(t.sources), name + ": cpu, pid and tid in the records")
+
+    # the program's file moved away from its recorded path
+    moved = os.path.join(tmp, "a", "prog")
+    os.makedirs(os.path.dirname(moved))
+    shutil.copy(os.path.join(PROGRAMS, "longjmp-thumb-O2"), moved)
+    path = gen_perf("moved.data", "longjmp-thumb-O2", moved, "--protocol", "ptm", "--return-stack")
+    symfs = os.path.join(tmp, "symfs")
+    os.makedirs(symfs + os.path.dirname(moved))
+    os.rename(moved, symfs + moved)
+    t, recs = same_perf("moved", path)
+    check(any("not found" in w for w in t.warnings) and any(r["type"] == "no_memory" for r in recs)
+          and not any(r["type"] == "range" for r in recs), "moved: the file is missing, its code too")
+    same_perf("moved symfs", path, symfs=symfs)
+    same_perf("moved vmlinux", path, vmlinux=symfs + moved)
+    same_perf("moved elf", path, elf=symfs + moved)
+    bid = _perf.elf_build_id(symfs + moved).hex()
+    check(len(bid) == 40, "the program has a build ID")
+    cache = os.path.join(tmp, "cache")
+    os.makedirs(os.path.join(cache, ".build-id", bid[:2]))
+    shutil.copy(symfs + moved, os.path.join(cache, ".build-id", bid[:2], bid[2:]))
+    t, recs = same_perf("moved buildid_dir", path, buildid_dir=cache)
+    check(not t.warnings and any(r["type"] == "range" for r in recs), "buildid_dir: found in the cache")
+
+    # trace lost (an AUX record flagged truncated), and damaged trace bytes
+    data, recs = perf_records(os.path.join(tmp, "etm3-v1.data"))
+    data = bytearray(data)
+    aux = [off for typ, off, _ in recs if typ == 11]
+    check(len(aux) > 2, "etm3-v1 has several AUX records")
+    struct.pack_into("<Q", data, aux[1] + 24, 0x01)
+    lost = os.path.join(tmp, "lost.data")
+    with builtins.open(lost, "wb") as f:
+        f.write(data)
+    t, got = same_perf("aux_lost", lost)
+    check([r["flags"] for r in got if r["type"] == "aux_lost"] == [["truncated"]], "one aux_lost record")
+    rng = random.Random(22)
+    for name in ("ptm-etm3-v2.data", "etm3-v1.data"):
+        data, recs = perf_records(os.path.join(tmp, name))
+        data = bytearray(data)
+        for typ, off, sz in recs:
+            if typ == 71:
+                n = struct.unpack_from("<Q", data, off + 8)[0]
+                for _ in range(max(1, n // 200)):
+                    data[off + sz + rng.randrange(n)] = rng.randrange(256)
+        bad = os.path.join(tmp, "bad-" + name)
+        with builtins.open(bad, "wb") as f:
+            f.write(data)
+        t, got = same_perf("damaged " + name, bad)
+        check(any(r["type"] in ("error", "frame_error") for r in got), name + " damaged: errors reported")
+
+    # errors: a perf.data file cut inside its header
+    with builtins.open(os.path.join(tmp, "ptm-v2.data"), "rb") as f:
+        head = f.read(60)
+    cut = os.path.join(tmp, "cut.data")
+    with builtins.open(cut, "wb") as f:
+        f.write(head)
+    try:
+        csdec.open(cut)
+        check(False, "a cut perf.data file raises")
+    except csdec.CsdecError as e:
+        check(e.code < 0 and "cut.data" in e.message, "a cut perf.data file raises CsdecError naming it")
+    try:
+        csdec.open(os.path.join(tmp, "ptm-v2.data"), ids=[0x33])
+        check(False, "perf.data with ids of no source raises")
+    except csdec.CsdecError as e:
+        check(e.code < 0, "perf.data with ids of no source raises CsdecError")
+shutil.rmtree(tmp, ignore_errors=True)
 
 # errors: one class, with the C code
 for args, kw in (((os.path.join(TC2, "no-such-dir"),), {}), ((os.path.join(SAMPLE, "trace.bin"),), {}),
