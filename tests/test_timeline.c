@@ -337,6 +337,94 @@ static void tc2(const char *tool)
 	unlink(json);
 }
 
+/* Every round-trip program (tests/gen-snapshots.sh), traced by a PTM with
+ * cycles and by an ETMv3: the instruction-clock spans of each function add
+ * up to its instructions in `csdec profile`, every span balanced. */
+static void roundtrip_programs(const char *tool)
+{
+	const char *snaps = getenv("CSD_GEN_SNAPSHOTS"), *progs = getenv("CSD_PROGRAMS");
+	CHECK(snaps != NULL && progs != NULL);
+	if (!snaps || !progs)
+		return;
+	static const char *const configs[] = { "ptm-ca", "etm3" };
+	char dirs[] = "/tmp/csd_timeline_rt_XXXXXX", cmd[4096], json[256], list[1024];
+	CHECK(mkdtemp(dirs) != NULL);
+	snprintf(json, sizeof(json), "%s/t.json", dirs);
+	snprintf(list, sizeof(list), "ls %s", progs);
+	static char names[1 << 16];
+	CHECK_EQ(prog_run_cmd(list, names, sizeof(names)), 0);
+	size_t runs = 0, functions = 0, bad = 0, outside = 0;
+	for (char *l = names, *nl; *l; l = nl + 1) {
+		nl = strchr(l, '\n');
+		if (!nl)
+			break;
+		*nl = 0;
+		char prog[128];
+		if (strchr(l, '.') || strlen(l) >= sizeof(prog))
+			continue; /* the ELF files have no extension */
+		memcpy(prog, l, strlen(l) + 1);
+		for (size_t k = 0; k < 2; k++) {
+			char snap[1024];
+			struct stat sb;
+			snprintf(snap, sizeof(snap), "%s/%s--%s", snaps, prog, configs[k]);
+			if (stat(snap, &sb) != 0)
+				continue;
+			snprintf(cmd, sizeof(cmd), "%s timeline %s --elf %s/%s --clock insn -o %s", tool, snap, progs, prog,
+				 json);
+			CHECK_EQ(prog_run_cmd(cmd, out, sizeof(out)), 0);
+			struct checked c;
+			CHECK_EQ(check_file(json, &c), 0);
+			snprintf(cmd, sizeof(cmd), "%s profile %s --elf %s/%s --top 0", tool, snap, progs, prog);
+			CHECK_EQ(prog_run_cmd(cmd, out, sizeof(out)), 0);
+			/* The profile counts an instruction to the symbol of its
+			 * address; the timeline to the frame it ran in. They part
+			 * only where a function branches (not calls) into code no
+			 * symbol covers (glibc's strcmp has its exit before its
+			 * symbol): the profile's "(unknown)" then holds exactly
+			 * what the functions' spans hold beyond their rows. */
+			size_t rows = 0, unknown_rows = 0;
+			double over = 0, unknown = 0;
+			int differs = 0;
+			for (const char *r = out; r && *r; r = strchr(r, '\n') ? strchr(r, '\n') + 1 : NULL) {
+				unsigned long long instr, cycles, calls;
+				double p1, p2;
+				char name[64];
+				if (sscanf(r, "%llu %lf%% %llu %lf%% %llu %63s", &instr, &p1, &cycles, &p2, &calls, name) != 6)
+					continue;
+				rows++;
+				double spans = self_of(&c, name);
+				if (strcmp(name, "(unknown)") == 0) {
+					unknown_rows++;
+					unknown = (double)instr - (spans > 0 ? spans : 0);
+					continue;
+				}
+				if (spans != (double)instr) {
+					differs = 1;
+					over += spans - (double)instr;
+					if (spans < (double)instr && bad++ < 5)
+						fprintf(stderr, "%s: %s: %g instructions in its spans; profile %llu\n", snap, name,
+							spans, instr);
+				}
+			}
+			CHECK(rows > 0);
+			CHECK_EQ(rows - unknown_rows + (self_of(&c, "(unknown)") >= 0), c.nself);
+			if (over != unknown && bad++ < 5)
+				fprintf(stderr, "%s: spans hold %g instructions beyond the profile's rows, (unknown) %g\n", snap,
+					over, unknown);
+			outside += differs;
+			functions += rows;
+			runs++;
+		}
+	}
+	printf("round-trip programs: %zu timelines, %zu functions, %zu differ from the profile; %zu timelines "
+	       "with code outside any symbol counted to the function that branched there\n",
+	       runs, functions, bad, outside);
+	CHECK(runs >= 24);
+	CHECK_EQ(bad, 0);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dirs);
+	CHECK_EQ(system(cmd), 0);
+}
+
 int main(void)
 {
 	const char *tool = prog_tool();
@@ -345,6 +433,7 @@ int main(void)
 		return 0;
 	}
 	program(tool);
+	roundtrip_programs(tool);
 	tc2(tool);
 	return check_done("test_timeline");
 }

@@ -22,7 +22,7 @@
 #include "symbols.h"
 
 #define TL_SOURCES 128
-#define TL_STACK_MAX 1024     /* frames followed per source */
+#define TL_STACK_MAX 16384    /* frames followed per source (the stack is paged in as it deepens) */
 #define TL_RETURN_SEARCH 64   /* frames looked through for a return address */
 #define TL_TRACKS_KNOWN 4096  /* tracks whose metadata is written once */
 
