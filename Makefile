@@ -83,7 +83,7 @@ $(B)/tests-san/%: tests/%.c $(wildcard tests/*.h) $(SAN_OBJ)
 	@mkdir -p $(dir $@)
 	$(SAN_CC) $(CPPFLAGS) -Isrc $(CFLAGS) $(SAN) -o $@ $< $(SAN_OBJ) $(TEST_LDLIBS_$*)
 
-test: test-plain test-san
+test: test-layers test-plain test-san
 
 test-plain: $(TESTS) $(B)/csdec
 	@set -e; for t in $(TESTS); do echo "== $$t"; $$t; done

@@ -141,8 +141,11 @@ static void seg_grow(struct csdi_etm3_state *s)
 	s->seg_misses = s->seg_lookups = 0;
 }
 
-void csdi_etm3_flow_init(csd_flow_decoder *dec)
+static int etm3_init(csd_flow_decoder *dec)
 {
+	dec->etm3 = csd_etm3_pkt_new(&dec->cfg.trace);
+	if (!dec->etm3)
+		return CSD_ENOMEM;
 	dec->wp_flags = 0;
 	dec->open_cond = CSD_COND_PASS;
 	dec->u.etm3.data_only = (dec->cfg.trace.etmcr >> 20) & 1;
@@ -151,12 +154,15 @@ void csdi_etm3_flow_init(csd_flow_decoder *dec)
 	if (!dec->insn_mode && !(dec->cfg.flags & CSD_FLOW_NO_MEMO))
 		dec->u.etm3.segs = seg_table_new(SEG_SLOTS_LOG2);
 	dec->u.etm3.seg_log2 = SEG_SLOTS_LOG2;
+	return CSD_OK;
 }
 
-void csdi_etm3_flow_fini(csd_flow_decoder *dec)
+static void etm3_fini(csd_flow_decoder *dec)
 {
 	free(dec->u.etm3.segs);
 	dec->u.etm3.segs = NULL;
+	csd_etm3_pkt_free(dec->etm3);
+	dec->etm3 = NULL;
 }
 
 static int cycle_accurate(const csd_flow_decoder *dec)
@@ -304,7 +310,7 @@ static inline void insn_atom(csd_flow_decoder *dec, int e, uint64_t cycles, int 
 	}
 }
 
-inline void csdi_etm3_flow_pheader(csd_flow_decoder *dec, const struct csd_atoms *a, uint64_t offset)
+static inline void apply_pheader(csd_flow_decoder *dec, const struct csd_atoms *a, uint64_t offset)
 {
 	struct csdi_etm3_state *s = &dec->u.etm3;
 	int ca = cycle_accurate(dec);
@@ -323,7 +329,7 @@ inline void csdi_etm3_flow_pheader(csd_flow_decoder *dec, const struct csd_atoms
 }
 
 /* Instruction mode, or anything else the fast loop below does not take:
- * header by header through csdi_etm3_flow_pheader. */
+ * header by header through apply_pheader. */
 static size_t pheader_run_general(csd_flow_decoder *dec, const uint8_t *h, size_t n, const struct csd_atoms *tab,
 				  const uint8_t *ph, const uint64_t *offs, uint64_t base)
 {
@@ -336,12 +342,12 @@ static size_t pheader_run_general(csd_flow_decoder *dec, const uint8_t *h, size_
 		 * applied (the hold rule of csd_flow_next). */
 		if (a->num) {
 			unsigned mark = dec->qlen;
-			csdi_etm3_flow_pheader(dec, a, off);
+			apply_pheader(dec, a, off);
 			dec->qready = mark;
 			dec->qmark_valid = 1;
 		} else {
 			dec->qmark_valid = 0;
-			csdi_etm3_flow_pheader(dec, a, off);
+			apply_pheader(dec, a, off);
 		}
 	}
 	return i;
@@ -698,21 +704,22 @@ static inline __attribute__((always_inline)) size_t run_range(csd_flow_decoder *
 				i--;
 				continue;
 			}
-			struct csdi_etm3_istate *const ist = csdi_etm3_pkt_istate(dec->etm3);
-			blen = csdi_etm3_branch_quick(h + i, n - i, csdi_etm3_pkt_alt_branch(dec->etm3), ist->addr,
-						      csdi_etm3_shift(ist->fam), &ist->addr);
+			struct csdi_etm3_branch_base bb;
+			uint32_t baddr;
+			csdi_etm3_pkt_branch_base(dec->etm3, &bb);
+			blen = csdi_etm3_branch_quick(h + i, n - i, bb.alt, bb.addr, bb.shift, &baddr);
 			if (blen) {
 				/* Only the address changed (csdi_etm3_branch_fill
 				 * reports the packet from these). */
-				last->br.addr = ist->addr;
-				last->br.isa = (uint8_t)csdi_etm3_isa_of(ist->fam, ist->altisa);
+				last->br.addr = baddr;
+				last->br.isa = bb.isa;
 				last->br.addr_bytes = (uint8_t)blen;
 				last->br.full = 0;
-			} else if ((blen = csdi_etm3_branch_packet(dec->etm3, h + i, n - i, &last->br))) {
-				csdi_etm3_branch_commit(dec->etm3, &last->br);
-			} else {
+				last->br.addr_only = 1;
+			} else if (!(blen = csdi_etm3_branch_packet(dec->etm3, h + i, n - i, &last->br))) {
 				break;
 			}
+			csdi_etm3_branch_commit(dec->etm3, &last->br);
 			addr = last->br.addr;
 			isa = last->br.isa;
 			dec->addr_valid = isa != CSD_ISA_UNKNOWN;
@@ -1010,9 +1017,15 @@ static __attribute__((noinline)) void seg_build(csd_flow_decoder *dec, struct cs
 	dec->qmark_valid = qmv0;
 }
 
-size_t csdi_etm3_flow_pheader_run(csd_flow_decoder *dec, const uint8_t *h, size_t n, const struct csd_atoms *tab,
-				  const uint8_t *ph, const uint64_t *offs, uint64_t base,
-				  struct csdi_etm3_run_last *last)
+/* The P-headers at the front of the n bytes h (ph[b]: byte b is one,
+ * atoms from tab, capture offsets offs[k] or base + k), with the record
+ * hold rule of csd_flow_next; stops at the first byte that is not a
+ * P-header, or early when the queue runs short. In range mode, plain
+ * branch address packets, cycle counts and timestamps between headers
+ * are taken too; *last then says which was the last. Returns the bytes
+ * used. */
+static size_t pheader_run(csd_flow_decoder *dec, const uint8_t *h, size_t n, const struct csd_atoms *tab,
+			  const uint8_t *ph, const uint64_t *offs, uint64_t base, struct csdi_etm3_run_last *last)
 {
 	last->branch_end = 0;
 	last->cc_end = 0;
@@ -1188,7 +1201,7 @@ static void do_isync(csd_flow_decoder *dec, const struct csd_packet *p)
 	}
 }
 
-void csdi_etm3_flow_step(csd_flow_decoder *dec)
+static void step_packet(csd_flow_decoder *dec)
 {
 	struct csd_packet *p = dec->pkt;
 	struct csd_record *r;
@@ -1215,7 +1228,7 @@ void csdi_etm3_flow_step(csd_flow_decoder *dec)
 		do_isync(dec, p);
 		break;
 	case CSD_PKT_PHEADER:
-		csdi_etm3_flow_pheader(dec, &p->atoms, p->offset);
+		apply_pheader(dec, &p->atoms, p->offset);
 		break;
 	case CSD_PKT_CYCLE_COUNT:
 		if (!dec->synced)
@@ -1267,7 +1280,162 @@ void csdi_etm3_flow_step(csd_flow_decoder *dec)
 	dec->pkt_active = 0;
 }
 
-void csdi_etm3_flow_end(csd_flow_decoder *dec)
+/* One step of the active packet, and the records that makes ready: those
+ * before the hold mark, the rest staying held with the instruction before
+ * them (a later cancel bit may take it back) unless the queue runs short. */
+static void step(csd_flow_decoder *dec)
 {
-	(void)dec;
+	step_packet(dec);
+	if (dec->qmark_valid)
+		dec->qready = dec->qmark;
+	if (csdi_flow_room(dec) < CSDI_FLOW_QLOW)
+		dec->qready = dec->qlen;
 }
+/*
+ * ETMv3 fast path: most of the trace is P-headers, one byte each, which
+ * change no packet-decoder state. Take the run of them at the front of the
+ * input straight from the packet decoder and apply their atoms, without a
+ * struct csd_packet per header. Same record hold rule as for packets (see
+ * csd_flow_next). In range mode a branch address packet between runs is
+ * taken too when it has no exception information (then it only says where
+ * the next instruction is: do_branch's set_target, no record, and the hold
+ * stays). Returns 0 if there was nothing to take.
+ */
+static int etm3_pheader_run(csd_flow_decoder *dec)
+{
+	const uint8_t *h, *is_phdr;
+	const struct csd_atoms *tab;
+	size_t n = csdi_etm3_pkt_pheaders(dec->etm3, &h, &tab, &is_phdr);
+	if (!n)
+		return 0;
+	const uint64_t *offs;
+	uint64_t base;
+	csdi_etm3_pkt_offsets(dec->etm3, &offs, &base);
+	size_t used = 0, last = 0, last_len = 0;
+	struct csdi_etm3_branch br;
+	int last_branch = 0;    /* 1: a branch, 2: a cycle count, 3: a timestamp packet */
+	uint32_t last_cc = 0;
+	uint64_t last_ts = 0;
+	uint8_t last_ts_bits = 0;
+	for (;;) {
+		struct csdi_etm3_run_last rl;
+		size_t i = pheader_run(dec, h + used, n - used, tab, is_phdr,
+				    offs ? offs + used : NULL, base + used, &rl);
+		if (csdi_flow_room(dec) < CSDI_FLOW_QLOW)
+			dec->qready = dec->qlen;
+		if (i) {
+			if (rl.branch_end == i) {
+				/* It ended with a branch packet it took. */
+				last = used + i - rl.len;
+				last_len = rl.len;
+				last_branch = 1;
+				br = rl.br;
+			} else if (rl.cc_end == i || rl.ts_end == i) {
+				/* Or with a cycle count or timestamp packet. */
+				last = used + i - rl.len;
+				last_len = rl.len;
+				last_branch = rl.cc_end == i ? 2 : 3;
+				last_cc = rl.cc;
+				last_ts = rl.ts;
+				last_ts_bits = rl.ts_bits;
+			} else {
+				last = used + i - 1;
+				last_len = 1;
+				last_branch = 0;
+			}
+			used += i;
+		}
+		if (used == n || dec->insn_mode || !dec->synced || csdi_flow_room(dec) <= CSDI_FLOW_QPRODUCE ||
+		    (!dec->addr_valid && !dec->u.etm3.wait_branch))
+			break;
+		if (h[used] == 0x08 || h[used] == 0x70) {
+			/* An I-sync (trace turned on again after a filtered
+			 * stretch, say): taken here as produce() would take it,
+			 * into the spare buffer, so that P-headers after it stay
+			 * in this call. */
+			struct csd_packet *pk = csdi_flow_spare_pkt(dec);
+			const size_t slen = csdi_etm3_isync_packet(dec->etm3, h + used, n - used, used, pk);
+			if (!slen)
+				break;
+			csdi_flow_take_pkt(dec, pk);
+			step(dec);
+			last_len = 0;   /* dec->pkt holds it */
+			used += slen;
+			if (used == n || !is_phdr[h[used]])
+				break;
+			continue;
+		}
+		size_t blen = csdi_etm3_branch_packet(dec->etm3, h + used, n - used, &br);
+		if (!blen)
+			break;
+		csdi_etm3_branch_commit(dec->etm3, &br);
+		dec->addr = br.addr;
+		dec->isa = br.isa;
+		dec->addr_valid = br.isa != CSD_ISA_UNKNOWN;
+		dec->u.etm3.wait_branch = 0;
+		dec->qmark_valid = 0;
+		last = used;
+		last_len = blen;
+		last_branch = 1;
+		used += blen;
+		if (used == n || !is_phdr[h[used]])
+			break;
+	}
+	if (!used)
+		return 0;
+	if (!last_len) {
+		/* The last was an I-sync, in dec->pkt already. */
+		csdi_etm3_pkt_skip(dec->etm3, used);
+		return 1;
+	}
+	/* csd_flow_last_packet() reports the last header, branch, cycle count or
+	 * timestamp packet taken. */
+	if (last_branch == 1) {
+		csdi_etm3_branch_fill(&br, dec->pkt);
+	} else if (last_branch == 2) {
+		csdi_pkt_clear(dec->pkt);
+		dec->pkt->type = CSD_PKT_CYCLE_COUNT;
+		dec->pkt->flags = CSD_PKTF_CYCLE_COUNT;
+		dec->pkt->cycle_count = last_cc;
+	} else if (last_branch == 3) {
+		csdi_pkt_clear(dec->pkt);
+		dec->pkt->type = CSD_PKT_TIMESTAMP;
+		dec->pkt->ts_bits = last_ts_bits;
+		dec->pkt->timestamp = last_ts;
+	} else {
+		csdi_pkt_clear(dec->pkt);
+		dec->pkt->type = CSD_PKT_PHEADER;
+		dec->pkt->atoms = tab[h[last]];
+	}
+	dec->pkt->offset = csdi_etm3_pkt_offset(dec->etm3, last);
+	dec->pkt->size = (uint32_t)last_len;
+	memcpy(dec->pkt->raw, h + last, last_len);
+	dec->have_pkt = 1;
+	csdi_etm3_pkt_skip(dec->etm3, used);
+	return 1;
+}
+
+static int etm3_feed(csd_flow_decoder *dec, const struct csd_bytes *in)
+{
+	return csd_etm3_pkt_feed(dec->etm3, in);
+}
+
+static int etm3_finish(csd_flow_decoder *dec)
+{
+	return csd_etm3_pkt_finish(dec->etm3);
+}
+
+static int etm3_next_packet(csd_flow_decoder *dec, struct csd_packet *pkt)
+{
+	return csd_etm3_pkt_next(dec->etm3, pkt);
+}
+
+const struct csdi_flow_ops csdi_etm3_flow_ops = {
+	.init = etm3_init,
+	.fini = etm3_fini,
+	.feed = etm3_feed,
+	.finish = etm3_finish,
+	.next_packet = etm3_next_packet,
+	.run = etm3_pheader_run,
+	.step = step,
+};

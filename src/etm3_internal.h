@@ -170,11 +170,18 @@ static inline size_t csdi_etm3_branch_quick(const uint8_t *p, size_t n, int alt,
 	return k;
 }
 
-/* The packet decoder's address state and branch encoding, for the flow
- * decoder's own parse of the quick forms (it then updates addr itself, as
- * csdi_etm3_branch_commit would). */
-struct csdi_etm3_istate *csdi_etm3_pkt_istate(csd_etm3_pkt_decoder *dec);
-int csdi_etm3_pkt_alt_branch(const csd_etm3_pkt_decoder *dec);
+/* What a branch address packet is parsed against, read from the packet
+ * decoder for the flow decoder's own parse of the quick forms: the
+ * previous address, the alignment shift and instruction set of the current
+ * family, the branch encoding. The flow decoder then commits the new
+ * address with csdi_etm3_branch_commit (addr_only set). */
+struct csdi_etm3_branch_base {
+	uint32_t addr;
+	uint8_t shift;
+	uint8_t isa;        /* enum csd_isa */
+	uint8_t alt;        /* ETMIDR[20]: the alternative branch encoding */
+};
+void csdi_etm3_pkt_branch_base(const csd_etm3_pkt_decoder *dec, struct csdi_etm3_branch_base *bb);
 
 /*
  * A branch address packet without exception information, whole at p (n

@@ -1452,14 +1452,12 @@ static NOINLINE size_t branch_packet_general(csd_etm3_pkt_decoder *dec, const ui
 	return (size_t)len;
 }
 
-struct csdi_etm3_istate *csdi_etm3_pkt_istate(csd_etm3_pkt_decoder *dec)
+void csdi_etm3_pkt_branch_base(const csd_etm3_pkt_decoder *dec, struct csdi_etm3_branch_base *bb)
 {
-	return &dec->ist;
-}
-
-int csdi_etm3_pkt_alt_branch(const csd_etm3_pkt_decoder *dec)
-{
-	return dec->cfg.alt_branch;
+	bb->addr = dec->ist.addr;
+	bb->shift = (uint8_t)csdi_etm3_shift(dec->ist.fam);
+	bb->isa = (uint8_t)csdi_etm3_isa_of(dec->ist.fam, dec->ist.altisa);
+	bb->alt = dec->cfg.alt_branch;
 }
 
 void csdi_etm3_branch_commit(csd_etm3_pkt_decoder *dec, const struct csdi_etm3_branch *b)
