@@ -509,6 +509,10 @@ static inline __attribute__((always_inline)) size_t run_range(csd_flow_decoder *
 	/* Decoder state in a memo key that only the general way changes. */
 	uint64_t ctx = seg_ctx(dec);
 	struct csdi_etm3_seg *prev_g = NULL;    /* the last entry met */
+	/* What branch packets between headers are parsed against (the
+	 * packet decoder's state, read-only; it stays where it is). */
+	int alt;
+	const struct csdi_etm3_istate *const ist = csdi_etm3_pkt_addr_state(dec->etm3, &alt);
 	for (; i < n && csdi_flow_room(dec) > CSDI_FLOW_QPRODUCE; i++) {
 		/* (The room checked above is enough: a segment closes at most
 		 * SEG_RECS + 1 ranges, a few of the slack QPRODUCE leaves.
@@ -704,22 +708,21 @@ static inline __attribute__((always_inline)) size_t run_range(csd_flow_decoder *
 				i--;
 				continue;
 			}
-			struct csdi_etm3_branch_base bb;
 			uint32_t baddr;
-			csdi_etm3_pkt_branch_base(dec->etm3, &bb);
-			blen = csdi_etm3_branch_quick(h + i, n - i, bb.alt, bb.addr, bb.shift, &baddr);
+			blen = csdi_etm3_branch_quick(h + i, n - i, alt, ist->addr, csdi_etm3_shift(ist->fam), &baddr);
 			if (blen) {
-				/* Only the address changed (csdi_etm3_branch_fill
+				/* Only the address changes (csdi_etm3_branch_fill
 				 * reports the packet from these). */
 				last->br.addr = baddr;
-				last->br.isa = bb.isa;
+				last->br.isa = (uint8_t)csdi_etm3_isa_of(ist->fam, ist->altisa);
 				last->br.addr_bytes = (uint8_t)blen;
 				last->br.full = 0;
-				last->br.addr_only = 1;
-			} else if (!(blen = csdi_etm3_branch_packet(dec->etm3, h + i, n - i, &last->br))) {
+				csdi_etm3_pkt_set_addr(dec->etm3, baddr);
+			} else if ((blen = csdi_etm3_branch_packet(dec->etm3, h + i, n - i, &last->br))) {
+				csdi_etm3_branch_commit(dec->etm3, &last->br);
+			} else {
 				break;
 			}
-			csdi_etm3_branch_commit(dec->etm3, &last->br);
 			addr = last->br.addr;
 			isa = last->br.isa;
 			dec->addr_valid = isa != CSD_ISA_UNKNOWN;
@@ -1024,7 +1027,8 @@ static __attribute__((noinline)) void seg_build(csd_flow_decoder *dec, struct cs
  * branch address packets, cycle counts and timestamps between headers
  * are taken too; *last then says which was the last. Returns the bytes
  * used. */
-static size_t pheader_run(csd_flow_decoder *dec, const uint8_t *h, size_t n, const struct csd_atoms *tab,
+static __attribute__((noinline)) size_t pheader_run(csd_flow_decoder *dec, const uint8_t *h, size_t n,
+						   const struct csd_atoms *tab,
 			  const uint8_t *ph, const uint64_t *offs, uint64_t base, struct csdi_etm3_run_last *last)
 {
 	last->branch_end = 0;

@@ -14,6 +14,7 @@
 #include "arm_isa.h"
 #include "csdec.h"
 #include "image.h"
+#include "pkt_input.h"
 
 /* Records queued between flow_next() calls. Producers check
  * csdi_flow_room() before each block so the queue never overflows. */
@@ -207,18 +208,13 @@ struct csd_flow_decoder {
 	} u;
 };
 
-/* Zero a record or packet with a few vector stores: a memset() of the whole
- * size may become `rep stos`, which costs more than the rest of a range
- * record's work. */
+/* Zero a record with a few vector stores, as csdi_pkt_clear (pkt_input.h)
+ * does a packet: a memset() of the whole size may become `rep stos`, which
+ * costs more than the rest of a range record's work. */
 static inline void csdi_rec_clear(struct csd_record *r)
 {
 	memset(r, 0, 64);
 	memset((unsigned char *)r + 64, 0, sizeof(*r) - 64);
-}
-static inline void csdi_pkt_clear(struct csd_packet *p)
-{
-	memset(p, 0, 64);
-	memset((unsigned char *)p + 64, 0, sizeof(*p) - 64);
 }
 
 /* The record bytes 80-87 of csdi_rec_range(): isa, cond, reason 0, vmid 0,
