@@ -1,5 +1,3 @@
-/* (_DEFAULT_SOURCE: madvise's MADV_HUGEPAGE.) */
-#define _DEFAULT_SOURCE
 /*
  * etm3_flow.c - ETMv3 decompression: packets + image -> instructions.
  *
@@ -18,128 +16,11 @@
  */
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 
 #include "etm3_internal.h"
 #include "flow.h"
 
-/*
- * Segment memo (range mode). Code that runs again is traced again with the
- * same P-header bytes: a loop body, a function called from a loop. What a
- * run of up to SEG_LEN headers does, starting at one code position, is
- * therefore kept: the range records it closes, the open range it leaves,
- * where the walk ends, the W atoms left over. Applying it is a table
- * lookup and a few record copies instead of a branch per header, per atom
- * and per block, whose outcomes depend on the data and are mispredicted
- * (BENCHMARKS.md). Entries are made by the fast loop itself (build mode
- * of run_range below, on a scratch start state), so they cannot differ
- * from what it would do; what the start state adds (cycles waiting,
- * an open range that continues) is applied on top.
- */
-#define SEG_LEN 32
-#define SEG_WORDS (SEG_LEN / 8)
-#define SEG_RECS 8
-_Static_assert(SEG_RECS + 1 < CSDI_FLOW_QPRODUCE - CSDI_FLOW_QLOW, "a segment's records fit in the slack");
-/* Entries: 2^13 to begin with (2 MiB), 2^14 once the working set
- * shows it does not fit (seg_grow). */
-#define SEG_SLOTS_LOG2 13
-#define SEG_SLOTS_LOG2_MAX 14
-_Static_assert(SEG_SLOTS_LOG2_MAX <= 16, "an entry's index fits its successor hint (next)");
-#define SEG_SLOTS (1u << SEG_SLOTS_LOG2)
-
-/* (20 bytes, so that an entry is four cache lines: the table's lines are
- * what a lookup waits for. Ranges whose fields do not fit these widths are
- * not kept: seg_build.) */
-struct csdi_seg_range {
-	uint32_t start, last;
-	uint32_t cycles;
-	uint16_t count;
-	uint16_t flags;
-	uint8_t isa, cond;      /* in this order: bytes 80-81 of the record (seg_record) */
-	uint8_t end_delta;      /* end - last */
-	uint8_t hdr;            /* the header (0..SEG_LEN-1) whose offset it has */
-};
-
-struct csdi_etm3_seg {
-	uint64_t key;          /* start address, ISA, run length, context bits (seg_key) */
-	uint64_t bytes[SEG_WORDS]; /* the headers, zero-padded */
-	uint64_t gen;          /* image generation + 1 when made (0 = empty) */
-	uint8_t len;           /* headers it covers (0: leave them to the loop) */
-	uint8_t nrec;          /* range records it closes */
-	uint8_t natoms;        /* instruction atoms (capped at 2: 0, 1 or more) */
-	uint8_t hold;          /* records made before its last header with atoms */
-	uint8_t hold_late;     /* that header is not its first with atoms */
-	uint8_t last_atoms;    /* its last header has atoms */
-	uint8_t indirect;      /* ends after a taken indirect branch */
-	uint8_t open_active;   /* a range is open at the end */
-	uint8_t isa;           /* where the walk ends */
-	uint16_t next;         /* the entry looked up after it last time (a hint) */
-	uint32_t addr;
-	uint32_t prev_last;
-	uint32_t last_cycles;  /* charged to the last instruction (without the start's W) */
-	uint32_t pw;           /* W atoms not yet charged at the end (without the start's) */
-	struct csdi_seg_range open;
-	struct csdi_seg_range rec[SEG_RECS];
-};
-_Static_assert(sizeof(struct csdi_etm3_seg) == 256, "an entry is four cache lines");
-
-/* A zeroed memo table of 2^log2 entries, cache-line aligned; NULL if
- * memory is short. In 2 MiB pages where the system has them (madvise):
- * lookups go anywhere in it, and the TLB misses of small pages cost
- * gen-etm3 1 - 3 %. (Both sizes, 2 and 4 MiB, are whole huge pages.) */
-static struct csdi_etm3_seg *seg_table_new(unsigned log2)
-{
-	size_t sz = ((size_t)1 << log2) * sizeof(struct csdi_etm3_seg);
-	size_t align = 64;
-#ifdef MADV_HUGEPAGE
-	const size_t huge = (size_t)2 << 20;
-	if (sz >= huge) {
-		align = huge;
-		sz = (sz + huge - 1) / huge * huge;
-	}
-#endif
-	struct csdi_etm3_seg *t = aligned_alloc(align, sz);
-	if (!t)
-		return NULL;
-#ifdef MADV_HUGEPAGE
-	if (align > 64)
-		madvise(t, sz, MADV_HUGEPAGE);
-#endif
-	memset(t, 0, sz);
-	return t;
-}
-
-static inline unsigned seg_slot(uint64_t key, const uint64_t *bytes, unsigned log2);
-
-/* Twice the entries once at least 1024 lookups dropped an entry to make
- * room, and more than one in 128 did: the working set does not fit (the
- * 59 MB gen-etm3 input meets 11,978 distinct segments, TC2's sources a
- * few thousand, which fit). The old entries move to their slots in the
- * new table (making them again was 4 % of gen-etm3's instructions); where
- * both ways are taken, the one that comes later is dropped. */
-static void seg_grow(struct csdi_etm3_state *s)
-{
-	if (s->seg_misses >= 1024 && s->seg_log2 < SEG_SLOTS_LOG2_MAX && s->seg_misses > s->seg_lookups / 128) {
-		struct csdi_etm3_seg *t = seg_table_new(s->seg_log2 + 1);
-		if (t) {
-			const size_t old_n = (size_t)1 << s->seg_log2;
-			for (size_t k = 0; k < old_n; k++) {
-				const struct csdi_etm3_seg *e = &s->segs[k];
-				if (!e->gen)
-					continue;
-				struct csdi_etm3_seg *g = &t[seg_slot(e->key, e->bytes, s->seg_log2 + 1)];
-				if (g->gen)
-					g++;
-				if (!g->gen)
-					*g = *e;
-			}
-			free(s->segs);
-			s->segs = t;
-			s->seg_log2++;
-		}
-	}
-	s->seg_misses = s->seg_lookups = 0;
-}
+#include "etm3_memo.h"
 
 static int etm3_init(csd_flow_decoder *dec)
 {
@@ -152,7 +33,7 @@ static int etm3_init(csd_flow_decoder *dec)
 	/* Without the table the loop does the work itself (allocation
 	 * failure costs speed, nothing else). */
 	if (!dec->insn_mode && !(dec->cfg.flags & CSD_FLOW_NO_MEMO))
-		dec->u.etm3.segs = seg_table_new(SEG_SLOTS_LOG2);
+		dec->u.etm3.segs = csdi_etm3_memo_new(SEG_SLOTS_LOG2);
 	dec->u.etm3.seg_log2 = SEG_SLOTS_LOG2;
 	return CSD_OK;
 }
@@ -383,87 +264,9 @@ static size_t run_range(csd_flow_decoder *dec, const uint8_t *h, size_t n, const
 			const uint8_t *ph, const uint64_t *offs, uint64_t base, const int build, int *aborted,
 			struct csdi_etm3_run_last *last);
 
-static void seg_build(csd_flow_decoder *dec, struct csdi_etm3_seg *g, const uint8_t *h, unsigned len,
-		      const struct csd_atoms *tab, const uint8_t *ph, uint64_t key, const uint64_t *bytes, int ext);
+static size_t run_build(csd_flow_decoder *dec, const uint8_t *h, size_t len, const struct csd_atoms *tab,
+			const uint8_t *ph, int *aborted);
 
-/* What of the start state a memo entry depends on, besides the headers. */
-static inline uint64_t seg_ctx(const csd_flow_decoder *dec)
-{
-	return (uint64_t)(dec->ns & 1) << 41 | (uint64_t)(dec->hyp & 1) << 42 | (uint64_t)dec->open_cond << 48;
-}
-
-/* Key layout: address in bits 0-31, ISA 32-35, ext 40, NS 41, Hyp 42,
- * the open range's condition 48-55, run length 56-62. */
-_Static_assert(SEG_LEN < 128, "the run length fits its key bits");
-static inline uint64_t seg_key(uint64_t ctx, uint32_t addr, uint8_t isa, unsigned len, int ext)
-{
-	return ctx | addr | (uint64_t)(isa & 15) << 32 | (uint64_t)ext << 40 | (uint64_t)len << 56;
-}
-
-/* The up to SEG_LEN bytes at h (n available) that have the P-header form
- * 1xxxxxx0, into bytes (zero beyond them); returns how many. */
-static inline unsigned seg_bytes(const uint8_t *h, size_t n, uint64_t *bytes)
-{
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-	if (n >= SEG_LEN) {
-		unsigned len = 0;
-		for (unsigned w = 0; w < SEG_WORDS; w++) {
-			uint64_t x;
-			memcpy(&x, h + 8 * w, 8);
-			/* Non-zero in each byte that is not of the form. */
-			const uint64_t m = (x & 0x8181818181818181ull) ^ 0x8080808080808080ull;
-			if (m) {
-				const unsigned k = (unsigned)__builtin_ctzll(m) / 8;
-				bytes[w] = k ? x & (~0ull >> (64 - 8 * k)) : 0;
-				return len + k;
-			}
-			bytes[w] = x;
-			len += 8;
-		}
-		return len;
-	}
-#endif
-	unsigned len = 0;
-	while (len < n && len < SEG_LEN && (h[len] & 0x81) == 0x80) {
-		bytes[len / 8] |= (uint64_t)h[len] << (8 * (len % 8));
-		len++;
-	}
-	return len;
-}
-
-/* Record r from a memo entry's range rs at capture offset off. */
-static inline __attribute__((always_inline)) void seg_record(struct csd_record *r, const struct csdi_seg_range *rs,
-							       uint64_t off, uint64_t tid_misc)
-{
-	/* isa and cond as one 16-bit load, in place (little-endian; the
-	 * byte order does not matter elsewhere). */
-	uint16_t isa_cond;
-	memcpy(&isa_cond, &rs->isa, 2);
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-	const uint64_t misc = (uint64_t)isa_cond | tid_misc;
-#else
-	(void)isa_cond;
-	const uint64_t misc = csdi_rec_misc(rs->isa, rs->cond, (uint8_t)(tid_misc >> 32));
-#endif
-	csdi_rec_range(r, rs->flags, off, rs->start, rs->last, rs->last + rs->end_delta, rs->cycles, rs->count, misc);
-}
-
-static inline int seg_match(const struct csdi_etm3_seg *g, uint64_t key, const uint64_t *bytes, uint64_t gen)
-{
-	uint64_t d = (g->key ^ key) | (g->gen ^ gen);
-	for (unsigned w = 0; w < SEG_WORDS; w++)
-		d |= g->bytes[w] ^ bytes[w];
-	return d == 0;
-}
-
-static inline unsigned seg_slot(uint64_t key, const uint64_t *bytes, unsigned log2)
-{
-	uint64_t x = bytes[0] ^ (key * 0x9e3779b97f4a7c15ull);
-	for (unsigned w = 1; w < SEG_WORDS; w++)
-		x ^= bytes[w] * 0xc2b2ae3d27d4eb4full;
-	x *= 0xff51afd7ed558ccdull;
-	return (unsigned)(x >> (64 - log2)) & ~1u;
-}
 
 static inline __attribute__((always_inline)) size_t run_range(csd_flow_decoder *dec, const uint8_t *h, size_t n,
 								const struct csd_atoms *tab, const uint8_t *ph,
@@ -502,7 +305,7 @@ static inline __attribute__((always_inline)) size_t run_range(csd_flow_decoder *
 		bwp = b->end == CSDI_BLOCK_WAYPOINT;
 	}
 	if (!build && s->segs && s->seg_misses >= 1024)
-		seg_grow(s);
+		csdi_etm3_memo_grow(s);
 	struct csdi_etm3_seg *const segs = build ? NULL : s->segs;
 	const unsigned seg_log2 = s->seg_log2;
 	const size_t seg_mask = ((size_t)1 << seg_log2) - 1;    /* a hint's index into segs */
@@ -557,7 +360,7 @@ static inline __attribute__((always_inline)) size_t run_range(csd_flow_decoder *
 				s->prev_last = prev_last;
 				s->last_cycles = last_cycles;
 				s->cancelled = cancelled;
-				seg_build(dec, g, h + i, len, tab, ph, key, bytes, ext);
+				csdi_etm3_memo_build(dec, g, h + i, len, tab, ph, key, bytes, ext, run_build);
 				/* It may have refilled the cursor's cache slot. */
 				b = NULL;
 			}
@@ -890,134 +693,17 @@ done:
 	return i;
 }
 
+/* Build mode, for csdi_etm3_memo_build (out of line: a miss is rare). */
+static __attribute__((noinline)) size_t run_build(csd_flow_decoder *dec, const uint8_t *h, size_t len,
+						  const struct csd_atoms *tab, const uint8_t *ph, int *aborted)
+{
+	return run_range(dec, h, len, tab, ph, NULL, 0, 1, aborted, NULL);
+}
+
 static size_t pheader_run_range(csd_flow_decoder *dec, const uint8_t *h, size_t n, const struct csd_atoms *tab,
 				const uint8_t *ph, const uint64_t *offs, uint64_t base, struct csdi_etm3_run_last *last)
 {
 	return run_range(dec, h, n, tab, ph, offs, base, 0, NULL, last);
-}
-
-/* A range (a record, or the range left open) into *sr: 1, or 0 if a field
- * does not fit its width there (sr is filled all the same). */
-static int seg_range_pack(struct csdi_seg_range *sr, uint64_t start, uint64_t last, uint64_t end, uint64_t count,
-			  uint64_t cycles, uint64_t flags, uint8_t isa, uint8_t cond, uint64_t hdr)
-{
-	sr->start = (uint32_t)start;
-	sr->last = (uint32_t)last;
-	sr->end_delta = (uint8_t)(end - last);
-	sr->count = (uint16_t)count;
-	sr->cycles = (uint32_t)cycles;
-	sr->flags = (uint16_t)flags;
-	sr->isa = isa;
-	sr->cond = cond;
-	sr->hdr = (uint8_t)hdr;
-	return cycles <= UINT32_MAX && hdr < SEG_LEN && count <= UINT16_MAX && flags <= UINT16_MAX &&
-	       (uint32_t)(end - last) <= UINT8_MAX;
-}
-
-/*
- * Make memo entry g for the len headers h from the decoder's current
- * position: run the loop in build mode from a scratch state (nothing
- * waiting, a contiguous open range iff ext, queue offsets = header
- * indices), read off what it did, and put everything back. A header that
- * needs the general way ends the entry before it.
- */
-static __attribute__((noinline)) void seg_build(csd_flow_decoder *dec, struct csdi_etm3_seg *g, const uint8_t *h,
-						unsigned len, const struct csd_atoms *tab, const uint8_t *ph,
-						uint64_t key, const uint64_t *bytes, int ext)
-{
-	struct csdi_etm3_state *s = &dec->u.etm3;
-	const struct csdi_etm3_state s0 = *s;
-	const struct csdi_open_range o0 = dec->open;
-	const uint32_t addr0 = dec->addr;
-	const uint8_t isa0 = dec->isa;
-	const unsigned qlen0 = dec->qlen, qready0 = dec->qready;
-	const int qmv0 = dec->qmark_valid;
-	size_t done = len;
-
-	memset(g, 0, sizeof(*g));
-	g->key = key;
-	memcpy(g->bytes, bytes, sizeof(g->bytes));
-	g->gen = dec->img_gen;
-	for (int pass = 0; pass < 3; pass++) {
-		int aborted = 0;
-		memset(&dec->open, 0, sizeof(dec->open));
-		dec->open.active = ext;
-		dec->open.start = dec->open.last = dec->open.end = addr0;
-		dec->open.isa = isa0;
-		s->pending_w = 0;
-		s->prev_last = addr0;
-		s->last_cycles = 0;
-		s->cancelled = 0;
-		s->blk = NULL;
-		s->wait_branch = 0;
-		dec->addr = addr0;
-		dec->isa = isa0;
-		dec->addr_valid = 1;
-		dec->qlen = qlen0;
-		dec->qready = qlen0;
-		dec->qmark_valid = 0;
-		done = run_range(dec, h, done, tab, ph, NULL, 0, 1, &aborted, NULL);
-		if (aborted)
-			continue;       /* again without the header it stopped in */
-		if (dec->qlen - qlen0 > SEG_RECS) {
-			/* Too many records: again up to the header where the
-			 * first one that does not fit began (records close in
-			 * order, so none before it closes later). */
-			const struct csd_record *r = &dec->q[(dec->qhead + qlen0 + SEG_RECS) % CSDI_FLOW_QCAP];
-			if (r->offset > 0 && r->offset < done) {
-				done = (size_t)r->offset;
-				continue;
-			}
-		}
-		break;
-	}
-	unsigned nrec = dec->qlen - qlen0;
-	int ok = done > 0 && nrec <= SEG_RECS && s->pending_w <= UINT32_MAX && s->last_cycles <= UINT32_MAX;
-	for (unsigned k = 0; ok && k < nrec; k++) {
-		const struct csd_record *r = &dec->q[(dec->qhead + qlen0 + k) % CSDI_FLOW_QCAP];
-		ok = r->type == CSD_REC_RANGE && seg_range_pack(&g->rec[k], r->addr, r->last, r->end, r->count, r->cycles,
-								  r->flags, r->isa, r->cond, r->offset);
-	}
-	if (dec->open.active) {
-		const struct csdi_open_range *op = &dec->open;
-		ok = seg_range_pack(&g->open, op->start, op->last, op->end, op->count, op->cycles, op->has_cycles != 0,
-				    op->isa, 0, op->offset) && ok;
-		g->open_active = 1;
-	}
-	unsigned natoms = 0, first = SEG_LEN, last = SEG_LEN;
-	for (unsigned k = 0; k < done; k++) {
-		if (tab[h[k]].num) {
-			natoms += tab[h[k]].num;
-			if (first == SEG_LEN)
-				first = k;
-			last = k;
-		}
-	}
-	if (ok) {
-		g->len = (uint8_t)done;
-		g->nrec = (uint8_t)nrec;
-		g->natoms = (uint8_t)(natoms < 2 ? natoms : 2);
-		g->hold = (uint8_t)(dec->qready - qlen0);
-		g->hold_late = last != first;
-		g->last_atoms = done > 0 && tab[h[done - 1]].num;
-		g->indirect = !dec->addr_valid;
-		g->isa = dec->isa;
-		g->addr = dec->addr;
-		g->prev_last = s->prev_last;
-		g->last_cycles = (uint32_t)s->last_cycles;
-		g->pw = (uint32_t)s->pending_w;
-	} else {
-		g->len = 0;
-	}
-	/* Put everything back. */
-	*s = s0;
-	dec->open = o0;
-	dec->addr = addr0;
-	dec->isa = isa0;
-	dec->addr_valid = 1;
-	dec->qlen = qlen0;
-	dec->qready = qready0;
-	dec->qmark_valid = qmv0;
 }
 
 /* The P-headers at the front of the n bytes h (ph[b]: byte b is one,
