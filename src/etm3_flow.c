@@ -253,443 +253,515 @@ static inline __attribute__((always_inline)) void close_local(csd_flow_decoder *
 
 /*
  * Range mode: the same as pheader_run_general, with the walk through the
- * code and the open range in local variables (kept in registers, where
- * fields of dec would chain every instruction to the store of the one
- * before). Per instruction atom this is a few operations; blocks are
+ * code and the open range in a cursor of local variables (kept in
+ * registers, where fields of dec would chain every instruction to the
+ * store of the one before; records are written through uint8_t fields,
+ * which may alias anything, so fields of dec would be reloaded after every
+ * record). Per instruction atom this is a few operations; blocks are
  * looked up when the cursor leaves one. Anything out of the ordinary
  * (atoms while the address is unknown or the code unreadable, a lost
  * stretch pending) goes through insn_atom with the state written back.
+ * cursor_load and cursor_store are the one place the cursor and the
+ * decoder exchange that state.
  */
-static size_t run_range(csd_flow_decoder *dec, const uint8_t *h, size_t n, const struct csd_atoms *tab,
-			const uint8_t *ph, const uint64_t *offs, uint64_t base, const int build, int *aborted,
-			struct csdi_etm3_run_last *last);
+struct run_cursor {
+	uint64_t pw;              /* W atoms not yet charged (pending_w) */
+	uint32_t addr;
+	uint8_t isa;
+	int synced;
+	int walkable;             /* addr_valid and no lost stretch pending */
+	/* Instruction idx of block b is at addr (b NULL: look the block up
+	 * at the next atom); the block's fields copied. */
+	const struct csdi_block *b;
+	unsigned idx, bcount;
+	uint64_t bwide;
+	int bwp;
+	struct csdi_open_range o;
+	uint32_t prev_last;
+	uint64_t last_cycles;
+	int cancelled;
+	uint64_t ctx;             /* memo key bits that only the general way changes (seg_ctx) */
+};
+
+static inline __attribute__((always_inline)) void cursor_block(struct run_cursor *c, const struct csdi_block *b)
+{
+	c->b = b;
+	c->bcount = b->count;
+	c->bwide = c->isa == CSD_ISA_ARM ? ~(uint64_t)0 : b->wide;
+	c->bwp = b->end == CSDI_BLOCK_WAYPOINT;
+}
+
+static inline __attribute__((always_inline)) void cursor_load(const csd_flow_decoder *dec, struct run_cursor *c)
+{
+	const struct csdi_etm3_state *s = &dec->u.etm3;
+	c->pw = s->pending_w;
+	c->addr = dec->addr;
+	c->isa = dec->isa;
+	c->synced = dec->synced;
+	c->walkable = dec->addr_valid && !dec->lost.active;
+	c->o = dec->open;
+	c->prev_last = s->prev_last;
+	c->last_cycles = s->last_cycles;
+	c->cancelled = s->cancelled;
+	c->ctx = seg_ctx(dec);
+	c->b = NULL;
+	c->idx = s->blk_idx;
+	c->bcount = 0;
+	c->bwide = 0;
+	c->bwp = 0;
+	/* The block kept may have lost its cache slot to another. */
+	const struct csdi_block *b = s->blk;
+	if (b && c->walkable && s->cur == c->addr && b->start == s->blk_start && b->isa == c->isa &&
+	    c->idx < b->count)
+		cursor_block(c, b);
+}
+
+static inline __attribute__((always_inline)) void cursor_store(csd_flow_decoder *dec, const struct run_cursor *c)
+{
+	struct csdi_etm3_state *s = &dec->u.etm3;
+	s->pending_w = c->pw;
+	dec->addr = c->addr;
+	dec->isa = c->isa;
+	dec->open = c->o;
+	s->prev_last = c->prev_last;
+	s->last_cycles = c->last_cycles;
+	s->cancelled = c->cancelled;
+	s->blk = c->b;
+	if (c->b) {
+		s->blk_start = c->b->start;
+		s->cur = c->addr;
+		s->blk_idx = c->idx;
+	}
+}
+
+/* What the range loop reads that stays the same for a call. */
+struct run_args {
+	const uint8_t *h;           /* the bytes (n of them) */
+	size_t n;
+	const struct csd_atoms *tab; /* P-header atoms by byte */
+	const uint8_t *ph;          /* ph[b]: byte b is a P-header */
+	const uint64_t *offs;       /* capture offset of byte k: offs[k], or base + k */
+	uint64_t base;
+	int ca;                     /* cycle-accurate */
+	struct csdi_etm3_seg *segs; /* the memo (NULL: none, or build mode) */
+	unsigned seg_log2;
+	size_t seg_mask;            /* a hint's index into segs */
+	/* What branch packets between headers are parsed against (the packet
+	 * decoder's state, read-only; the pointer stays valid). */
+	const struct csdi_etm3_istate *ist;
+	int alt;
+};
+
+static inline __attribute__((always_inline)) uint64_t run_offset(const struct run_args *a, size_t i)
+{
+	return a->offs ? a->offs[i] : a->base + i;
+}
+
+/* Memo entry g, found for the headers at i with the open range extended
+ * (ext) or not, applied to the cursor: its records into the queue, with
+ * what the start state adds (W atoms waiting, the open range it
+ * continues) on top. */
+static inline __attribute__((always_inline)) void memo_apply(csd_flow_decoder *dec, struct run_cursor *c,
+							    const struct run_args *a, size_t i,
+							    const struct csdi_etm3_seg *g, int ext)
+{
+	struct csdi_etm3_state *s = &dec->u.etm3;
+	/* Waiting W atoms: charged to the next instruction in cycle-accurate
+	 * mode only (else dropped). */
+	const uint64_t pw_in = a->ca ? c->pw : 0;
+	if (g->natoms) {
+		const struct csdi_open_range oin = c->o;
+		const unsigned qlen_in = dec->qlen;
+		int closed_in = 0;
+		if (c->o.active && !ext) {
+			close_local(dec, &c->o, dec->open_cond, 0);
+			closed_in = 1;
+		}
+		/* The queue position, the trace ID and the offsets' form in
+		 * locals: the records' byte fields may alias the decoder's,
+		 * which would be reloaded after each record. */
+		const unsigned nrec = g->nrec;
+		const unsigned q0 = dec->qhead + dec->qlen;
+		const uint64_t tid = csdi_rec_misc(0, 0, dec->cfg.trace.trace_id);
+		struct csd_record *const q = dec->q;
+		const struct csdi_seg_range *rs = g->rec;
+		if (a->offs) {
+			for (unsigned k = 0; k < nrec; k++, rs++)
+				seg_record(&q[(q0 + k) % CSDI_FLOW_QCAP], rs, a->offs[i + rs->hdr], tid);
+		} else {
+			for (unsigned k = 0; k < nrec; k++, rs++)
+				seg_record(&q[(q0 + k) % CSDI_FLOW_QCAP], rs, a->base + i + rs->hdr, tid);
+		}
+		dec->qlen += nrec;
+		if (nrec) {
+			/* The first instruction's range takes the W atoms waiting
+			 * before it and continues the open range if it was
+			 * contiguous. */
+			struct csd_record *r = &q[q0 % CSDI_FLOW_QCAP];
+			r->cycles += pw_in;
+			if (ext) {
+				r->addr = oin.start;
+				r->offset = oin.offset;
+				r->count += oin.count;
+				r->cycles += oin.cycles;
+			}
+		}
+		if (g->open_active) {
+			const struct csdi_seg_range *sr = &g->open;
+			c->o.active = 1;
+			c->o.start = sr->start;
+			c->o.last = sr->last;
+			c->o.end = sr->last + sr->end_delta;
+			c->o.count = sr->count;
+			c->o.cycles = sr->cycles;
+			c->o.has_cycles = (int)sr->flags;
+			c->o.isa = sr->isa;
+			c->o.offset = run_offset(a, i + sr->hdr);
+			if (!g->nrec) {
+				c->o.cycles += pw_in;
+				if (ext) {
+					c->o.start = oin.start;
+					c->o.offset = oin.offset;
+					c->o.count += oin.count;
+					c->o.cycles += oin.cycles;
+				}
+			}
+		} else {
+			c->o.active = 0;
+		}
+		c->addr = g->addr;
+		c->isa = g->isa;
+		c->pw = g->pw;
+		c->cancelled = 0;
+		c->last_cycles = g->last_cycles + (g->natoms == 1 ? pw_in : 0);
+		c->prev_last = g->natoms == 1 && ext ? oin.last : g->prev_last;
+		s->await_gap = 0;
+		if (g->indirect) {
+			dec->addr_valid = 0;
+			c->walkable = 0;
+			s->wait_branch = 1;
+		}
+		dec->qready = qlen_in + g->hold + (closed_in && g->hold_late);
+	} else {
+		c->pw += g->pw;
+	}
+	dec->qmark_valid = g->last_atoms;
+	c->b = NULL;
+}
 
 static size_t run_build(csd_flow_decoder *dec, const uint8_t *h, size_t len, const struct csd_atoms *tab,
 			const uint8_t *ph, int *aborted);
 
+/*
+ * The memo entry for the headers at i (a segment: up to SEG_LEN of them),
+ * looked up, made on a miss, and applied to the cursor. Returns the
+ * headers it covers (the loop goes on after them), or 0 when it covers
+ * none: the byte at i is no P-header, or the entry leaves them to the
+ * loop. (The room the loop checked is enough: a segment closes at most
+ * SEG_RECS + 1 ranges, a few of the slack QPRODUCE leaves. Segments start
+ * where the previous one ended, also across calls, so that the same trace
+ * meets the same entries.)
+ */
+static inline __attribute__((always_inline)) unsigned memo_step(csd_flow_decoder *dec, struct run_cursor *c,
+								const struct run_args *a, size_t i,
+								struct csdi_etm3_seg **prev_g)
+{
+	struct csdi_etm3_state *s = &dec->u.etm3;
+	struct csdi_etm3_seg *const segs = a->segs;
+	const size_t seg_mask = a->seg_mask;
+	/* The headers ahead: bytes 1xxxxxx0 (P-header encodings; an entry is
+	 * made only of those is_phdr accepts). */
+	uint64_t bytes[SEG_WORDS] = { 0 };
+	const unsigned len = seg_bytes(a->h + i, a->n - i, bytes);
+	if (!len)
+		return 0;
+	const int ext = c->o.active & (c->o.end == c->addr) & (c->o.isa == c->isa);
+	const uint64_t key = seg_key(c->ctx, c->addr, c->isa, len, ext);
+	s->seg_lookups++;
+	/* The entry met after the last one last time first: its place is
+	 * known without the hash, so the loads of its records need not wait
+	 * for key, hash and slot. */
+	struct csdi_etm3_seg *g = *prev_g ? &segs[(*prev_g)->next & seg_mask] : NULL;
+	int hit = g && seg_match(g, key, bytes, dec->img_gen);
+	if (!hit) {
+		g = &segs[seg_slot(key, bytes, a->seg_log2)];
+		hit = seg_match(g, key, bytes, dec->img_gen);
+		if (!hit)
+			hit = seg_match(++g, key, bytes, dec->img_gen);
+	}
+	/* (A miss is rare once the table is warm: its work laid out of the
+	 * way, gen-etm3 2 - 4 % less time.) */
+	if (__builtin_expect(!hit, 0)) {
+		/* Two ways: the newest entry goes first, the one it displaces
+		 * second. */
+		g--;
+		/* (Counted for csdi_etm3_memo_grow when an entry is lost:
+		 * filling empty slots says nothing about the table's size.) */
+		s->seg_misses += g[1].gen != 0;
+		g[1] = *g;
+		cursor_store(dec, c);
+		csdi_etm3_memo_build(dec, g, a->h + i, len, a->tab, a->ph, key, bytes, ext, run_build);
+		/* It may have refilled the cursor's cache slot. */
+		c->b = NULL;
+	}
+	/* The entry met after this one last time, fetched now (usually a
+	 * branch packet comes between: the next lookup would wait on the
+	 * table at the end of a chain of address, key and slot); and this one
+	 * noted as the one after the last. */
+	__builtin_prefetch(&segs[g->next & seg_mask]);
+	if (*prev_g)
+		(*prev_g)->next = (uint16_t)(g - segs);
+	*prev_g = g;
+	if (!g->len)
+		return 0;
+	memo_apply(dec, c, a, i, g, ext);
+	return g->len;
+}
 
+/*
+ * A packet between P-headers, taken here when it is whole and plain, as
+ * the step would take it, so that headers, a branch, headers... are one
+ * call instead of one per run: a cycle count packet (W atoms, unless it is
+ * the count of a trace gap), a timestamp (a record after the open range is
+ * closed, held like the step's), or a branch address packet without
+ * exception information (the target of an indirect branch just traced,
+ * say: only the next address). Returns its length, with *last saying
+ * what it was; 0 to leave it to the packet decoder.
+ */
+static inline __attribute__((always_inline)) size_t take_between(csd_flow_decoder *dec, struct run_cursor *c,
+								 const struct run_args *a, size_t i,
+								 struct csdi_etm3_run_last *last)
+{
+	struct csdi_etm3_state *s = &dec->u.etm3;
+	const uint8_t *const h = a->h;
+	const size_t n = a->n;
+	if (!(h[i] & 1)) {
+		/* Not a branch packet (bit 0 clear). */
+		uint32_t cc;
+		const size_t clen = h[i] != 0x04 || s->await_gap ? 0 : csdi_etm3_cycle_count_quick(h + i, n - i, &cc);
+		if (clen) {
+			c->pw += cc;
+			last->cc_end = i + clen;
+			last->cc = cc;
+			last->len = clen;
+		} else {
+			uint64_t ts;
+			uint8_t tb;
+			if (dec->lost.active || csdi_flow_room(dec) <= CSDI_FLOW_QPRODUCE)
+				return 0;
+			const uint64_t toff = run_offset(a, i);
+			const size_t tlen = csdi_etm3_timestamp_packet(dec->etm3, h + i, n - i, &ts, &tb);
+			if (!tlen)
+				return 0;
+			if (c->o.active)
+				close_local(dec, &c->o, dec->open_cond, 0);
+			struct csd_record *r = csdi_flow_push_raw(dec, CSD_REC_TIMESTAMP, toff);
+			r->timestamp = ts;
+			last->ts_end = i + tlen;
+			last->ts = ts;
+			last->ts_bits = tb;
+			last->len = tlen;
+		}
+		dec->qmark_valid = 0;
+		return last->len;
+	}
+	uint32_t baddr;
+	size_t blen = csdi_etm3_branch_quick(h + i, n - i, a->alt, a->ist->addr, csdi_etm3_shift(a->ist->fam), &baddr);
+	if (blen) {
+		/* Only the address changes (csdi_etm3_branch_fill reports the
+		 * packet from these). */
+		last->br.addr = baddr;
+		last->br.isa = (uint8_t)csdi_etm3_isa_of(a->ist->fam, a->ist->altisa);
+		last->br.addr_bytes = (uint8_t)blen;
+		last->br.full = 0;
+		csdi_etm3_pkt_set_addr(dec->etm3, baddr);
+	} else if ((blen = csdi_etm3_branch_packet(dec->etm3, h + i, n - i, &last->br))) {
+		csdi_etm3_branch_commit(dec->etm3, &last->br);
+	} else {
+		return 0;
+	}
+	c->addr = last->br.addr;
+	c->isa = last->br.isa;
+	dec->addr_valid = c->isa != CSD_ISA_UNKNOWN;
+	s->wait_branch = 0;
+	dec->qmark_valid = 0;
+	c->walkable = dec->addr_valid && !dec->lost.active;
+	c->b = NULL;
+	last->branch_end = i + blen;
+	last->len = blen;
+	return blen;
+}
+
+/* One instruction atom (e: executed) of the header at i: the cursor's
+ * instruction added to the open range, the range closed at a failed
+ * instruction or a waypoint, the walk on to the next instruction or the
+ * branch target. Returns 1 when the atom needs the general way in build
+ * mode (the memo entry then ends before this header). */
+static inline __attribute__((always_inline)) int walk_atom(csd_flow_decoder *dec, struct run_cursor *c,
+							   const struct run_args *a, int e, size_t i, const int build)
+{
+	if (c->b && c->idx >= c->bcount)
+		c->b = NULL;
+	if (!c->b && c->walkable) {
+		c->idx = 0;
+		cursor_block(c, csdi_flow_block(dec, c->addr, c->isa));
+		if (!c->bcount)
+			c->b = NULL;
+	}
+	if (!c->b) {
+		if (build)
+			return 1;
+		/* The general way, from the state in dec. */
+		cursor_store(dec, c);
+		insn_atom(dec, e, c->pw, a->ca, run_offset(a, i));
+		cursor_load(dec, c);
+		c->pw = 0;
+		return 0;
+	}
+	const uint32_t size = 2 + 2 * (uint32_t)((c->bwide >> c->idx) & 1);
+	c->cancelled = 0;
+	c->last_cycles = a->ca ? c->pw : 0;
+	if (c->o.active && c->o.end == c->addr && c->o.isa == c->isa) {
+		c->prev_last = c->o.last;
+	} else {
+		/* A new range (after closing one that ends elsewhere). */
+		if (c->o.active)
+			close_local(dec, &c->o, dec->open_cond, 0);
+		c->o.active = 1;
+		c->o.start = c->addr;
+		c->o.count = 0;
+		c->o.cycles = 0;
+		c->o.has_cycles = 0;
+		c->o.isa = c->isa;
+		c->o.offset = run_offset(a, i);
+		c->prev_last = c->addr;
+	}
+	c->o.last = c->addr;
+	c->o.end = c->addr + size;
+	c->o.count++;
+	if (a->ca) {
+		c->o.cycles += c->pw;
+		c->o.has_cycles = 1;
+	}
+	c->pw = 0;
+	c->idx++;
+	c->addr += size;
+	if (c->idx < c->bcount || !c->bwp) {
+		/* Not a branch: on to the next instruction. */
+		if (!e)
+			close_local(dec, &c->o, CSD_COND_FAIL, 0);
+		return 0;
+	}
+	const struct csdi_insn *wp = &c->b->wp;
+	close_local(dec, &c->o, e ? CSD_COND_PASS : CSD_COND_FAIL, c->b->wp_rflags[e]);
+	c->b = NULL;
+	if (e && wp->cls == CSDI_INSN_DIRECT) {
+		c->addr = wp->target;
+		c->isa = wp->target_isa;
+	} else if (e && wp->cls == CSDI_INSN_INDIRECT) {
+		/* The branch packet with the target follows. */
+		dec->addr_valid = 0;
+		c->walkable = 0;
+		dec->u.etm3.wait_branch = 1;
+	}
+	return 0;
+}
+
+/*
+ * The loop: per byte, a memo entry where one applies, a packet between
+ * headers (not in build mode), or the header's atoms. `build`: make a
+ * memo entry (csdi_etm3_memo_build): no memo, no packets between headers,
+ * *aborted set at an atom that needs the general way.
+ */
 static inline __attribute__((always_inline)) size_t run_range(csd_flow_decoder *dec, const uint8_t *h, size_t n,
 								const struct csd_atoms *tab, const uint8_t *ph,
 								const uint64_t *offs, uint64_t base, const int build,
 								int *aborted, struct csdi_etm3_run_last *last)
 {
 	struct csdi_etm3_state *s = &dec->u.etm3;
-	const int ca = cycle_accurate(dec);
-	uint64_t pw = s->pending_w;
-	uint32_t addr = dec->addr;
-	/* Copies of decoder fields that only the general way (insn_atom) and
-	 * an indirect branch change: records are written through uint8_t
-	 * fields, which may alias anything, so fields of dec would be
-	 * reloaded after every record. */
-	uint8_t isa = dec->isa;
-	int synced = dec->synced;
-	int walkable = dec->addr_valid && !dec->lost.active;
-	/* The cursor: instruction idx of block b is at addr (b NULL: look
-	 * the block up at the next atom); the block's fields copied. */
-	const struct csdi_block *b = s->blk;
-	unsigned idx = s->blk_idx;
-	unsigned bcount = 0;
-	uint64_t bwide = 0;
-	int bwp = 0;
-	struct csdi_open_range o = dec->open;
-	uint32_t prev_last = s->prev_last;
-	uint64_t last_cycles = s->last_cycles;
-	int cancelled = s->cancelled;
-	size_t i = 0;
-
-	if (b && (!walkable || s->cur != addr || b->start != s->blk_start || b->isa != isa || idx >= b->count))
-		b = NULL;
-	if (b) {
-		bcount = b->count;
-		bwide = isa == CSD_ISA_ARM ? ~(uint64_t)0 : b->wide;
-		bwp = b->end == CSDI_BLOCK_WAYPOINT;
-	}
 	if (!build && s->segs && s->seg_misses >= 1024)
 		csdi_etm3_memo_grow(s);
-	struct csdi_etm3_seg *const segs = build ? NULL : s->segs;
-	const unsigned seg_log2 = s->seg_log2;
-	const size_t seg_mask = ((size_t)1 << seg_log2) - 1;    /* a hint's index into segs */
-	/* Decoder state in a memo key that only the general way changes. */
-	uint64_t ctx = seg_ctx(dec);
-	struct csdi_etm3_seg *prev_g = NULL;    /* the last entry met */
-	/* What branch packets between headers are parsed against (the
-	 * packet decoder's state, read-only; it stays where it is). */
+	/* (a's address must not escape: it is to stay in registers.) */
 	int alt;
 	const struct csdi_etm3_istate *const ist = csdi_etm3_pkt_addr_state(dec->etm3, &alt);
-	for (; i < n && csdi_flow_room(dec) > CSDI_FLOW_QPRODUCE; i++) {
-		/* (The room checked above is enough: a segment closes at most
-		 * SEG_RECS + 1 ranges, a few of the slack QPRODUCE leaves.
-		 * Segments start where the previous one ended, also across
-		 * calls, so that the same trace meets the same entries.) */
-		if (segs && walkable && synced) {
-			/* The headers ahead: bytes 1xxxxxx0 (P-header encodings;
-			 * an entry is made only of those is_phdr accepts). */
-			uint64_t bytes[SEG_WORDS] = { 0 };
-			const unsigned len = seg_bytes(h + i, n - i, bytes);
-			if (!len)
-				goto not_phdr;
-			const int ext = o.active & (o.end == addr) & (o.isa == isa);
-			const uint64_t key = seg_key(ctx, addr, isa, len, ext);
-			s->seg_lookups++;
-			/* The entry met after the last one last time first: its
-			 * place is known without the hash, so the loads of its
-			 * records need not wait for key, hash and slot. */
-			struct csdi_etm3_seg *g = prev_g ? &segs[prev_g->next & seg_mask] : NULL;
-			int hit = g && seg_match(g, key, bytes, dec->img_gen);
-			if (!hit) {
-				g = &segs[seg_slot(key, bytes, seg_log2)];
-				hit = seg_match(g, key, bytes, dec->img_gen);
-				if (!hit)
-					hit = seg_match(++g, key, bytes, dec->img_gen);
-			}
-			/* (A miss is rare once the table is warm: its work laid
-			 * out of the way, gen-etm3 2 - 4 % less time.) */
-			if (__builtin_expect(!hit, 0)) {
-				/* Two ways: the newest entry goes first, the
-				 * one it displaces second. */
-				g--;
-				/* (Counted for seg_grow when an entry is lost:
-				 * filling empty slots says nothing about the
-				 * table's size.) */
-				s->seg_misses += g[1].gen != 0;
-				g[1] = *g;
-				dec->addr = addr;
-				dec->isa = isa;
-				dec->open = o;
-				s->pending_w = pw;
-				s->prev_last = prev_last;
-				s->last_cycles = last_cycles;
-				s->cancelled = cancelled;
-				csdi_etm3_memo_build(dec, g, h + i, len, tab, ph, key, bytes, ext, run_build);
-				/* It may have refilled the cursor's cache slot. */
-				b = NULL;
-			}
-			/* The entry met after this one last time, fetched now
-			 * (usually a branch packet comes between: the next
-			 * lookup would wait on the table at the end of a chain
-			 * of address, key and slot); and this one noted as the
-			 * one after the last. */
-			__builtin_prefetch(&segs[g->next & seg_mask]);
-			if (prev_g)
-				prev_g->next = (uint16_t)(g - segs);
-			prev_g = g;
-			if (g->len) {
-				/* Waiting W atoms: charged to the next instruction
-				 * in cycle-accurate mode only (else dropped). */
-				const uint64_t pw_in = ca ? pw : 0;
-				if (g->natoms) {
-					const struct csdi_open_range oin = o;
-					const unsigned qlen_in = dec->qlen;
-					int closed_in = 0;
-					if (o.active && !ext) {
-						close_local(dec, &o, dec->open_cond, 0);
-						closed_in = 1;
-					}
-					/* The queue position, the trace ID and the
-					 * offsets' form in locals: the records' byte
-					 * fields may alias the decoder's, which would
-					 * be reloaded after each record. */
-					const unsigned nrec = g->nrec;
-					const unsigned q0 = dec->qhead + dec->qlen;
-					const uint64_t tid = csdi_rec_misc(0, 0, dec->cfg.trace.trace_id);
-					struct csd_record *const q = dec->q;
-					const struct csdi_seg_range *rs = g->rec;
-					if (offs) {
-						for (unsigned k = 0; k < nrec; k++, rs++)
-							seg_record(&q[(q0 + k) % CSDI_FLOW_QCAP], rs, offs[i + rs->hdr], tid);
-					} else {
-						for (unsigned k = 0; k < nrec; k++, rs++)
-							seg_record(&q[(q0 + k) % CSDI_FLOW_QCAP], rs, base + i + rs->hdr, tid);
-					}
-					dec->qlen += nrec;
-					if (nrec) {
-						/* The first instruction's range takes the W
-						 * atoms waiting before it and continues the
-						 * open range if it was contiguous. */
-						struct csd_record *r = &q[q0 % CSDI_FLOW_QCAP];
-						r->cycles += pw_in;
-						if (ext) {
-							r->addr = oin.start;
-							r->offset = oin.offset;
-							r->count += oin.count;
-							r->cycles += oin.cycles;
-						}
-					}
-					if (g->open_active) {
-						const struct csdi_seg_range *sr = &g->open;
-						o.active = 1;
-						o.start = sr->start;
-						o.last = sr->last;
-						o.end = sr->last + sr->end_delta;
-						o.count = sr->count;
-						o.cycles = sr->cycles;
-						o.has_cycles = (int)sr->flags;
-						o.isa = sr->isa;
-						o.offset = offs ? offs[i + sr->hdr] : base + i + sr->hdr;
-						if (!g->nrec) {
-							o.cycles += pw_in;
-							if (ext) {
-								o.start = oin.start;
-								o.offset = oin.offset;
-								o.count += oin.count;
-								o.cycles += oin.cycles;
-							}
-						}
-					} else {
-						o.active = 0;
-					}
-					addr = g->addr;
-					isa = g->isa;
-					pw = g->pw;
-					cancelled = 0;
-					last_cycles = g->last_cycles + (g->natoms == 1 ? pw_in : 0);
-					prev_last = g->natoms == 1 && ext ? oin.last : g->prev_last;
-					s->await_gap = 0;
-					if (g->indirect) {
-						dec->addr_valid = 0;
-						walkable = 0;
-						s->wait_branch = 1;
-					}
-					dec->qready = qlen_in + g->hold + (closed_in && g->hold_late);
-				} else {
-					pw += g->pw;
-				}
-				dec->qmark_valid = g->last_atoms;
-				b = NULL;
-				i += g->len - 1;
+	const struct run_args a = { .h = h, .n = n, .tab = tab, .ph = ph, .offs = offs, .base = base,
+				    .ca = cycle_accurate(dec), .segs = build ? NULL : s->segs,
+				    .seg_log2 = s->seg_log2, .seg_mask = ((size_t)1 << s->seg_log2) - 1,
+				    .ist = ist, .alt = alt };
+	struct run_cursor c;
+	cursor_load(dec, &c);
+	struct csdi_etm3_seg *prev_g = NULL;    /* the last memo entry met */
+	size_t i = 0;
+	while (i < n && csdi_flow_room(dec) > CSDI_FLOW_QPRODUCE) {
+		if (a.segs && c.walkable && c.synced) {
+			const unsigned k = memo_step(dec, &c, &a, i, &prev_g);
+			if (k) {
+				i += k;
 				continue;
 			}
 		}
 		if (!ph[h[i]]) {
-			/* A branch address packet between P-headers (the
-			 * target of an indirect branch just traced, say): taken
-			 * here when it is whole and plain, exactly as flow.c's
-			 * loop takes it, so that headers, a branch, headers...
-			 * are one call instead of one per run. */
-			size_t blen;
-		not_phdr:
-			if (build || !last || !synced || (!dec->addr_valid && !s->wait_branch))
+			if (build || !last || !c.synced || (!dec->addr_valid && !s->wait_branch))
 				break;
-			if (!(h[i] & 1)) {
-				/* Not a branch packet (bit 0 clear). A cycle
-				 * count packet is W atoms (as the packet
-				 * decoder's step takes it), unless it is the
-				 * count of a trace gap. */
-				uint32_t cc;
-				const size_t clen = h[i] != 0x04 || s->await_gap ? 0
-						    : csdi_etm3_cycle_count_quick(h + i, n - i, &cc);
-				if (clen) {
-					pw += cc;
-					last->cc_end = i + clen;
-					last->cc = cc;
-					last->len = clen;
-				} else {
-					/* A timestamp packet: a record, after the
-					 * open range is closed (as the step's push
-					 * does), held like the step's. */
-					uint64_t ts;
-					uint8_t tb;
-					if (dec->lost.active || csdi_flow_room(dec) <= CSDI_FLOW_QPRODUCE)
-						break;
-					const uint64_t toff = offs ? offs[i] : base + i;
-					const size_t tlen = csdi_etm3_timestamp_packet(dec->etm3, h + i, n - i, &ts, &tb);
-					if (!tlen)
-						break;
-					if (o.active)
-						close_local(dec, &o, dec->open_cond, 0);
-					struct csd_record *r = csdi_flow_push_raw(dec, CSD_REC_TIMESTAMP, toff);
-					r->timestamp = ts;
-					last->ts_end = i + tlen;
-					last->ts = ts;
-					last->ts_bits = tb;
-					last->len = tlen;
-				}
-				dec->qmark_valid = 0;
-				i += last->len;
-				if (i == n || !ph[h[i]])
-					goto done;
-				i--;
-				continue;
-			}
-			uint32_t baddr;
-			blen = csdi_etm3_branch_quick(h + i, n - i, alt, ist->addr, csdi_etm3_shift(ist->fam), &baddr);
-			if (blen) {
-				/* Only the address changes (csdi_etm3_branch_fill
-				 * reports the packet from these). */
-				last->br.addr = baddr;
-				last->br.isa = (uint8_t)csdi_etm3_isa_of(ist->fam, ist->altisa);
-				last->br.addr_bytes = (uint8_t)blen;
-				last->br.full = 0;
-				csdi_etm3_pkt_set_addr(dec->etm3, baddr);
-			} else if ((blen = csdi_etm3_branch_packet(dec->etm3, h + i, n - i, &last->br))) {
-				csdi_etm3_branch_commit(dec->etm3, &last->br);
-			} else {
+			const size_t k = take_between(dec, &c, &a, i, last);
+			if (!k)
 				break;
-			}
-			addr = last->br.addr;
-			isa = last->br.isa;
-			dec->addr_valid = isa != CSD_ISA_UNKNOWN;
-			s->wait_branch = 0;
-			dec->qmark_valid = 0;
-			walkable = dec->addr_valid && !dec->lost.active;
-			b = NULL;
-			i += blen;
-			last->branch_end = i;
-			last->len = blen;
+			i += k;
 			/* On only if P-headers follow (anything else is the
 			 * packet decoder's). */
 			if (i == n || !ph[h[i]])
-				goto done;
-			i--;
+				break;
 			continue;
 		}
-		const struct csd_atoms *a = &tab[h[i]];
-		if (!a->num) {
-			/* W atoms only (cycle-accurate): they wait for the
-			 * next instruction. A run of them makes no records,
-			 * so the room checked before the first still holds. */
+		const struct csd_atoms *at = &tab[h[i]];
+		if (!at->num) {
+			/* W atoms only (cycle-accurate): they wait for the next
+			 * instruction. A run of them makes no records, so the
+			 * room checked before the first still holds. */
 			dec->qmark_valid = 0;
-			if (!synced || !ca)
+			if (!c.synced || !a.ca) {
+				i++;
 				continue;
+			}
 			for (;;) {
-				if (a->format != 1)
-					pw += a->w;
+				if (at->format != 1)
+					c.pw += at->w;
 				if (++i == n || !ph[h[i]])
-					goto done;
-				a = &tab[h[i]];
-				if (a->num)
+					break;
+				at = &tab[h[i]];
+				if (at->num)
 					break;
 			}
+			if (i == n || !ph[h[i]])
+				break;
 		}
 		const unsigned mark = dec->qlen;
 		dec->qmark_valid = 1;
-		if (!synced) {
+		if (!c.synced) {
 			dec->qready = mark;
+			i++;
 			continue;
 		}
-		/* The header's offset, wanted only when a range starts. */
-#define HDR_OFFSET (offs ? offs[i] : base + i)
 		s->await_gap = 0;
-		if (ca && a->format != 1)
-			pw += a->w;
-		const unsigned num = a->num;
-		const uint32_t en = a->en;
-		const int f1 = ca && a->format == 1;
+		if (a.ca && at->format != 1)
+			c.pw += at->w;
+		const unsigned num = at->num;
+		const uint32_t en = at->en;
+		const int f1 = a.ca && at->format == 1;
 		for (unsigned k = 0; k < num; k++) {
-			const int e = (en >> k) & 1;
 			if (f1)
-				pw++;
-			if (b && idx >= bcount)
-				b = NULL;
-			if (!b && walkable) {
-				b = csdi_flow_block(dec, addr, isa);
-				idx = 0;
-				bcount = b->count;
-				bwide = isa == CSD_ISA_ARM ? ~(uint64_t)0 : b->wide;
-				bwp = b->end == CSDI_BLOCK_WAYPOINT;
-				if (!bcount)
-					b = NULL;
-			}
-			if (!b) {
-				if (build) {
-					/* A memo entry ends before this header. */
-					*aborted = 1;
-					goto done;
-				}
-				/* The general way, from the state in dec. */
-				dec->addr = addr;
-				dec->isa = isa;
-				dec->open = o;
-				s->prev_last = prev_last;
-				s->last_cycles = last_cycles;
-				s->cancelled = cancelled;
-				s->blk = NULL;
-				insn_atom(dec, e, pw, ca, HDR_OFFSET);
-				pw = 0;
-				addr = dec->addr;
-				isa = dec->isa;
-				synced = dec->synced;
-				walkable = dec->addr_valid && !dec->lost.active;
-				o = dec->open;
-				prev_last = s->prev_last;
-				last_cycles = s->last_cycles;
-				cancelled = s->cancelled;
-				ctx = seg_ctx(dec);
-				b = s->blk;
-				idx = s->blk_idx;
-				if (b && (s->cur != addr || idx >= b->count || !walkable))
-					b = NULL;
-				if (b) {
-					bcount = b->count;
-					bwide = isa == CSD_ISA_ARM ? ~(uint64_t)0 : b->wide;
-					bwp = b->end == CSDI_BLOCK_WAYPOINT;
-				}
-				continue;
-			}
-			const uint32_t size = 2 + 2 * (uint32_t)((bwide >> idx) & 1);
-			cancelled = 0;
-			last_cycles = ca ? pw : 0;
-			if (o.active && o.end == addr && o.isa == isa) {
-				prev_last = o.last;
-			} else {
-				/* A new range (after closing one that ends elsewhere). */
-				if (o.active)
-					close_local(dec, &o, dec->open_cond, 0);
-				o.active = 1;
-				o.start = addr;
-				o.count = 0;
-				o.cycles = 0;
-				o.has_cycles = 0;
-				o.isa = isa;
-				o.offset = HDR_OFFSET;
-				prev_last = addr;
-			}
-			o.last = addr;
-			o.end = addr + size;
-			o.count++;
-			if (ca) {
-				o.cycles += pw;
-				o.has_cycles = 1;
-			}
-			pw = 0;
-			idx++;
-			addr += size;
-			if (idx < bcount || !bwp) {
-				/* Not a branch: on to the next instruction. */
-				if (!e)
-					close_local(dec, &o, CSD_COND_FAIL, 0);
-				continue;
-			}
-			const struct csdi_insn *wp = &b->wp;
-			close_local(dec, &o, e ? CSD_COND_PASS : CSD_COND_FAIL, b->wp_rflags[e]);
-			b = NULL;
-			if (e && wp->cls == CSDI_INSN_DIRECT) {
-				addr = wp->target;
-				isa = wp->target_isa;
-			} else if (e && wp->cls == CSDI_INSN_INDIRECT) {
-				/* The branch packet with the target follows. */
-				dec->addr_valid = 0;
-				walkable = 0;
-				s->wait_branch = 1;
+				c.pw++;
+			if (walk_atom(dec, &c, &a, (en >> k) & 1, i, build)) {
+				/* A memo entry ends before this header. */
+				*aborted = 1;
+				cursor_store(dec, &c);
+				return i;
 			}
 		}
-#undef HDR_OFFSET
 		dec->qready = mark;
+		i++;
 	}
-done:
-	s->pending_w = pw;
-	dec->addr = addr;
-	dec->isa = isa;
-	dec->open = o;
-	s->prev_last = prev_last;
-	s->last_cycles = last_cycles;
-	s->cancelled = cancelled;
-	s->blk = b;
-	if (b) {
-		s->blk_start = b->start;
-		s->cur = addr;
-		s->blk_idx = idx;
-	}
+	cursor_store(dec, &c);
 	return i;
 }
 
