@@ -6,7 +6,7 @@
 
 #include <string.h>
 
-#include "csdec.h"
+#include "csdec_internal.h"
 
 /* Zero a packet with two fixed-size memsets, which become a few vector
  * stores; one memset of the whole struct may become `rep stos`, which
