@@ -34,6 +34,13 @@ SAN_TESTS := $(TEST_SRC:tests/%.c=$(B)/tests-san/%)
 # ../shared holds the reference captures the golden tests read.
 SHARED ?= $(abspath ../shared)
 export CSD_SHARED := $(SHARED)
+# The golden tests read them: without them, `make test` says so at once
+# rather than failing deep inside the first test that opens one.
+ifneq ($(filter test test-plain test-san,$(MAKECMDGOALS)),)
+ifeq ($(wildcard $(SHARED)/traces),)
+$(error the shared reference captures are missing: $(SHARED)/traces does not exist (clone them to ../shared, or set SHARED=DIR))
+endif
+endif
 export CSD_TOOL := $(abspath $(B)/csdec)
 
 .PHONY: all test test-plain test-san clean
