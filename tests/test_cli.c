@@ -158,8 +158,10 @@ int main(void)
 	}
 
 	/* A trace with an error still prints everything and exits 1: a valid
-	 * A-sync and I-sync, then an I-sync header cut off by the end. */
-	const uint8_t bad[] = { 0x00, 0x00, 0x00, 0x00, 0x00, 0x80, 0x08, 0x01, 0x80, 0x00, 0x80, 0x00, 0x08, 0x08 };
+	 * A-sync and I-sync, then a reserved header (0x04; a packet cut off by
+	 * the end would be a truncated one, not an error), then an I-sync
+	 * header. */
+	const uint8_t bad[] = { 0x00, 0x00, 0x00, 0x00, 0x00, 0x80, 0x08, 0x01, 0x80, 0x00, 0x80, 0x00, 0x04, 0x08 };
 	char snapdir[600];
 	snprintf(snapdir, sizeof(snapdir), "%s/bad", tmpdir);
 	make_snapshot(snapdir, bad, sizeof(bad));
