@@ -34,6 +34,13 @@ SAN_TESTS := $(TEST_SRC:tests/%.c=$(B)/tests-san/%)
 # ../shared holds the reference captures the golden tests read.
 SHARED ?= $(abspath ../shared)
 export CSD_SHARED := $(SHARED)
+# The golden tests read them: without them, `make test` says so at once
+# rather than failing deep inside the first test that opens one.
+ifneq ($(filter test test-plain test-san,$(MAKECMDGOALS)),)
+ifeq ($(wildcard $(SHARED)/traces),)
+$(error the shared reference captures are missing: $(SHARED)/traces does not exist (clone them to ../shared, or set SHARED=DIR))
+endif
+endif
 export CSD_TOOL := $(abspath $(B)/csdec)
 
 .PHONY: all test test-plain test-san clean
@@ -83,14 +90,32 @@ $(B)/tests-san/%: tests/%.c $(wildcard tests/*.h) $(SAN_OBJ)
 	@mkdir -p $(dir $@)
 	$(SAN_CC) $(CPPFLAGS) -Isrc $(CFLAGS) $(SAN) -o $@ $< $(SAN_OBJ) $(TEST_LDLIBS_$*)
 
-test: test-plain test-san
+# Each test program's result goes to $(B)/test-results/{plain,san}. Under
+# `make test` every program runs and the last line counts them all
+# ("N passed, N failed"; the failed ones listed before it); `make test-plain`
+# or `make test-san` alone stops at the first failure.
+TEST_RESULTS := $(B)/test-results
+TEST_ALL := $(if $(filter test,$(MAKECMDGOALS)),1)
+# $(1): programs, $(2): results file, $(3): environment to run them in.
+define run_tests
+	@mkdir -p $(TEST_RESULTS); : > $(TEST_RESULTS)/$(2); \
+	for t in $(1); do echo "== $$t"; \
+	  if $(3) $$t; then echo "pass $$t" >> $(TEST_RESULTS)/$(2); \
+	  else echo "FAIL $$t" >> $(TEST_RESULTS)/$(2); [ -n "$(TEST_ALL)" ] || exit 1; fi; \
+	done
+endef
+
+test: test-layers test-plain test-san
+	@cat $(TEST_RESULTS)/plain $(TEST_RESULTS)/san | grep '^FAIL' || true
+	@p=$$(cat $(TEST_RESULTS)/plain $(TEST_RESULTS)/san | grep -c '^pass'); \
+	 f=$$(cat $(TEST_RESULTS)/plain $(TEST_RESULTS)/san | grep -c '^FAIL'); \
+	 echo "$$p passed, $$f failed"; [ "$$f" -eq 0 ]
 
 test-plain: $(TESTS) $(B)/csdec
-	@set -e; for t in $(TESTS); do echo "== $$t"; $$t; done
+	$(call run_tests,$(TESTS),plain,)
 
 test-san: $(SAN_TESTS)
-	@set -e; for t in $(SAN_TESTS); do echo "== $$t"; \
-	  ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 $$t; done
+	$(call run_tests,$(SAN_TESTS),san,ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1)
 
 clean:
 	rm -rf $(B)

@@ -11,6 +11,7 @@
  * Prints one RESULT line (bench_common.h).
  */
 #include "bench_common.h"
+#include "csdec_internal.h"
 
 #define MAX_ID 0x70
 #define BRIEF_CAP 256

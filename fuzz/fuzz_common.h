@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "csdec.h"
+#include "csdec_internal.h"
 
 /* Called before a failed check aborts: harnesses that write temporary
  * files remove them here, so crashing inputs (and crash minimisation,

@@ -1,7 +1,7 @@
 /* common.c - names and strings shared by every layer. */
 #include <string.h>
 
-#include "csdec.h"
+#include "csdec_internal.h"
 
 #define CSD_STR2(x) #x
 #define CSD_STR(x) CSD_STR2(x)

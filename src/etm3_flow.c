@@ -1,5 +1,3 @@
-/* (_DEFAULT_SOURCE: madvise's MADV_HUGEPAGE.) */
-#define _DEFAULT_SOURCE
 /*
  * etm3_flow.c - ETMv3 decompression: packets + image -> instructions.
  *
@@ -18,132 +16,18 @@
  */
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 
 #include "etm3_data.h"
 #include "etm3_internal.h"
 #include "flow.h"
 
-/*
- * Segment memo (range mode). Code that runs again is traced again with the
- * same P-header bytes: a loop body, a function called from a loop. What a
- * run of up to SEG_LEN headers does, starting at one code position, is
- * therefore kept: the range records it closes, the open range it leaves,
- * where the walk ends, the W atoms left over. Applying it is a table
- * lookup and a few record copies instead of a branch per header, per atom
- * and per block, whose outcomes depend on the data and are mispredicted
- * (BENCHMARKS.md). Entries are made by the fast loop itself (build mode
- * of run_range below, on a scratch start state), so they cannot differ
- * from what it would do; what the start state adds (cycles waiting,
- * an open range that continues) is applied on top.
- */
-#define SEG_LEN 32
-#define SEG_WORDS (SEG_LEN / 8)
-#define SEG_RECS 8
-_Static_assert(SEG_RECS + 1 < CSDI_FLOW_QPRODUCE - CSDI_FLOW_QLOW, "a segment's records fit in the slack");
-/* Entries: 2^13 to begin with (2 MiB), 2^14 once the working set
- * shows it does not fit (seg_grow). */
-#define SEG_SLOTS_LOG2 13
-#define SEG_SLOTS_LOG2_MAX 14
-_Static_assert(SEG_SLOTS_LOG2_MAX <= 16, "an entry's index fits its successor hint (next)");
-#define SEG_SLOTS (1u << SEG_SLOTS_LOG2)
+#include "etm3_memo.h"
 
-/* (20 bytes, so that an entry is four cache lines: the table's lines are
- * what a lookup waits for. Ranges whose fields do not fit these widths are
- * not kept: seg_build.) */
-struct csdi_seg_range {
-	uint32_t start, last;
-	uint32_t cycles;
-	uint16_t count;
-	uint16_t flags;
-	uint8_t isa, cond;      /* in this order: bytes 80-81 of the record (seg_record) */
-	uint8_t end_delta;      /* end - last */
-	uint8_t hdr;            /* the header (0..SEG_LEN-1) whose offset it has */
-};
-
-struct csdi_etm3_seg {
-	uint64_t key;          /* start address, ISA, run length, context bits (seg_key) */
-	uint64_t bytes[SEG_WORDS]; /* the headers, zero-padded */
-	uint64_t gen;          /* image generation + 1 when made (0 = empty) */
-	uint8_t len;           /* headers it covers (0: leave them to the loop) */
-	uint8_t nrec;          /* range records it closes */
-	uint8_t natoms;        /* instruction atoms (capped at 2: 0, 1 or more) */
-	uint8_t hold;          /* records made before its last header with atoms */
-	uint8_t hold_late;     /* that header is not its first with atoms */
-	uint8_t last_atoms;    /* its last header has atoms */
-	uint8_t indirect;      /* ends after a taken indirect branch */
-	uint8_t open_active;   /* a range is open at the end */
-	uint8_t isa;           /* where the walk ends */
-	uint16_t next;         /* the entry looked up after it last time (a hint) */
-	uint32_t addr;
-	uint32_t prev_last;
-	uint32_t last_cycles;  /* charged to the last instruction (without the start's W) */
-	uint32_t pw;           /* W atoms not yet charged at the end (without the start's) */
-	struct csdi_seg_range open;
-	struct csdi_seg_range rec[SEG_RECS];
-};
-_Static_assert(sizeof(struct csdi_etm3_seg) == 256, "an entry is four cache lines");
-
-/* A zeroed memo table of 2^log2 entries, cache-line aligned; NULL if
- * memory is short. In 2 MiB pages where the system has them (madvise):
- * lookups go anywhere in it, and the TLB misses of small pages cost
- * gen-etm3 1 - 3 %. (Both sizes, 2 and 4 MiB, are whole huge pages.) */
-static struct csdi_etm3_seg *seg_table_new(unsigned log2)
+static int etm3_init(csd_flow_decoder *dec)
 {
-	size_t sz = ((size_t)1 << log2) * sizeof(struct csdi_etm3_seg);
-	size_t align = 64;
-#ifdef MADV_HUGEPAGE
-	const size_t huge = (size_t)2 << 20;
-	if (sz >= huge) {
-		align = huge;
-		sz = (sz + huge - 1) / huge * huge;
-	}
-#endif
-	struct csdi_etm3_seg *t = aligned_alloc(align, sz);
-	if (!t)
-		return NULL;
-#ifdef MADV_HUGEPAGE
-	if (align > 64)
-		madvise(t, sz, MADV_HUGEPAGE);
-#endif
-	memset(t, 0, sz);
-	return t;
-}
-
-static inline unsigned seg_slot(uint64_t key, const uint64_t *bytes, unsigned log2);
-
-/* Twice the entries once at least 1024 lookups dropped an entry to make
- * room, and more than one in 128 did: the working set does not fit (the
- * 59 MB gen-etm3 input meets 11,978 distinct segments, TC2's sources a
- * few thousand, which fit). The old entries move to their slots in the
- * new table (making them again was 4 % of gen-etm3's instructions); where
- * both ways are taken, the one that comes later is dropped. */
-static void seg_grow(struct csdi_etm3_state *s)
-{
-	if (s->seg_misses >= 1024 && s->seg_log2 < SEG_SLOTS_LOG2_MAX && s->seg_misses > s->seg_lookups / 128) {
-		struct csdi_etm3_seg *t = seg_table_new(s->seg_log2 + 1);
-		if (t) {
-			const size_t old_n = (size_t)1 << s->seg_log2;
-			for (size_t k = 0; k < old_n; k++) {
-				const struct csdi_etm3_seg *e = &s->segs[k];
-				if (!e->gen)
-					continue;
-				struct csdi_etm3_seg *g = &t[seg_slot(e->key, e->bytes, s->seg_log2 + 1)];
-				if (g->gen)
-					g++;
-				if (!g->gen)
-					*g = *e;
-			}
-			free(s->segs);
-			s->segs = t;
-			s->seg_log2++;
-		}
-	}
-	s->seg_misses = s->seg_lookups = 0;
-}
-
-void csdi_etm3_flow_init(csd_flow_decoder *dec)
-{
+	dec->etm3 = csd_etm3_pkt_new(&dec->cfg.trace);
+	if (!dec->etm3)
+		return CSD_ENOMEM;
 	dec->wp_flags = 0;
 	dec->open_cond = CSD_COND_PASS;
 	dec->u.etm3.data_only = (dec->cfg.trace.etmcr >> 20) & 1;
@@ -153,15 +37,18 @@ void csdi_etm3_flow_init(csd_flow_decoder *dec)
 	/* Without the table the loop does the work itself (allocation
 	 * failure costs speed, nothing else). */
 	if (!dec->insn_mode && !(dec->cfg.flags & CSD_FLOW_NO_MEMO) && !dec->u.etm3.data)
-		dec->u.etm3.segs = seg_table_new(SEG_SLOTS_LOG2);
+		dec->u.etm3.segs = csdi_etm3_memo_new(SEG_SLOTS_LOG2);
 	dec->u.etm3.seg_log2 = SEG_SLOTS_LOG2;
+	return CSD_OK;
 }
 
-void csdi_etm3_flow_fini(csd_flow_decoder *dec)
+static void etm3_fini(csd_flow_decoder *dec)
 {
 	free(dec->u.etm3.segs);
 	dec->u.etm3.segs = NULL;
 	csdi_etm3_data_free(dec);
+	csd_etm3_pkt_free(dec->etm3);
+	dec->etm3 = NULL;
 }
 
 static int cycle_accurate(const csd_flow_decoder *dec)
@@ -313,7 +200,7 @@ static inline void insn_atom(csd_flow_decoder *dec, int e, uint64_t cycles, int 
 	}
 }
 
-inline void csdi_etm3_flow_pheader(csd_flow_decoder *dec, const struct csd_atoms *a, uint64_t offset)
+static inline void apply_pheader(csd_flow_decoder *dec, const struct csd_atoms *a, uint64_t offset)
 {
 	struct csdi_etm3_state *s = &dec->u.etm3;
 	int ca = cycle_accurate(dec);
@@ -332,7 +219,7 @@ inline void csdi_etm3_flow_pheader(csd_flow_decoder *dec, const struct csd_atoms
 }
 
 /* Instruction mode, or anything else the fast loop below does not take:
- * header by header through csdi_etm3_flow_pheader. */
+ * header by header through apply_pheader. */
 static size_t pheader_run_general(csd_flow_decoder *dec, const uint8_t *h, size_t n, const struct csd_atoms *tab,
 				  const uint8_t *ph, const uint64_t *offs, uint64_t base)
 {
@@ -345,14 +232,14 @@ static size_t pheader_run_general(csd_flow_decoder *dec, const uint8_t *h, size_
 		 * applied (the hold rule of csd_flow_next). */
 		if (a->num) {
 			unsigned mark = dec->qlen;
-			csdi_etm3_flow_pheader(dec, a, off);
+			apply_pheader(dec, a, off);
 			dec->qready = mark;
 			dec->qmark_valid = 1;
 			if (dec->u.etm3.data)
 				csdi_etm3_data_hold(dec);
 		} else {
 			dec->qmark_valid = 0;
-			csdi_etm3_flow_pheader(dec, a, off);
+			apply_pheader(dec, a, off);
 		}
 	}
 	return i;
@@ -377,518 +264,523 @@ static inline __attribute__((always_inline)) void close_local(csd_flow_decoder *
 
 /*
  * Range mode: the same as pheader_run_general, with the walk through the
- * code and the open range in local variables (kept in registers, where
- * fields of dec would chain every instruction to the store of the one
- * before). Per instruction atom this is a few operations; blocks are
+ * code and the open range in a cursor of local variables (kept in
+ * registers, where fields of dec would chain every instruction to the
+ * store of the one before; records are written through uint8_t fields,
+ * which may alias anything, so fields of dec would be reloaded after every
+ * record). Per instruction atom this is a few operations; blocks are
  * looked up when the cursor leaves one. Anything out of the ordinary
  * (atoms while the address is unknown or the code unreadable, a lost
  * stretch pending) goes through insn_atom with the state written back.
+ * cursor_load and cursor_store are the one place the cursor and the
+ * decoder exchange that state.
  */
-static size_t run_range(csd_flow_decoder *dec, const uint8_t *h, size_t n, const struct csd_atoms *tab,
-			const uint8_t *ph, const uint64_t *offs, uint64_t base, const int build, int *aborted,
-			struct csdi_etm3_run_last *last);
+struct run_cursor {
+	uint64_t pw;              /* W atoms not yet charged (pending_w) */
+	uint32_t addr;
+	uint8_t isa;
+	int synced;
+	int walkable;             /* addr_valid and no lost stretch pending */
+	/* Instruction idx of block b is at addr (b NULL: look the block up
+	 * at the next atom); the block's fields copied. */
+	const struct csdi_block *b;
+	unsigned idx, bcount;
+	uint64_t bwide;
+	int bwp;
+	struct csdi_open_range o;
+	uint32_t prev_last;
+	uint64_t last_cycles;
+	int cancelled;
+	uint64_t ctx;             /* memo key bits that only the general way changes (seg_ctx) */
+};
 
-static void seg_build(csd_flow_decoder *dec, struct csdi_etm3_seg *g, const uint8_t *h, unsigned len,
-		      const struct csd_atoms *tab, const uint8_t *ph, uint64_t key, const uint64_t *bytes, int ext);
-
-/* What of the start state a memo entry depends on, besides the headers. */
-static inline uint64_t seg_ctx(const csd_flow_decoder *dec)
+static inline __attribute__((always_inline)) void cursor_block(struct run_cursor *c, const struct csdi_block *b)
 {
-	return (uint64_t)(dec->ns & 1) << 41 | (uint64_t)(dec->hyp & 1) << 42 | (uint64_t)dec->open_cond << 48;
+	c->b = b;
+	c->bcount = b->count;
+	c->bwide = c->isa == CSD_ISA_ARM ? ~(uint64_t)0 : b->wide;
+	c->bwp = b->end == CSDI_BLOCK_WAYPOINT;
 }
 
-/* Key layout: address in bits 0-31, ISA 32-35, ext 40, NS 41, Hyp 42,
- * the open range's condition 48-55, run length 56-62. */
-_Static_assert(SEG_LEN < 128, "the run length fits its key bits");
-static inline uint64_t seg_key(uint64_t ctx, uint32_t addr, uint8_t isa, unsigned len, int ext)
+static inline __attribute__((always_inline)) void cursor_load(const csd_flow_decoder *dec, struct run_cursor *c)
 {
-	return ctx | addr | (uint64_t)(isa & 15) << 32 | (uint64_t)ext << 40 | (uint64_t)len << 56;
+	const struct csdi_etm3_state *s = &dec->u.etm3;
+	c->pw = s->pending_w;
+	c->addr = dec->addr;
+	c->isa = dec->isa;
+	c->synced = dec->synced;
+	c->walkable = dec->addr_valid && !dec->lost.active;
+	c->o = dec->open;
+	c->prev_last = s->prev_last;
+	c->last_cycles = s->last_cycles;
+	c->cancelled = s->cancelled;
+	c->ctx = seg_ctx(dec);
+	c->b = NULL;
+	c->idx = s->blk_idx;
+	c->bcount = 0;
+	c->bwide = 0;
+	c->bwp = 0;
+	/* The block kept may have lost its cache slot to another. */
+	const struct csdi_block *b = s->blk;
+	if (b && c->walkable && s->cur == c->addr && b->start == s->blk_start && b->isa == c->isa &&
+	    c->idx < b->count)
+		cursor_block(c, b);
 }
 
-/* The up to SEG_LEN bytes at h (n available) that have the P-header form
- * 1xxxxxx0, into bytes (zero beyond them); returns how many. */
-static inline unsigned seg_bytes(const uint8_t *h, size_t n, uint64_t *bytes)
+static inline __attribute__((always_inline)) void cursor_store(csd_flow_decoder *dec, const struct run_cursor *c)
 {
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-	if (n >= SEG_LEN) {
-		unsigned len = 0;
-		for (unsigned w = 0; w < SEG_WORDS; w++) {
-			uint64_t x;
-			memcpy(&x, h + 8 * w, 8);
-			/* Non-zero in each byte that is not of the form. */
-			const uint64_t m = (x & 0x8181818181818181ull) ^ 0x8080808080808080ull;
-			if (m) {
-				const unsigned k = (unsigned)__builtin_ctzll(m) / 8;
-				bytes[w] = k ? x & (~0ull >> (64 - 8 * k)) : 0;
-				return len + k;
-			}
-			bytes[w] = x;
-			len += 8;
+	struct csdi_etm3_state *s = &dec->u.etm3;
+	s->pending_w = c->pw;
+	dec->addr = c->addr;
+	dec->isa = c->isa;
+	dec->open = c->o;
+	s->prev_last = c->prev_last;
+	s->last_cycles = c->last_cycles;
+	s->cancelled = c->cancelled;
+	s->blk = c->b;
+	if (c->b) {
+		s->blk_start = c->b->start;
+		s->cur = c->addr;
+		s->blk_idx = c->idx;
+	}
+}
+
+/* What the range loop reads that stays the same for a call. */
+struct run_args {
+	const uint8_t *h;           /* the bytes (n of them) */
+	size_t n;
+	const struct csd_atoms *tab; /* P-header atoms by byte */
+	const uint8_t *ph;          /* ph[b]: byte b is a P-header */
+	const uint64_t *offs;       /* capture offset of byte k: offs[k], or base + k */
+	uint64_t base;
+	int ca;                     /* cycle-accurate */
+	struct csdi_etm3_seg *segs; /* the memo (NULL: none, or build mode) */
+	unsigned seg_log2;
+	size_t seg_mask;            /* a hint's index into segs */
+	/* What branch packets between headers are parsed against (the packet
+	 * decoder's state, read-only; the pointer stays valid). */
+	const struct csdi_etm3_istate *ist;
+	int alt;
+};
+
+static inline __attribute__((always_inline)) uint64_t run_offset(const struct run_args *a, size_t i)
+{
+	return a->offs ? a->offs[i] : a->base + i;
+}
+
+/* Memo entry g, found for the headers at i with the open range extended
+ * (ext) or not, applied to the cursor: its records into the queue, with
+ * what the start state adds (W atoms waiting, the open range it
+ * continues) on top. */
+static inline __attribute__((always_inline)) void memo_apply(csd_flow_decoder *dec, struct run_cursor *c,
+							    const struct run_args *a, size_t i,
+							    const struct csdi_etm3_seg *g, int ext)
+{
+	struct csdi_etm3_state *s = &dec->u.etm3;
+	/* Waiting W atoms: charged to the next instruction in cycle-accurate
+	 * mode only (else dropped). */
+	const uint64_t pw_in = a->ca ? c->pw : 0;
+	if (g->natoms) {
+		const struct csdi_open_range oin = c->o;
+		const unsigned qlen_in = dec->qlen;
+		int closed_in = 0;
+		if (c->o.active && !ext) {
+			close_local(dec, &c->o, dec->open_cond, 0);
+			closed_in = 1;
 		}
-		return len;
+		/* The queue position, the trace ID and the offsets' form in
+		 * locals: the records' byte fields may alias the decoder's,
+		 * which would be reloaded after each record. */
+		const unsigned nrec = g->nrec;
+		const unsigned q0 = dec->qhead + dec->qlen;
+		const uint64_t tid = csdi_rec_misc(0, 0, dec->cfg.trace.trace_id);
+		struct csd_record *const q = dec->q;
+		const struct csdi_seg_range *rs = g->rec;
+		if (a->offs) {
+			for (unsigned k = 0; k < nrec; k++, rs++)
+				seg_record(&q[(q0 + k) % CSDI_FLOW_QCAP], rs, a->offs[i + rs->hdr], tid);
+		} else {
+			for (unsigned k = 0; k < nrec; k++, rs++)
+				seg_record(&q[(q0 + k) % CSDI_FLOW_QCAP], rs, a->base + i + rs->hdr, tid);
+		}
+		dec->qlen += nrec;
+		if (nrec) {
+			/* The first instruction's range takes the W atoms waiting
+			 * before it and continues the open range if it was
+			 * contiguous. */
+			struct csd_record *r = &q[q0 % CSDI_FLOW_QCAP];
+			r->cycles += pw_in;
+			if (ext) {
+				r->addr = oin.start;
+				r->offset = oin.offset;
+				r->count += oin.count;
+				r->cycles += oin.cycles;
+			}
+		}
+		if (g->open_active) {
+			const struct csdi_seg_range *sr = &g->open;
+			c->o.active = 1;
+			c->o.start = sr->start;
+			c->o.last = sr->last;
+			c->o.end = sr->last + sr->end_delta;
+			c->o.count = sr->count;
+			c->o.cycles = sr->cycles;
+			c->o.has_cycles = (int)sr->flags;
+			c->o.isa = sr->isa;
+			c->o.offset = run_offset(a, i + sr->hdr);
+			if (!g->nrec) {
+				c->o.cycles += pw_in;
+				if (ext) {
+					c->o.start = oin.start;
+					c->o.offset = oin.offset;
+					c->o.count += oin.count;
+					c->o.cycles += oin.cycles;
+				}
+			}
+		} else {
+			c->o.active = 0;
+		}
+		c->addr = g->addr;
+		c->isa = g->isa;
+		c->pw = g->pw;
+		c->cancelled = 0;
+		c->last_cycles = g->last_cycles + (g->natoms == 1 ? pw_in : 0);
+		c->prev_last = g->natoms == 1 && ext ? oin.last : g->prev_last;
+		s->await_gap = 0;
+		if (g->indirect) {
+			dec->addr_valid = 0;
+			c->walkable = 0;
+			s->wait_branch = 1;
+		}
+		dec->qready = qlen_in + g->hold + (closed_in && g->hold_late);
+	} else {
+		c->pw += g->pw;
 	}
-#endif
-	unsigned len = 0;
-	while (len < n && len < SEG_LEN && (h[len] & 0x81) == 0x80) {
-		bytes[len / 8] |= (uint64_t)h[len] << (8 * (len % 8));
-		len++;
+	dec->qmark_valid = g->last_atoms;
+	c->b = NULL;
+}
+
+static size_t run_build(csd_flow_decoder *dec, const uint8_t *h, size_t len, const struct csd_atoms *tab,
+			const uint8_t *ph, int *aborted);
+
+/*
+ * The memo entry for the headers at i (a segment: up to SEG_LEN of them),
+ * looked up, made on a miss, and applied to the cursor. Returns the
+ * headers it covers (the loop goes on after them), or 0 when it covers
+ * none: the byte at i is no P-header, or the entry leaves them to the
+ * loop. (The room the loop checked is enough: a segment closes at most
+ * SEG_RECS + 1 ranges, a few of the slack QPRODUCE leaves. Segments start
+ * where the previous one ended, also across calls, so that the same trace
+ * meets the same entries.)
+ */
+static inline __attribute__((always_inline)) unsigned memo_step(csd_flow_decoder *dec, struct run_cursor *c,
+								const struct run_args *a, size_t i,
+								struct csdi_etm3_seg **prev_g)
+{
+	struct csdi_etm3_state *s = &dec->u.etm3;
+	struct csdi_etm3_seg *const segs = a->segs;
+	const size_t seg_mask = a->seg_mask;
+	/* The headers ahead: bytes 1xxxxxx0 (P-header encodings; an entry is
+	 * made only of those is_phdr accepts). */
+	uint64_t bytes[SEG_WORDS] = { 0 };
+	const unsigned len = seg_bytes(a->h + i, a->n - i, bytes);
+	if (!len)
+		return 0;
+	const int ext = c->o.active & (c->o.end == c->addr) & (c->o.isa == c->isa);
+	const uint64_t key = seg_key(c->ctx, c->addr, c->isa, len, ext);
+	s->seg_lookups++;
+	/* The entry met after the last one last time first: its place is
+	 * known without the hash, so the loads of its records need not wait
+	 * for key, hash and slot. */
+	struct csdi_etm3_seg *g = *prev_g ? &segs[(*prev_g)->next & seg_mask] : NULL;
+	int hit = g && seg_match(g, key, bytes, dec->img_gen);
+	if (!hit) {
+		g = &segs[seg_slot(key, bytes, a->seg_log2)];
+		hit = seg_match(g, key, bytes, dec->img_gen);
+		if (!hit)
+			hit = seg_match(++g, key, bytes, dec->img_gen);
 	}
-	return len;
+	/* (A miss is rare once the table is warm: its work laid out of the
+	 * way, gen-etm3 2 - 4 % less time.) */
+	if (__builtin_expect(!hit, 0)) {
+		/* Two ways: the newest entry goes first, the one it displaces
+		 * second. */
+		g--;
+		/* (Counted for csdi_etm3_memo_grow when an entry is lost:
+		 * filling empty slots says nothing about the table's size.) */
+		s->seg_misses += g[1].gen != 0;
+		g[1] = *g;
+		cursor_store(dec, c);
+		csdi_etm3_memo_build(dec, g, a->h + i, len, a->tab, a->ph, key, bytes, ext, run_build);
+		/* It may have refilled the cursor's cache slot. */
+		c->b = NULL;
+	}
+	/* The entry met after this one last time, fetched now (usually a
+	 * branch packet comes between: the next lookup would wait on the
+	 * table at the end of a chain of address, key and slot); and this one
+	 * noted as the one after the last. */
+	__builtin_prefetch(&segs[g->next & seg_mask]);
+	if (*prev_g)
+		(*prev_g)->next = (uint16_t)(g - segs);
+	*prev_g = g;
+	if (!g->len)
+		return 0;
+	memo_apply(dec, c, a, i, g, ext);
+	return g->len;
 }
 
-/* Record r from a memo entry's range rs at capture offset off. */
-static inline __attribute__((always_inline)) void seg_record(struct csd_record *r, const struct csdi_seg_range *rs,
-							       uint64_t off, uint64_t tid_misc)
+/*
+ * A packet between P-headers, taken here when it is whole and plain, as
+ * the step would take it, so that headers, a branch, headers... are one
+ * call instead of one per run: a cycle count packet (W atoms, unless it is
+ * the count of a trace gap), a timestamp (a record after the open range is
+ * closed, held like the step's), or a branch address packet without
+ * exception information (the target of an indirect branch just traced,
+ * say: only the next address). Returns its length, with *last saying
+ * what it was; 0 to leave it to the packet decoder.
+ */
+static inline __attribute__((always_inline)) size_t take_between(csd_flow_decoder *dec, struct run_cursor *c,
+								 const struct run_args *a, size_t i,
+								 struct csdi_etm3_run_last *last)
 {
-	/* isa and cond as one 16-bit load, in place (little-endian; the
-	 * byte order does not matter elsewhere). */
-	uint16_t isa_cond;
-	memcpy(&isa_cond, &rs->isa, 2);
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-	const uint64_t misc = (uint64_t)isa_cond | tid_misc;
-#else
-	(void)isa_cond;
-	const uint64_t misc = csdi_rec_misc(rs->isa, rs->cond, (uint8_t)(tid_misc >> 32));
-#endif
-	csdi_rec_range(r, rs->flags, off, rs->start, rs->last, rs->last + rs->end_delta, rs->cycles, rs->count, misc);
+	struct csdi_etm3_state *s = &dec->u.etm3;
+	const uint8_t *const h = a->h;
+	const size_t n = a->n;
+	if (!(h[i] & 1)) {
+		/* Not a branch packet (bit 0 clear). */
+		uint32_t cc;
+		const size_t clen = h[i] != 0x04 || s->await_gap ? 0 : csdi_etm3_cycle_count_quick(h + i, n - i, &cc);
+		if (clen) {
+			c->pw += cc;
+			last->cc_end = i + clen;
+			last->cc = cc;
+			last->len = clen;
+		} else {
+			uint64_t ts;
+			uint8_t tb;
+			if (dec->lost.active || csdi_flow_room(dec) <= CSDI_FLOW_QPRODUCE)
+				return 0;
+			const uint64_t toff = run_offset(a, i);
+			const size_t tlen = csdi_etm3_timestamp_packet(dec->etm3, h + i, n - i, &ts, &tb);
+			if (!tlen)
+				return 0;
+			if (c->o.active)
+				close_local(dec, &c->o, dec->open_cond, 0);
+			struct csd_record *r = csdi_flow_push_raw(dec, CSD_REC_TIMESTAMP, toff);
+			r->timestamp = ts;
+			last->ts_end = i + tlen;
+			last->ts = ts;
+			last->ts_bits = tb;
+			last->len = tlen;
+		}
+		dec->qmark_valid = 0;
+		return last->len;
+	}
+	uint32_t baddr;
+	size_t blen = csdi_etm3_branch_quick(h + i, n - i, a->alt, a->ist->addr, csdi_etm3_shift(a->ist->fam), &baddr);
+	if (blen) {
+		/* Only the address changes (csdi_etm3_branch_fill reports the
+		 * packet from these). */
+		last->br.addr = baddr;
+		last->br.isa = (uint8_t)csdi_etm3_isa_of(a->ist->fam, a->ist->altisa);
+		last->br.addr_bytes = (uint8_t)blen;
+		last->br.full = 0;
+		csdi_etm3_pkt_set_addr(dec->etm3, baddr);
+	} else if ((blen = csdi_etm3_branch_packet(dec->etm3, h + i, n - i, &last->br))) {
+		csdi_etm3_branch_commit(dec->etm3, &last->br);
+	} else {
+		return 0;
+	}
+	c->addr = last->br.addr;
+	c->isa = last->br.isa;
+	dec->addr_valid = c->isa != CSD_ISA_UNKNOWN;
+	s->wait_branch = 0;
+	dec->qmark_valid = 0;
+	c->walkable = dec->addr_valid && !dec->lost.active;
+	c->b = NULL;
+	last->branch_end = i + blen;
+	last->len = blen;
+	return blen;
 }
 
-static inline int seg_match(const struct csdi_etm3_seg *g, uint64_t key, const uint64_t *bytes, uint64_t gen)
+/* One instruction atom (e: executed) of the header at i: the cursor's
+ * instruction added to the open range, the range closed at a failed
+ * instruction or a waypoint, the walk on to the next instruction or the
+ * branch target. Returns 1 when the atom needs the general way in build
+ * mode (the memo entry then ends before this header). */
+static inline __attribute__((always_inline)) int walk_atom(csd_flow_decoder *dec, struct run_cursor *c,
+							   const struct run_args *a, int e, size_t i, const int build)
 {
-	uint64_t d = (g->key ^ key) | (g->gen ^ gen);
-	for (unsigned w = 0; w < SEG_WORDS; w++)
-		d |= g->bytes[w] ^ bytes[w];
-	return d == 0;
+	if (c->b && c->idx >= c->bcount)
+		c->b = NULL;
+	if (!c->b && c->walkable) {
+		c->idx = 0;
+		cursor_block(c, csdi_flow_block(dec, c->addr, c->isa));
+		if (!c->bcount)
+			c->b = NULL;
+	}
+	if (!c->b) {
+		if (build)
+			return 1;
+		/* The general way, from the state in dec. */
+		cursor_store(dec, c);
+		insn_atom(dec, e, c->pw, a->ca, run_offset(a, i));
+		cursor_load(dec, c);
+		c->pw = 0;
+		return 0;
+	}
+	const uint32_t size = 2 + 2 * (uint32_t)((c->bwide >> c->idx) & 1);
+	c->cancelled = 0;
+	c->last_cycles = a->ca ? c->pw : 0;
+	if (c->o.active && c->o.end == c->addr && c->o.isa == c->isa) {
+		c->prev_last = c->o.last;
+	} else {
+		/* A new range (after closing one that ends elsewhere). */
+		if (c->o.active)
+			close_local(dec, &c->o, dec->open_cond, 0);
+		c->o.active = 1;
+		c->o.start = c->addr;
+		c->o.count = 0;
+		c->o.cycles = 0;
+		c->o.has_cycles = 0;
+		c->o.isa = c->isa;
+		c->o.offset = run_offset(a, i);
+		c->prev_last = c->addr;
+	}
+	c->o.last = c->addr;
+	c->o.end = c->addr + size;
+	c->o.count++;
+	if (a->ca) {
+		c->o.cycles += c->pw;
+		c->o.has_cycles = 1;
+	}
+	c->pw = 0;
+	c->idx++;
+	c->addr += size;
+	if (c->idx < c->bcount || !c->bwp) {
+		/* Not a branch: on to the next instruction. */
+		if (!e)
+			close_local(dec, &c->o, CSD_COND_FAIL, 0);
+		return 0;
+	}
+	const struct csdi_insn *wp = &c->b->wp;
+	close_local(dec, &c->o, e ? CSD_COND_PASS : CSD_COND_FAIL, c->b->wp_rflags[e]);
+	c->b = NULL;
+	if (e && wp->cls == CSDI_INSN_DIRECT) {
+		c->addr = wp->target;
+		c->isa = wp->target_isa;
+	} else if (e && wp->cls == CSDI_INSN_INDIRECT) {
+		/* The branch packet with the target follows. */
+		dec->addr_valid = 0;
+		c->walkable = 0;
+		dec->u.etm3.wait_branch = 1;
+	}
+	return 0;
 }
 
-static inline unsigned seg_slot(uint64_t key, const uint64_t *bytes, unsigned log2)
-{
-	uint64_t x = bytes[0] ^ (key * 0x9e3779b97f4a7c15ull);
-	for (unsigned w = 1; w < SEG_WORDS; w++)
-		x ^= bytes[w] * 0xc2b2ae3d27d4eb4full;
-	x *= 0xff51afd7ed558ccdull;
-	return (unsigned)(x >> (64 - log2)) & ~1u;
-}
-
+/*
+ * The loop: per byte, a memo entry where one applies, a packet between
+ * headers (not in build mode), or the header's atoms. `build`: make a
+ * memo entry (csdi_etm3_memo_build): no memo, no packets between headers,
+ * *aborted set at an atom that needs the general way.
+ */
 static inline __attribute__((always_inline)) size_t run_range(csd_flow_decoder *dec, const uint8_t *h, size_t n,
 								const struct csd_atoms *tab, const uint8_t *ph,
 								const uint64_t *offs, uint64_t base, const int build,
 								int *aborted, struct csdi_etm3_run_last *last)
 {
 	struct csdi_etm3_state *s = &dec->u.etm3;
-	const int ca = cycle_accurate(dec);
-	uint64_t pw = s->pending_w;
-	uint32_t addr = dec->addr;
-	/* Copies of decoder fields that only the general way (insn_atom) and
-	 * an indirect branch change: records are written through uint8_t
-	 * fields, which may alias anything, so fields of dec would be
-	 * reloaded after every record. */
-	uint8_t isa = dec->isa;
-	int synced = dec->synced;
-	int walkable = dec->addr_valid && !dec->lost.active;
-	/* The cursor: instruction idx of block b is at addr (b NULL: look
-	 * the block up at the next atom); the block's fields copied. */
-	const struct csdi_block *b = s->blk;
-	unsigned idx = s->blk_idx;
-	unsigned bcount = 0;
-	uint64_t bwide = 0;
-	int bwp = 0;
-	struct csdi_open_range o = dec->open;
-	uint32_t prev_last = s->prev_last;
-	uint64_t last_cycles = s->last_cycles;
-	int cancelled = s->cancelled;
-	size_t i = 0;
-
-	if (b && (!walkable || s->cur != addr || b->start != s->blk_start || b->isa != isa || idx >= b->count))
-		b = NULL;
-	if (b) {
-		bcount = b->count;
-		bwide = isa == CSD_ISA_ARM ? ~(uint64_t)0 : b->wide;
-		bwp = b->end == CSDI_BLOCK_WAYPOINT;
-	}
 	if (!build && s->segs && s->seg_misses >= 1024)
-		seg_grow(s);
-	struct csdi_etm3_seg *const segs = build ? NULL : s->segs;
-	const unsigned seg_log2 = s->seg_log2;
-	const size_t seg_mask = ((size_t)1 << seg_log2) - 1;    /* a hint's index into segs */
-	/* Decoder state in a memo key that only the general way changes. */
-	uint64_t ctx = seg_ctx(dec);
-	struct csdi_etm3_seg *prev_g = NULL;    /* the last entry met */
-	for (; i < n && csdi_flow_room(dec) > CSDI_FLOW_QPRODUCE; i++) {
-		/* (The room checked above is enough: a segment closes at most
-		 * SEG_RECS + 1 ranges, a few of the slack QPRODUCE leaves.
-		 * Segments start where the previous one ended, also across
-		 * calls, so that the same trace meets the same entries.) */
-		if (segs && walkable && synced) {
-			/* The headers ahead: bytes 1xxxxxx0 (P-header encodings;
-			 * an entry is made only of those is_phdr accepts). */
-			uint64_t bytes[SEG_WORDS] = { 0 };
-			const unsigned len = seg_bytes(h + i, n - i, bytes);
-			if (!len)
-				goto not_phdr;
-			const int ext = o.active & (o.end == addr) & (o.isa == isa);
-			const uint64_t key = seg_key(ctx, addr, isa, len, ext);
-			s->seg_lookups++;
-			/* The entry met after the last one last time first: its
-			 * place is known without the hash, so the loads of its
-			 * records need not wait for key, hash and slot. */
-			struct csdi_etm3_seg *g = prev_g ? &segs[prev_g->next & seg_mask] : NULL;
-			int hit = g && seg_match(g, key, bytes, dec->img_gen);
-			if (!hit) {
-				g = &segs[seg_slot(key, bytes, seg_log2)];
-				hit = seg_match(g, key, bytes, dec->img_gen);
-				if (!hit)
-					hit = seg_match(++g, key, bytes, dec->img_gen);
-			}
-			/* (A miss is rare once the table is warm: its work laid
-			 * out of the way, gen-etm3 2 - 4 % less time.) */
-			if (__builtin_expect(!hit, 0)) {
-				/* Two ways: the newest entry goes first, the
-				 * one it displaces second. */
-				g--;
-				/* (Counted for seg_grow when an entry is lost:
-				 * filling empty slots says nothing about the
-				 * table's size.) */
-				s->seg_misses += g[1].gen != 0;
-				g[1] = *g;
-				dec->addr = addr;
-				dec->isa = isa;
-				dec->open = o;
-				s->pending_w = pw;
-				s->prev_last = prev_last;
-				s->last_cycles = last_cycles;
-				s->cancelled = cancelled;
-				seg_build(dec, g, h + i, len, tab, ph, key, bytes, ext);
-				/* It may have refilled the cursor's cache slot. */
-				b = NULL;
-			}
-			/* The entry met after this one last time, fetched now
-			 * (usually a branch packet comes between: the next
-			 * lookup would wait on the table at the end of a chain
-			 * of address, key and slot); and this one noted as the
-			 * one after the last. */
-			__builtin_prefetch(&segs[g->next & seg_mask]);
-			if (prev_g)
-				prev_g->next = (uint16_t)(g - segs);
-			prev_g = g;
-			if (g->len) {
-				/* Waiting W atoms: charged to the next instruction
-				 * in cycle-accurate mode only (else dropped). */
-				const uint64_t pw_in = ca ? pw : 0;
-				if (g->natoms) {
-					const struct csdi_open_range oin = o;
-					const unsigned qlen_in = dec->qlen;
-					int closed_in = 0;
-					if (o.active && !ext) {
-						close_local(dec, &o, dec->open_cond, 0);
-						closed_in = 1;
-					}
-					/* The queue position, the trace ID and the
-					 * offsets' form in locals: the records' byte
-					 * fields may alias the decoder's, which would
-					 * be reloaded after each record. */
-					const unsigned nrec = g->nrec;
-					const unsigned q0 = dec->qhead + dec->qlen;
-					const uint64_t tid = csdi_rec_misc(0, 0, dec->cfg.trace.trace_id);
-					struct csd_record *const q = dec->q;
-					const struct csdi_seg_range *rs = g->rec;
-					if (offs) {
-						for (unsigned k = 0; k < nrec; k++, rs++)
-							seg_record(&q[(q0 + k) % CSDI_FLOW_QCAP], rs, offs[i + rs->hdr], tid);
-					} else {
-						for (unsigned k = 0; k < nrec; k++, rs++)
-							seg_record(&q[(q0 + k) % CSDI_FLOW_QCAP], rs, base + i + rs->hdr, tid);
-					}
-					dec->qlen += nrec;
-					if (nrec) {
-						/* The first instruction's range takes the W
-						 * atoms waiting before it and continues the
-						 * open range if it was contiguous. */
-						struct csd_record *r = &q[q0 % CSDI_FLOW_QCAP];
-						r->cycles += pw_in;
-						if (ext) {
-							r->addr = oin.start;
-							r->offset = oin.offset;
-							r->count += oin.count;
-							r->cycles += oin.cycles;
-						}
-					}
-					if (g->open_active) {
-						const struct csdi_seg_range *sr = &g->open;
-						o.active = 1;
-						o.start = sr->start;
-						o.last = sr->last;
-						o.end = sr->last + sr->end_delta;
-						o.count = sr->count;
-						o.cycles = sr->cycles;
-						o.has_cycles = (int)sr->flags;
-						o.isa = sr->isa;
-						o.offset = offs ? offs[i + sr->hdr] : base + i + sr->hdr;
-						if (!g->nrec) {
-							o.cycles += pw_in;
-							if (ext) {
-								o.start = oin.start;
-								o.offset = oin.offset;
-								o.count += oin.count;
-								o.cycles += oin.cycles;
-							}
-						}
-					} else {
-						o.active = 0;
-					}
-					addr = g->addr;
-					isa = g->isa;
-					pw = g->pw;
-					cancelled = 0;
-					last_cycles = g->last_cycles + (g->natoms == 1 ? pw_in : 0);
-					prev_last = g->natoms == 1 && ext ? oin.last : g->prev_last;
-					s->await_gap = 0;
-					if (g->indirect) {
-						dec->addr_valid = 0;
-						walkable = 0;
-						s->wait_branch = 1;
-					}
-					dec->qready = qlen_in + g->hold + (closed_in && g->hold_late);
-				} else {
-					pw += g->pw;
-				}
-				dec->qmark_valid = g->last_atoms;
-				b = NULL;
-				i += g->len - 1;
+		csdi_etm3_memo_grow(s);
+	/* (a's address must not escape: it is to stay in registers.) */
+	int alt;
+	const struct csdi_etm3_istate *const ist = csdi_etm3_pkt_addr_state(dec->etm3, &alt);
+	const struct run_args a = { .h = h, .n = n, .tab = tab, .ph = ph, .offs = offs, .base = base,
+				    .ca = cycle_accurate(dec), .segs = build ? NULL : s->segs,
+				    .seg_log2 = s->seg_log2, .seg_mask = ((size_t)1 << s->seg_log2) - 1,
+				    .ist = ist, .alt = alt };
+	struct run_cursor c;
+	cursor_load(dec, &c);
+	struct csdi_etm3_seg *prev_g = NULL;    /* the last memo entry met */
+	size_t i = 0;
+	while (i < n && csdi_flow_room(dec) > CSDI_FLOW_QPRODUCE) {
+		if (a.segs && c.walkable && c.synced) {
+			const unsigned k = memo_step(dec, &c, &a, i, &prev_g);
+			if (k) {
+				i += k;
 				continue;
 			}
 		}
 		if (!ph[h[i]]) {
-			/* A branch address packet between P-headers (the
-			 * target of an indirect branch just traced, say): taken
-			 * here when it is whole and plain, exactly as flow.c's
-			 * loop takes it, so that headers, a branch, headers...
-			 * are one call instead of one per run. */
-			size_t blen;
-		not_phdr:
-			if (build || !last || !synced || (!dec->addr_valid && !s->wait_branch))
+			if (build || !last || !c.synced || (!dec->addr_valid && !s->wait_branch))
 				break;
-			if (!(h[i] & 1)) {
-				/* Not a branch packet (bit 0 clear). A cycle
-				 * count packet is W atoms (as the packet
-				 * decoder's step takes it), unless it is the
-				 * count of a trace gap. */
-				uint32_t cc;
-				const size_t clen = h[i] != 0x04 || s->await_gap ? 0
-						    : csdi_etm3_cycle_count_quick(h + i, n - i, &cc);
-				if (clen) {
-					pw += cc;
-					last->cc_end = i + clen;
-					last->cc = cc;
-					last->len = clen;
-				} else {
-					/* A timestamp packet: a record, after the
-					 * open range is closed (as the step's push
-					 * does), held like the step's. */
-					uint64_t ts;
-					uint8_t tb;
-					if (dec->lost.active || csdi_flow_room(dec) <= CSDI_FLOW_QPRODUCE)
-						break;
-					const uint64_t toff = offs ? offs[i] : base + i;
-					const size_t tlen = csdi_etm3_timestamp_packet(dec->etm3, h + i, n - i, &ts, &tb);
-					if (!tlen)
-						break;
-					if (o.active)
-						close_local(dec, &o, dec->open_cond, 0);
-					struct csd_record *r = csdi_flow_push_raw(dec, CSD_REC_TIMESTAMP, toff);
-					r->timestamp = ts;
-					last->ts_end = i + tlen;
-					last->ts = ts;
-					last->ts_bits = tb;
-					last->len = tlen;
-				}
-				dec->qmark_valid = 0;
-				i += last->len;
-				if (i == n || !ph[h[i]])
-					goto done;
-				i--;
-				continue;
-			}
-			struct csdi_etm3_istate *const ist = csdi_etm3_pkt_istate(dec->etm3);
-			blen = csdi_etm3_branch_quick(h + i, n - i, csdi_etm3_pkt_alt_branch(dec->etm3), ist->addr,
-						      csdi_etm3_shift(ist->fam), &ist->addr);
-			if (blen) {
-				/* Only the address changed (csdi_etm3_branch_fill
-				 * reports the packet from these). */
-				last->br.addr = ist->addr;
-				last->br.isa = (uint8_t)csdi_etm3_isa_of(ist->fam, ist->altisa);
-				last->br.addr_bytes = (uint8_t)blen;
-				last->br.full = 0;
-			} else if ((blen = csdi_etm3_branch_packet(dec->etm3, h + i, n - i, &last->br))) {
-				csdi_etm3_branch_commit(dec->etm3, &last->br);
-			} else {
+			const size_t k = take_between(dec, &c, &a, i, last);
+			if (!k)
 				break;
-			}
-			addr = last->br.addr;
-			isa = last->br.isa;
-			dec->addr_valid = isa != CSD_ISA_UNKNOWN;
-			s->wait_branch = 0;
-			dec->qmark_valid = 0;
-			walkable = dec->addr_valid && !dec->lost.active;
-			b = NULL;
-			i += blen;
-			last->branch_end = i;
-			last->len = blen;
+			i += k;
 			/* On only if P-headers follow (anything else is the
 			 * packet decoder's). */
 			if (i == n || !ph[h[i]])
-				goto done;
-			i--;
+				break;
 			continue;
 		}
-		const struct csd_atoms *a = &tab[h[i]];
-		if (!a->num) {
-			/* W atoms only (cycle-accurate): they wait for the
-			 * next instruction. A run of them makes no records,
-			 * so the room checked before the first still holds. */
+		const struct csd_atoms *at = &tab[h[i]];
+		if (!at->num) {
+			/* W atoms only (cycle-accurate): they wait for the next
+			 * instruction. A run of them makes no records, so the
+			 * room checked before the first still holds. */
 			dec->qmark_valid = 0;
-			if (!synced || !ca)
+			if (!c.synced || !a.ca) {
+				i++;
 				continue;
+			}
 			for (;;) {
-				if (a->format != 1)
-					pw += a->w;
+				if (at->format != 1)
+					c.pw += at->w;
 				if (++i == n || !ph[h[i]])
-					goto done;
-				a = &tab[h[i]];
-				if (a->num)
+					break;
+				at = &tab[h[i]];
+				if (at->num)
 					break;
 			}
+			if (i == n || !ph[h[i]])
+				break;
 		}
 		const unsigned mark = dec->qlen;
 		dec->qmark_valid = 1;
-		if (!synced) {
+		if (!c.synced) {
 			dec->qready = mark;
+			i++;
 			continue;
 		}
-		/* The header's offset, wanted only when a range starts. */
-#define HDR_OFFSET (offs ? offs[i] : base + i)
 		s->await_gap = 0;
-		if (ca && a->format != 1)
-			pw += a->w;
-		const unsigned num = a->num;
-		const uint32_t en = a->en;
-		const int f1 = ca && a->format == 1;
+		if (a.ca && at->format != 1)
+			c.pw += at->w;
+		const unsigned num = at->num;
+		const uint32_t en = at->en;
+		const int f1 = a.ca && at->format == 1;
 		for (unsigned k = 0; k < num; k++) {
-			const int e = (en >> k) & 1;
 			if (f1)
-				pw++;
-			if (b && idx >= bcount)
-				b = NULL;
-			if (!b && walkable) {
-				b = csdi_flow_block(dec, addr, isa);
-				idx = 0;
-				bcount = b->count;
-				bwide = isa == CSD_ISA_ARM ? ~(uint64_t)0 : b->wide;
-				bwp = b->end == CSDI_BLOCK_WAYPOINT;
-				if (!bcount)
-					b = NULL;
-			}
-			if (!b) {
-				if (build) {
-					/* A memo entry ends before this header. */
-					*aborted = 1;
-					goto done;
-				}
-				/* The general way, from the state in dec. */
-				dec->addr = addr;
-				dec->isa = isa;
-				dec->open = o;
-				s->prev_last = prev_last;
-				s->last_cycles = last_cycles;
-				s->cancelled = cancelled;
-				s->blk = NULL;
-				insn_atom(dec, e, pw, ca, HDR_OFFSET);
-				pw = 0;
-				addr = dec->addr;
-				isa = dec->isa;
-				synced = dec->synced;
-				walkable = dec->addr_valid && !dec->lost.active;
-				o = dec->open;
-				prev_last = s->prev_last;
-				last_cycles = s->last_cycles;
-				cancelled = s->cancelled;
-				ctx = seg_ctx(dec);
-				b = s->blk;
-				idx = s->blk_idx;
-				if (b && (s->cur != addr || idx >= b->count || !walkable))
-					b = NULL;
-				if (b) {
-					bcount = b->count;
-					bwide = isa == CSD_ISA_ARM ? ~(uint64_t)0 : b->wide;
-					bwp = b->end == CSDI_BLOCK_WAYPOINT;
-				}
-				continue;
-			}
-			const uint32_t size = 2 + 2 * (uint32_t)((bwide >> idx) & 1);
-			cancelled = 0;
-			last_cycles = ca ? pw : 0;
-			if (o.active && o.end == addr && o.isa == isa) {
-				prev_last = o.last;
-			} else {
-				/* A new range (after closing one that ends elsewhere). */
-				if (o.active)
-					close_local(dec, &o, dec->open_cond, 0);
-				o.active = 1;
-				o.start = addr;
-				o.count = 0;
-				o.cycles = 0;
-				o.has_cycles = 0;
-				o.isa = isa;
-				o.offset = HDR_OFFSET;
-				prev_last = addr;
-			}
-			o.last = addr;
-			o.end = addr + size;
-			o.count++;
-			if (ca) {
-				o.cycles += pw;
-				o.has_cycles = 1;
-			}
-			pw = 0;
-			idx++;
-			addr += size;
-			if (idx < bcount || !bwp) {
-				/* Not a branch: on to the next instruction. */
-				if (!e)
-					close_local(dec, &o, CSD_COND_FAIL, 0);
-				continue;
-			}
-			const struct csdi_insn *wp = &b->wp;
-			close_local(dec, &o, e ? CSD_COND_PASS : CSD_COND_FAIL, b->wp_rflags[e]);
-			b = NULL;
-			if (e && wp->cls == CSDI_INSN_DIRECT) {
-				addr = wp->target;
-				isa = wp->target_isa;
-			} else if (e && wp->cls == CSDI_INSN_INDIRECT) {
-				/* The branch packet with the target follows. */
-				dec->addr_valid = 0;
-				walkable = 0;
-				s->wait_branch = 1;
+				c.pw++;
+			if (walk_atom(dec, &c, &a, (en >> k) & 1, i, build)) {
+				/* A memo entry ends before this header. */
+				*aborted = 1;
+				cursor_store(dec, &c);
+				return i;
 			}
 		}
-#undef HDR_OFFSET
 		dec->qready = mark;
+		i++;
 	}
-done:
-	s->pending_w = pw;
-	dec->addr = addr;
-	dec->isa = isa;
-	dec->open = o;
-	s->prev_last = prev_last;
-	s->last_cycles = last_cycles;
-	s->cancelled = cancelled;
-	s->blk = b;
-	if (b) {
-		s->blk_start = b->start;
-		s->cur = addr;
-		s->blk_idx = idx;
-	}
+	cursor_store(dec, &c);
 	return i;
+}
+
+/* Build mode, for csdi_etm3_memo_build (out of line: a miss is rare). */
+static __attribute__((noinline)) size_t run_build(csd_flow_decoder *dec, const uint8_t *h, size_t len,
+						  const struct csd_atoms *tab, const uint8_t *ph, int *aborted)
+{
+	return run_range(dec, h, len, tab, ph, NULL, 0, 1, aborted, NULL);
 }
 
 static size_t pheader_run_range(csd_flow_decoder *dec, const uint8_t *h, size_t n, const struct csd_atoms *tab,
@@ -897,133 +789,16 @@ static size_t pheader_run_range(csd_flow_decoder *dec, const uint8_t *h, size_t 
 	return run_range(dec, h, n, tab, ph, offs, base, 0, NULL, last);
 }
 
-/* A range (a record, or the range left open) into *sr: 1, or 0 if a field
- * does not fit its width there (sr is filled all the same). */
-static int seg_range_pack(struct csdi_seg_range *sr, uint64_t start, uint64_t last, uint64_t end, uint64_t count,
-			  uint64_t cycles, uint64_t flags, uint8_t isa, uint8_t cond, uint64_t hdr)
-{
-	sr->start = (uint32_t)start;
-	sr->last = (uint32_t)last;
-	sr->end_delta = (uint8_t)(end - last);
-	sr->count = (uint16_t)count;
-	sr->cycles = (uint32_t)cycles;
-	sr->flags = (uint16_t)flags;
-	sr->isa = isa;
-	sr->cond = cond;
-	sr->hdr = (uint8_t)hdr;
-	return cycles <= UINT32_MAX && hdr < SEG_LEN && count <= UINT16_MAX && flags <= UINT16_MAX &&
-	       (uint32_t)(end - last) <= UINT8_MAX;
-}
-
-/*
- * Make memo entry g for the len headers h from the decoder's current
- * position: run the loop in build mode from a scratch state (nothing
- * waiting, a contiguous open range iff ext, queue offsets = header
- * indices), read off what it did, and put everything back. A header that
- * needs the general way ends the entry before it.
- */
-static __attribute__((noinline)) void seg_build(csd_flow_decoder *dec, struct csdi_etm3_seg *g, const uint8_t *h,
-						unsigned len, const struct csd_atoms *tab, const uint8_t *ph,
-						uint64_t key, const uint64_t *bytes, int ext)
-{
-	struct csdi_etm3_state *s = &dec->u.etm3;
-	const struct csdi_etm3_state s0 = *s;
-	const struct csdi_open_range o0 = dec->open;
-	const uint32_t addr0 = dec->addr;
-	const uint8_t isa0 = dec->isa;
-	const unsigned qlen0 = dec->qlen, qready0 = dec->qready;
-	const int qmv0 = dec->qmark_valid;
-	size_t done = len;
-
-	memset(g, 0, sizeof(*g));
-	g->key = key;
-	memcpy(g->bytes, bytes, sizeof(g->bytes));
-	g->gen = dec->img_gen;
-	for (int pass = 0; pass < 3; pass++) {
-		int aborted = 0;
-		memset(&dec->open, 0, sizeof(dec->open));
-		dec->open.active = ext;
-		dec->open.start = dec->open.last = dec->open.end = addr0;
-		dec->open.isa = isa0;
-		s->pending_w = 0;
-		s->prev_last = addr0;
-		s->last_cycles = 0;
-		s->cancelled = 0;
-		s->blk = NULL;
-		s->wait_branch = 0;
-		dec->addr = addr0;
-		dec->isa = isa0;
-		dec->addr_valid = 1;
-		dec->qlen = qlen0;
-		dec->qready = qlen0;
-		dec->qmark_valid = 0;
-		done = run_range(dec, h, done, tab, ph, NULL, 0, 1, &aborted, NULL);
-		if (aborted)
-			continue;       /* again without the header it stopped in */
-		if (dec->qlen - qlen0 > SEG_RECS) {
-			/* Too many records: again up to the header where the
-			 * first one that does not fit began (records close in
-			 * order, so none before it closes later). */
-			const struct csd_record *r = &dec->q[(dec->qhead + qlen0 + SEG_RECS) % CSDI_FLOW_QCAP];
-			if (r->offset > 0 && r->offset < done) {
-				done = (size_t)r->offset;
-				continue;
-			}
-		}
-		break;
-	}
-	unsigned nrec = dec->qlen - qlen0;
-	int ok = done > 0 && nrec <= SEG_RECS && s->pending_w <= UINT32_MAX && s->last_cycles <= UINT32_MAX;
-	for (unsigned k = 0; ok && k < nrec; k++) {
-		const struct csd_record *r = &dec->q[(dec->qhead + qlen0 + k) % CSDI_FLOW_QCAP];
-		ok = r->type == CSD_REC_RANGE && seg_range_pack(&g->rec[k], r->addr, r->last, r->end, r->count, r->cycles,
-								  r->flags, r->isa, r->cond, r->offset);
-	}
-	if (dec->open.active) {
-		const struct csdi_open_range *op = &dec->open;
-		ok = seg_range_pack(&g->open, op->start, op->last, op->end, op->count, op->cycles, op->has_cycles != 0,
-				    op->isa, 0, op->offset) && ok;
-		g->open_active = 1;
-	}
-	unsigned natoms = 0, first = SEG_LEN, last = SEG_LEN;
-	for (unsigned k = 0; k < done; k++) {
-		if (tab[h[k]].num) {
-			natoms += tab[h[k]].num;
-			if (first == SEG_LEN)
-				first = k;
-			last = k;
-		}
-	}
-	if (ok) {
-		g->len = (uint8_t)done;
-		g->nrec = (uint8_t)nrec;
-		g->natoms = (uint8_t)(natoms < 2 ? natoms : 2);
-		g->hold = (uint8_t)(dec->qready - qlen0);
-		g->hold_late = last != first;
-		g->last_atoms = done > 0 && tab[h[done - 1]].num;
-		g->indirect = !dec->addr_valid;
-		g->isa = dec->isa;
-		g->addr = dec->addr;
-		g->prev_last = s->prev_last;
-		g->last_cycles = (uint32_t)s->last_cycles;
-		g->pw = (uint32_t)s->pending_w;
-	} else {
-		g->len = 0;
-	}
-	/* Put everything back. */
-	*s = s0;
-	dec->open = o0;
-	dec->addr = addr0;
-	dec->isa = isa0;
-	dec->addr_valid = 1;
-	dec->qlen = qlen0;
-	dec->qready = qready0;
-	dec->qmark_valid = qmv0;
-}
-
-size_t csdi_etm3_flow_pheader_run(csd_flow_decoder *dec, const uint8_t *h, size_t n, const struct csd_atoms *tab,
-				  const uint8_t *ph, const uint64_t *offs, uint64_t base,
-				  struct csdi_etm3_run_last *last)
+/* The P-headers at the front of the n bytes h (ph[b]: byte b is one,
+ * atoms from tab, capture offsets offs[k] or base + k), with the record
+ * hold rule of csd_flow_next; stops at the first byte that is not a
+ * P-header, or early when the queue runs short. In range mode, plain
+ * branch address packets, cycle counts and timestamps between headers
+ * are taken too; *last then says which was the last. Returns the bytes
+ * used. */
+static __attribute__((noinline)) size_t pheader_run(csd_flow_decoder *dec, const uint8_t *h, size_t n,
+						   const struct csd_atoms *tab,
+			  const uint8_t *ph, const uint64_t *offs, uint64_t base, struct csdi_etm3_run_last *last)
 {
 	last->branch_end = 0;
 	last->cc_end = 0;
@@ -1199,7 +974,7 @@ static void do_isync(csd_flow_decoder *dec, const struct csd_packet *p)
 	}
 }
 
-void csdi_etm3_flow_step(csd_flow_decoder *dec)
+static void step_packet(csd_flow_decoder *dec)
 {
 	struct csd_packet *p = dec->pkt;
 	struct csd_record *r;
@@ -1226,7 +1001,7 @@ void csdi_etm3_flow_step(csd_flow_decoder *dec)
 		do_isync(dec, p);
 		break;
 	case CSD_PKT_PHEADER:
-		csdi_etm3_flow_pheader(dec, &p->atoms, p->offset);
+		apply_pheader(dec, &p->atoms, p->offset);
 		break;
 	case CSD_PKT_CYCLE_COUNT:
 		if (!dec->synced)
@@ -1289,7 +1064,162 @@ void csdi_etm3_flow_step(csd_flow_decoder *dec)
 	dec->pkt_active = 0;
 }
 
-void csdi_etm3_flow_end(csd_flow_decoder *dec)
+/* One step of the active packet, and the records that makes ready: those
+ * before the hold mark, the rest staying held with the instruction before
+ * them (a later cancel bit may take it back) unless the queue runs short. */
+static void step(csd_flow_decoder *dec)
 {
-	(void)dec;
+	step_packet(dec);
+	if (dec->qmark_valid)
+		dec->qready = dec->qmark;
+	if (csdi_flow_room(dec) < CSDI_FLOW_QLOW)
+		dec->qready = dec->qlen;
 }
+/*
+ * ETMv3 fast path: most of the trace is P-headers, one byte each, which
+ * change no packet-decoder state. Take the run of them at the front of the
+ * input straight from the packet decoder and apply their atoms, without a
+ * struct csd_packet per header. Same record hold rule as for packets (see
+ * csd_flow_next). In range mode a branch address packet between runs is
+ * taken too when it has no exception information (then it only says where
+ * the next instruction is: do_branch's set_target, no record, and the hold
+ * stays). Returns 0 if there was nothing to take.
+ */
+static int etm3_pheader_run(csd_flow_decoder *dec)
+{
+	const uint8_t *h, *is_phdr;
+	const struct csd_atoms *tab;
+	size_t n = csdi_etm3_pkt_pheaders(dec->etm3, &h, &tab, &is_phdr);
+	if (!n)
+		return 0;
+	const uint64_t *offs;
+	uint64_t base;
+	csdi_etm3_pkt_offsets(dec->etm3, &offs, &base);
+	size_t used = 0, last = 0, last_len = 0;
+	struct csdi_etm3_branch br;
+	int last_branch = 0;    /* 1: a branch, 2: a cycle count, 3: a timestamp packet */
+	uint32_t last_cc = 0;
+	uint64_t last_ts = 0;
+	uint8_t last_ts_bits = 0;
+	for (;;) {
+		struct csdi_etm3_run_last rl;
+		size_t i = pheader_run(dec, h + used, n - used, tab, is_phdr,
+				    offs ? offs + used : NULL, base + used, &rl);
+		if (csdi_flow_room(dec) < CSDI_FLOW_QLOW)
+			dec->qready = dec->qlen;
+		if (i) {
+			if (rl.branch_end == i) {
+				/* It ended with a branch packet it took. */
+				last = used + i - rl.len;
+				last_len = rl.len;
+				last_branch = 1;
+				br = rl.br;
+			} else if (rl.cc_end == i || rl.ts_end == i) {
+				/* Or with a cycle count or timestamp packet. */
+				last = used + i - rl.len;
+				last_len = rl.len;
+				last_branch = rl.cc_end == i ? 2 : 3;
+				last_cc = rl.cc;
+				last_ts = rl.ts;
+				last_ts_bits = rl.ts_bits;
+			} else {
+				last = used + i - 1;
+				last_len = 1;
+				last_branch = 0;
+			}
+			used += i;
+		}
+		if (used == n || dec->insn_mode || !dec->synced || csdi_flow_room(dec) <= CSDI_FLOW_QPRODUCE ||
+		    (!dec->addr_valid && !dec->u.etm3.wait_branch))
+			break;
+		if (h[used] == 0x08 || h[used] == 0x70) {
+			/* An I-sync (trace turned on again after a filtered
+			 * stretch, say): taken here as produce() would take it,
+			 * into the spare buffer, so that P-headers after it stay
+			 * in this call. */
+			struct csd_packet *pk = csdi_flow_spare_pkt(dec);
+			const size_t slen = csdi_etm3_isync_packet(dec->etm3, h + used, n - used, used, pk);
+			if (!slen)
+				break;
+			csdi_flow_take_pkt(dec, pk);
+			step(dec);
+			last_len = 0;   /* dec->pkt holds it */
+			used += slen;
+			if (used == n || !is_phdr[h[used]])
+				break;
+			continue;
+		}
+		size_t blen = csdi_etm3_branch_packet(dec->etm3, h + used, n - used, &br);
+		if (!blen)
+			break;
+		csdi_etm3_branch_commit(dec->etm3, &br);
+		dec->addr = br.addr;
+		dec->isa = br.isa;
+		dec->addr_valid = br.isa != CSD_ISA_UNKNOWN;
+		dec->u.etm3.wait_branch = 0;
+		dec->qmark_valid = 0;
+		last = used;
+		last_len = blen;
+		last_branch = 1;
+		used += blen;
+		if (used == n || !is_phdr[h[used]])
+			break;
+	}
+	if (!used)
+		return 0;
+	if (!last_len) {
+		/* The last was an I-sync, in dec->pkt already. */
+		csdi_etm3_pkt_skip(dec->etm3, used);
+		return 1;
+	}
+	/* csd_flow_last_packet() reports the last header, branch, cycle count or
+	 * timestamp packet taken. */
+	if (last_branch == 1) {
+		csdi_etm3_branch_fill(&br, dec->pkt);
+	} else if (last_branch == 2) {
+		csdi_pkt_clear(dec->pkt);
+		dec->pkt->type = CSD_PKT_CYCLE_COUNT;
+		dec->pkt->flags = CSD_PKTF_CYCLE_COUNT;
+		dec->pkt->cycle_count = last_cc;
+	} else if (last_branch == 3) {
+		csdi_pkt_clear(dec->pkt);
+		dec->pkt->type = CSD_PKT_TIMESTAMP;
+		dec->pkt->ts_bits = last_ts_bits;
+		dec->pkt->timestamp = last_ts;
+	} else {
+		csdi_pkt_clear(dec->pkt);
+		dec->pkt->type = CSD_PKT_PHEADER;
+		dec->pkt->atoms = tab[h[last]];
+	}
+	dec->pkt->offset = csdi_etm3_pkt_offset(dec->etm3, last);
+	dec->pkt->size = (uint32_t)last_len;
+	memcpy(dec->pkt->raw, h + last, last_len);
+	dec->have_pkt = 1;
+	csdi_etm3_pkt_skip(dec->etm3, used);
+	return 1;
+}
+
+static int etm3_feed(csd_flow_decoder *dec, const struct csd_bytes *in)
+{
+	return csd_etm3_pkt_feed(dec->etm3, in);
+}
+
+static int etm3_finish(csd_flow_decoder *dec)
+{
+	return csd_etm3_pkt_finish(dec->etm3);
+}
+
+static int etm3_next_packet(csd_flow_decoder *dec, struct csd_packet *pkt)
+{
+	return csd_etm3_pkt_next(dec->etm3, pkt);
+}
+
+const struct csdi_flow_ops csdi_etm3_flow_ops = {
+	.init = etm3_init,
+	.fini = etm3_fini,
+	.feed = etm3_feed,
+	.finish = etm3_finish,
+	.next_packet = etm3_next_packet,
+	.run = etm3_pheader_run,
+	.step = step,
+};

@@ -133,6 +133,49 @@ void csdi_etm3_pkt_offsets(const csd_etm3_pkt_decoder *dec, const uint64_t **off
 void csdi_etm3_pkt_skip(csd_etm3_pkt_decoder *dec, size_t n);
 
 /*
+ * The address bytes 1-4 of a branch address packet at p (n bytes; IHI 0014
+ * 7.3.4): the payload bits gathered in *v, *bits of them. Returns the bytes
+ * read, k (0 if cut short), with *more set when byte k has its
+ * continuation bit (k is 4 and a fifth byte follows) and *exc when, in the
+ * alternative encoding (alt), the last byte says exception information
+ * follows. With `quick` (a constant), only the forms csdi_etm3_branch_quick
+ * takes: 0 for exception information or a fifth byte as well. The one
+ * reader of these bytes: the packet decoder's parse, the brief loop and
+ * the flow decoder (through csdi_etm3_branch_quick).
+ */
+static inline __attribute__((always_inline)) unsigned csdi_etm3_branch_addr_bytes(const uint8_t *p, size_t n, int alt,
+										    const int quick, uint32_t *v,
+										    unsigned *bits, int *more, int *exc)
+{
+	uint32_t x = (uint32_t)(p[0] >> 1) & 0x3F;
+	unsigned nb = 6, k = 1;
+	int m = p[0] & 0x80, e = 0;
+	while (m && k < 4) {
+		if (k >= n)
+			return 0;
+		const uint8_t b = p[k++];
+		m = b & 0x80;
+		if (!m && alt) {
+			e = b & 0x40;
+			if (quick && e)
+				return 0;
+			x |= (uint32_t)(b & 0x3F) << nb;
+			nb += 6;
+		} else {
+			x |= (uint32_t)(b & 0x7F) << nb;
+			nb += 7;
+		}
+	}
+	if (quick && m)
+		return 0;
+	*v = x;
+	*bits = nb;
+	*more = m;
+	*exc = e;
+	return k;
+}
+
+/*
  * A branch address packet of 1-4 address bytes without exception
  * information at p (whole in the n bytes; its first byte has bit 0 set):
  * its length (= its address bytes) and the new address in *addr, from
@@ -145,36 +188,23 @@ void csdi_etm3_pkt_skip(csd_etm3_pkt_decoder *dec, size_t n);
 static inline size_t csdi_etm3_branch_quick(const uint8_t *p, size_t n, int alt, uint32_t prev, unsigned sh,
 					    uint32_t *addr)
 {
-	uint32_t v = (uint32_t)(p[0] >> 1) & 0x3F;
-	unsigned bits = 6, k = 1;
-	int more = p[0] & 0x80;
-	while (more && k < 4) {
-		if (k >= n)
-			return 0;
-		const uint8_t b = p[k++];
-		more = b & 0x80;
-		if (!more && alt) {
-			if (b & 0x40)
-				return 0;       /* exception information follows */
-			v |= (uint32_t)(b & 0x3F) << bits;
-			bits += 6;
-		} else {
-			v |= (uint32_t)(b & 0x7F) << bits;
-			bits += 7;
-		}
-	}
-	if (more)
-		return 0;               /* five address bytes */
+	uint32_t v;
+	unsigned bits;
+	int more, exc;
+	const unsigned k = csdi_etm3_branch_addr_bytes(p, n, alt, 1, &v, &bits, &more, &exc);
+	if (!k)
+		return 0;               /* cut short, five address bytes, or exception information */
 	const uint32_t mask = (1u << (bits + sh)) - 1;
 	*addr = (prev & ~mask) | ((v << sh) & mask);
 	return k;
 }
 
-/* The packet decoder's address state and branch encoding, for the flow
- * decoder's own parse of the quick forms (it then updates addr itself, as
- * csdi_etm3_branch_commit would). */
-struct csdi_etm3_istate *csdi_etm3_pkt_istate(csd_etm3_pkt_decoder *dec);
-int csdi_etm3_pkt_alt_branch(const csd_etm3_pkt_decoder *dec);
+/* The packet decoder's address state, read-only, and its branch encoding
+ * (ETMIDR[20]), for the flow decoder's own parse of the quick forms
+ * (csdi_etm3_branch_quick); it then sets the new address with
+ * csdi_etm3_pkt_set_addr, which is all those forms change. */
+const struct csdi_etm3_istate *csdi_etm3_pkt_addr_state(const csd_etm3_pkt_decoder *dec, int *alt_branch);
+void csdi_etm3_pkt_set_addr(csd_etm3_pkt_decoder *dec, uint32_t addr);
 
 /*
  * A branch address packet without exception information, whole at p (n

@@ -414,26 +414,15 @@ static long parse_branch_addr(struct csd_etm3_pkt_decoder *d, const uint8_t *p, 
 {
 	const struct csdi_etm3_cfg *c = &d->cfg;
 	const int alt = c->alt_branch;
-	uint32_t v = (uint32_t)(p[0] >> 1) & 0x3F;
-	unsigned bits = 6, k = 1;
-	int more = p[0] & 0x80, exc_follows = 0;
+	uint32_t v;
+	unsigned bits;
+	int more, exc_follows;
 
 	memset(r, 0, sizeof(*r));
 	r->st = *base;
-	while (more && k < 4) {
-		if (k >= n)
-			return 0;
-		uint8_t b = p[k++];
-		more = b & 0x80;
-		if (!more && alt) {
-			exc_follows = b & 0x40;
-			v |= (uint32_t)(b & 0x3F) << bits;
-			bits += 6;
-		} else {
-			v |= (uint32_t)(b & 0x7F) << bits;
-			bits += 7;
-		}
-	}
+	unsigned k = csdi_etm3_branch_addr_bytes(p, n, alt, 0, &v, &bits, &more, &exc_follows);
+	if (!k)
+		return 0;
 	unsigned fam = base->fam;
 	if (more) {
 		if (n < 5)
@@ -963,15 +952,6 @@ static int continue_run(struct csd_etm3_pkt_decoder *d, struct csd_packet *pkt)
 static NOINLINE int next_packet(struct csd_etm3_pkt_decoder *d, struct csd_packet *pkt);
 static NOINLINE int next_general(struct csd_etm3_pkt_decoder *d, struct csd_packet *pkt);
 
-/* Zero a packet: two fixed-size memsets become plain vector stores, where
- * one of the whole struct may become a slow `rep stos`. */
-static inline void clear_packet(struct csd_packet *pkt)
-{
-	unsigned char *b = (unsigned char *)pkt;
-	memset(b, 0, 64);
-	memset(b + 64, 0, sizeof(*pkt) - 64);
-}
-
 int csd_etm3_pkt_next(csd_etm3_pkt_decoder *dec, struct csd_packet *pkt)
 {
 	if (!dec || !pkt)
@@ -984,7 +964,7 @@ int csd_etm3_pkt_next(csd_etm3_pkt_decoder *dec, struct csd_packet *pkt)
 	if (in->have_run && !in->stage_len && dec->synced && !dec->run_len) {
 		const uint8_t h = in->run.data[pos];
 		if (dec->kind[h] == K_PHDR) {
-			clear_packet(pkt);
+			csdi_pkt_clear(pkt);
 			pkt->type = CSD_PKT_PHEADER;
 			pkt->atoms = dec->atoms[h];
 			pkt->offset = in->run.offsets ? in->run.offsets[pos] : in->run.base + pos;
@@ -1013,7 +993,7 @@ static NOINLINE int next_packet(struct csd_etm3_pkt_decoder *d, struct csd_packe
 	const uint8_t h = p[0];
 
 	if (h != 0x00 && h != 0x66) {
-		clear_packet(pkt);
+		csdi_pkt_clear(pkt);
 		long len = parse_packet(d, p, in->run.size - pos, pkt);
 		if (len > 0) {
 			pkt->offset = in->run.offsets ? in->run.offsets[pos] : in->run.base + pos;
@@ -1145,7 +1125,7 @@ static inline void isync_plain_commit(csd_etm3_pkt_decoder *dec, const struct is
 static long isync_parse_quiet(csd_etm3_pkt_decoder *dec, const uint8_t *p, size_t n, struct csd_packet *pkt)
 {
 	const char *err = dec->err;
-	clear_packet(pkt);
+	csdi_pkt_clear(pkt);
 	const long r = parse_isync(dec, p, n, pkt);
 	dec->err = err;
 	return r;
@@ -1377,7 +1357,7 @@ size_t csdi_etm3_isync_packet(csd_etm3_pkt_decoder *dec, const uint8_t *p, size_
 	long r = (long)isync_plain_parse(dec, p, n, &y);
 	if (r) {
 		/* parse_isync()'s packet for the plain form. */
-		clear_packet(pkt);
+		csdi_pkt_clear(pkt);
 		isync_plain_commit(dec, &y);
 		pkt->type = CSD_PKT_ISYNC;
 		pkt->flags = CSD_PKTF_ISA | CSD_PKTF_SECURITY | (y.ns ? CSD_PKTF_NS : 0) |
@@ -1407,6 +1387,17 @@ void csdi_etm3_pkt_skip(csd_etm3_pkt_decoder *dec, size_t n)
 /* ------------------------------------------------------------------------
  * Branch address packets for the flow decoder's P-header runs
  * ---------------------------------------------------------------------- */
+
+const struct csdi_etm3_istate *csdi_etm3_pkt_addr_state(const csd_etm3_pkt_decoder *dec, int *alt_branch)
+{
+	*alt_branch = dec->cfg.alt_branch;
+	return &dec->ist;
+}
+
+void csdi_etm3_pkt_set_addr(csd_etm3_pkt_decoder *dec, uint32_t addr)
+{
+	dec->ist.addr = addr;
+}
 
 size_t csdi_etm3_branch_packet(csd_etm3_pkt_decoder *dec, const uint8_t *p, size_t n, struct csdi_etm3_branch *b)
 {
@@ -1452,16 +1443,6 @@ static NOINLINE size_t branch_packet_general(csd_etm3_pkt_decoder *dec, const ui
 	return (size_t)len;
 }
 
-struct csdi_etm3_istate *csdi_etm3_pkt_istate(csd_etm3_pkt_decoder *dec)
-{
-	return &dec->ist;
-}
-
-int csdi_etm3_pkt_alt_branch(const csd_etm3_pkt_decoder *dec)
-{
-	return dec->cfg.alt_branch;
-}
-
 void csdi_etm3_branch_commit(csd_etm3_pkt_decoder *dec, const struct csdi_etm3_branch *b)
 {
 	dec->ist.addr = b->addr;
@@ -1477,7 +1458,7 @@ void csdi_etm3_branch_commit(csd_etm3_pkt_decoder *dec, const struct csdi_etm3_b
 
 void csdi_etm3_branch_fill(const struct csdi_etm3_branch *b, struct csd_packet *pkt)
 {
-	clear_packet(pkt);
+	csdi_pkt_clear(pkt);
 	pkt->type = CSD_PKT_BRANCH;
 	pkt->addr = b->addr;
 	pkt->addr_bytes = b->addr_bytes;

@@ -1,6 +1,11 @@
-/* flow.h - internals shared by the instruction-flow decoders: the record
- * queue, the open range, lost stretches and the block cache (flow.c), and
- * the protocol state machines (ptm_flow.c, etm3_flow.c). */
+/* flow.h - internals of the instruction-flow decoder. Three layers, each
+ * using only the ones below it:
+ *   flow.c        the public face (csd_flow_*): the pull loop, which drives
+ *                 a protocol through its operations table (csdi_flow_ops);
+ *   etm3_flow.c,  the protocols' state machines and fast paths, over their
+ *   ptm_flow.c    packet decoders;
+ *   flow_core.c   what both share: the record queue, the open range, lost
+ *                 stretches and the block cache. */
 #ifndef CSD_FLOW_H
 #define CSD_FLOW_H
 
@@ -9,6 +14,7 @@
 #include "arm_isa.h"
 #include "csdec.h"
 #include "image.h"
+#include "pkt_input.h"
 
 /* Records queued between flow_next() calls. Producers check
  * csdi_flow_room() before each block so the queue never overflows. */
@@ -95,9 +101,8 @@ struct csdi_ptm_state {
 	uint32_t walk_stop;
 	uint32_t walk_count;
 	uint32_t walk_max_blocks;  /* CSDI_WALK_MAX_BLOCKS (tests may lower it) */
-	/* Range mode: where walks through long straight-line code end
-	 * (made when first needed); its memory limit, 0 for the default. */
-	struct csdi_walk_cache *walk_cache;
+	/* Range mode: the memory limit of the walk cache (csd_flow_decoder's
+	 * walk_cache), 0 for the default. */
 	size_t walk_cache_bytes;
 	int walk_cache_off;       /* tests: walk block by block only */
 };
@@ -128,8 +133,32 @@ struct csdi_etm3_state {
 	struct csdi_etm3_data *data;
 };
 
+/*
+ * A protocol's operations, chosen by csd_flow_new: flow.c calls the
+ * protocol through these only, so that it depends on the protocols and
+ * they on flow_core.c, never the other way.
+ */
+struct csdi_flow_ops {
+	/* Make the packet decoder and the protocol state (CSD_OK or an
+	 * error); fini releases both (also after a failed init). */
+	int (*init)(csd_flow_decoder *dec);
+	void (*fini)(csd_flow_decoder *dec);
+	/* The packet decoder's feed, finish and next. */
+	int (*feed)(csd_flow_decoder *dec, const struct csd_bytes *in);
+	int (*finish)(csd_flow_decoder *dec);
+	int (*next_packet)(csd_flow_decoder *dec, struct csd_packet *pkt);
+	/* The fast path: packets taken straight from the packet decoder's
+	 * input, with records made ready as step would; 0 if it took none. */
+	int (*run)(csd_flow_decoder *dec);
+	/* One step of dec->pkt, and the records that makes ready. */
+	void (*step)(csd_flow_decoder *dec);
+};
+extern const struct csdi_flow_ops csdi_etm3_flow_ops;
+extern const struct csdi_flow_ops csdi_ptm_flow_ops;
+
 struct csd_flow_decoder {
 	struct csd_flow_config cfg;
+	const struct csdi_flow_ops *ops;
 	int insn_mode;
 	int finished;
 	csd_etm3_pkt_decoder *etm3;
@@ -170,6 +199,10 @@ struct csd_flow_decoder {
 
 	struct csdi_block *cache;
 	uint64_t img_gen;         /* image generation + 1, as blocks are stamped */
+	/* PTM range mode: where walks through long straight-line code end
+	 * (made when first needed; walk_cache.h); NULL otherwise. Block
+	 * fills use it to skip decoding code it has learnt. */
+	struct csdi_walk_cache *walk_cache;
 
 	union {
 		struct csdi_ptm_state ptm;
@@ -177,18 +210,13 @@ struct csd_flow_decoder {
 	} u;
 };
 
-/* Zero a record or packet with a few vector stores: a memset() of the whole
- * size may become `rep stos`, which costs more than the rest of a range
- * record's work. */
+/* Zero a record with a few vector stores, as csdi_pkt_clear (pkt_input.h)
+ * does a packet: a memset() of the whole size may become `rep stos`, which
+ * costs more than the rest of a range record's work. */
 static inline void csdi_rec_clear(struct csd_record *r)
 {
 	memset(r, 0, 64);
 	memset((unsigned char *)r + 64, 0, sizeof(*r) - 64);
-}
-static inline void csdi_pkt_clear(struct csd_packet *p)
-{
-	memset(p, 0, 64);
-	memset((unsigned char *)p + 64, 0, sizeof(*p) - 64);
 }
 
 /* The record bytes 80-87 of csdi_rec_range(): isa, cond, reason 0, vmid 0,
@@ -252,7 +280,7 @@ static inline __attribute__((always_inline)) void csdi_rec_range(struct csd_reco
 #endif
 }
 
-/* ---- flow.c ---- */
+/* ---- flow_core.c ---- */
 /* Append a record (after flushing the open range and lost stretch). */
 struct csd_record *csdi_flow_push(csd_flow_decoder *dec, uint32_t type, uint64_t offset);
 /* Queue slots left. */
@@ -312,10 +340,32 @@ uint32_t csdi_flow_branch_flags(const struct csdi_insn *insn, int taken);
 /* Emit a CONTEXT record if anything changed (or `force`). */
 void csdi_flow_context(csd_flow_decoder *dec, uint64_t offset, int force);
 
-/* ---- ptm_flow.c / etm3_flow.c ---- */
-void csdi_ptm_flow_init(csd_flow_decoder *dec);
-/* Release what the PTM state machine allocated (the walk cache). */
-void csdi_ptm_flow_fini(csd_flow_decoder *dec);
+/* The buffer the next packet is decoded into: not dec->pkt, which stays
+ * the last packet taken (csd_flow_last_packet) until there is a new one
+ * (a packet decoder that finds none may leave its output half written). */
+static inline struct csd_packet *csdi_flow_spare_pkt(csd_flow_decoder *dec)
+{
+	return dec->pkt == &dec->pkts[0] ? &dec->pkts[1] : &dec->pkts[0];
+}
+
+/* Packet pk, just decoded into the spare buffer, is the one to process
+ * now. Records before a packet that traces instructions or
+ * resynchronises are final once it is processed (ETMv3: a later cancel
+ * bit can only refer to its instructions); branch packets do not end
+ * the hold, as several may follow one instruction, the last one with the
+ * cancel bit. */
+static inline void csdi_flow_take_pkt(csd_flow_decoder *dec, struct csd_packet *pk)
+{
+	dec->pkt = pk;
+	dec->have_pkt = 1;
+	dec->pkt_active = 1;
+	dec->qmark_valid = (pk->type == CSD_PKT_PHEADER && pk->atoms.num) || pk->type == CSD_PKT_ISYNC ||
+			   pk->type == CSD_PKT_NOSYNC || pk->type == CSD_PKT_ERROR || pk->type == CSD_PKT_TRUNCATED;
+	if (dec->qmark_valid)
+		dec->qmark = dec->qlen;
+}
+
+/* ---- ptm_flow.c / etm3_flow.c (test hooks) ---- */
 /* Tests: the walk cache's memory limit (max_bytes) or, with on = 0, no
  * walk cache; before the first record is asked for. These two do nothing
  * to an ETMv3 decoder. */
@@ -324,31 +374,4 @@ void csdi_ptm_flow_walk_cache(csd_flow_decoder *dec, int on, size_t max_bytes);
  * CSDI_WALK_MAX_BLOCKS (1 .. CSDI_WALK_MAX_BLOCKS), so that small images
  * reach the limit. */
 void csdi_ptm_flow_walk_limit(csd_flow_decoder *dec, uint32_t blocks);
-/* Process (part of) dec->pkt; clears dec->pkt_active when done with it. */
-void csdi_ptm_flow_step(csd_flow_decoder *dec);
-/* Atom packets taken straight from the packet decoder's input; returns the
- * bytes used (see ptm_flow.c). */
-size_t csdi_ptm_flow_atom_run(csd_flow_decoder *dec, const uint8_t *p, size_t n, const uint8_t *num_tab,
-			      const uint8_t *en_tab, const uint64_t *offs, uint64_t base);
-void csdi_etm3_flow_init(csd_flow_decoder *dec);
-void csdi_etm3_flow_step(csd_flow_decoder *dec);
-/* The atoms of one P-header (the step for a P-header packet, also called
- * directly by the fast path in csd_flow_next). */
-void csdi_etm3_flow_pheader(csd_flow_decoder *dec, const struct csd_atoms *a, uint64_t offset);
-/* The P-headers at the front of the n bytes h (is_phdr[b]: byte b is one,
- * atoms from tab, capture offsets offs[k] or base + k), with the record
- * hold rule of csd_flow_next; stops at the first byte that is not a
- * P-header, or early when the queue runs short. In range mode, plain
- * branch address packets between headers are taken too, as flow.c's
- * loop takes them (csdi_etm3_branch_packet); *last then says which was
- * the last. Returns the bytes used. */
-struct csdi_etm3_run_last;
-size_t csdi_etm3_flow_pheader_run(csd_flow_decoder *dec, const uint8_t *h, size_t n, const struct csd_atoms *tab,
-				  const uint8_t *is_phdr, const uint64_t *offs, uint64_t base,
-				  struct csdi_etm3_run_last *last);
-/* End of trace: commit anything held back. */
-void csdi_etm3_flow_end(csd_flow_decoder *dec);
-/* Release what csdi_etm3_flow_init allocated. */
-void csdi_etm3_flow_fini(csd_flow_decoder *dec);
-
 #endif

@@ -24,20 +24,26 @@ enum walk_kind {
 	WALK_UPDATE,       /* through the instruction at walk_stop (waypoint update) */
 };
 
-void csdi_ptm_flow_init(csd_flow_decoder *dec)
+static int ptm_init(csd_flow_decoder *dec)
 {
+	dec->ptm = csd_ptm_pkt_new(&dec->cfg.trace);
+	if (!dec->ptm)
+		return CSD_ENOMEM;
 	dec->wp_flags = CSDI_INSNF_ISB;
 	dec->open_cond = CSD_COND_UNKNOWN;
 	if (dec->cfg.trace.etmccer & (1u << 24))
 		dec->wp_flags |= CSDI_INSNF_DMB_DSB;
 	dec->u.ptm.rstack_on = (dec->cfg.trace.etmcr >> 29) & 1;
 	dec->u.ptm.walk_max_blocks = CSDI_WALK_MAX_BLOCKS;
+	return CSD_OK;
 }
 
-void csdi_ptm_flow_fini(csd_flow_decoder *dec)
+static void ptm_fini(csd_flow_decoder *dec)
 {
-	csdi_walk_cache_free(dec->u.ptm.walk_cache);
-	dec->u.ptm.walk_cache = NULL;
+	csdi_walk_cache_free(dec->walk_cache);
+	dec->walk_cache = NULL;
+	csd_ptm_pkt_free(dec->ptm);
+	dec->ptm = NULL;
 }
 
 void csdi_ptm_flow_walk_cache(csd_flow_decoder *dec, int on, size_t max_bytes)
@@ -45,8 +51,8 @@ void csdi_ptm_flow_walk_cache(csd_flow_decoder *dec, int on, size_t max_bytes)
 	if (!dec->ptm)
 		return;
 	struct csdi_ptm_state *s = &dec->u.ptm;
-	csdi_walk_cache_free(s->walk_cache);
-	s->walk_cache = NULL;
+	csdi_walk_cache_free(dec->walk_cache);
+	dec->walk_cache = NULL;
 	s->walk_cache_off = !on;
 	s->walk_cache_bytes = max_bytes;
 }
@@ -227,17 +233,17 @@ static uint8_t update_cond(csd_flow_decoder *dec, uint32_t addr, uint8_t isa)
 static int walk_cached(csd_flow_decoder *dec, int kind, uint32_t stop, int known_only, uint64_t offset)
 {
 	struct csdi_ptm_state *s = &dec->u.ptm;
-	if (!s->walk_cache) {
+	if (!dec->walk_cache) {
 		if (s->walk_cache_off)
 			return -1;
 		const struct csdi_walk_code code = { walk_decode, walk_fetch, dec, dec->wp_flags };
-		s->walk_cache = csdi_walk_cache_new(&code, s->walk_cache_bytes ? s->walk_cache_bytes : CSDI_WALK_CACHE_BYTES);
-		if (!s->walk_cache)
+		dec->walk_cache = csdi_walk_cache_new(&code, s->walk_cache_bytes ? s->walk_cache_bytes : CSDI_WALK_CACHE_BYTES);
+		if (!dec->walk_cache)
 			return -1;
 	}
 	const uint32_t done = s->walk_count * CSDI_BLOCK_MAX;
 	struct csdi_walk_span sp;
-	csdi_walk_cache_span(s->walk_cache, dec->img_gen, dec->addr, dec->isa,
+	csdi_walk_cache_span(dec->walk_cache, dec->img_gen, dec->addr, dec->isa,
 			     s->walk_max_blocks * CSDI_BLOCK_MAX - done, kind == WALK_UPDATE, stop, CSDI_BLOCK_MAX,
 			     known_only, &sp);
 	if (sp.event == CSDI_WALK_NONE)
@@ -299,7 +305,7 @@ static int walk(csd_flow_decoder *dec, int kind, int atom, uint32_t stop, uint64
 	/* Range mode asks the walk cache once: at once in code it has learnt,
 	 * otherwise after a few blocks without a waypoint. */
 	int cache_asked = 0;
-	if (s->walk_cache && s->walk_count == 0 && !dec->insn_mode) {
+	if (dec->walk_cache && s->walk_count == 0 && !dec->insn_mode) {
 		const int rc = walk_cached(dec, kind, stop, 1, offset);
 		if (rc > 0)
 			return 1;
@@ -529,7 +535,7 @@ static void set_target(csd_flow_decoder *dec, const struct csd_packet *p)
 }
 
 /* The atom packet at p (len bytes) as dec->pkt, with atoms from `from` on
- * left for csdi_ptm_flow_step (the fast path could not take atom `from`). */
+ * left for step_packet (the fast path could not take atom `from`). */
 static __attribute__((noinline)) void atom_handover(csd_flow_decoder *dec, const uint8_t *p, size_t len,
 						    uint64_t off, unsigned num, unsigned en, uint32_t count, int ca,
 						    int active, unsigned from)
@@ -615,7 +621,7 @@ static int fast_branch(csd_flow_decoder *dec, const struct csd_packet *p)
 	return fast_waypoint(dec, &addr, &isa, 1, has_cc ? p->cycle_count : 0, secflags, p->offset, 1);
 }
 
-void csdi_ptm_flow_step(csd_flow_decoder *dec)
+static void step_packet(csd_flow_decoder *dec)
 {
 	struct csd_packet *p = dec->pkt;
 	struct csdi_ptm_state *s = &dec->u.ptm;
@@ -735,13 +741,13 @@ void csdi_ptm_flow_step(csd_flow_decoder *dec)
  * Atom packets straight from the packet decoder's input (p, n bytes; byte
  * k at capture offset offs[k] or base + k): the common case of range mode,
  * without a struct csd_packet per packet. An atom the fast path cannot
- * take leaves its packet in dec->pkt for csdi_ptm_flow_step to finish
+ * take leaves its packet in dec->pkt for step_packet to finish
  * (from that atom on). Stops at the first byte that is not a whole atom
  * packet, or when the queue runs short. Returns the bytes used (the caller
  * skips them in the packet decoder).
  */
 /*
- * A branch address packet met by the atom loop: what csdi_ptm_flow_step
+ * A branch address packet met by the atom loop: what step_packet
  * does with it through fast_branch and set_target, when the packet has no
  * exception information and the block at the current address ends in a
  * waypoint (one range record); the packet decoder's address state is
@@ -777,8 +783,13 @@ static __attribute__((noinline)) void branch_handover(csd_flow_decoder *dec, con
 	dec->u.ptm.atom_pos = 0;
 }
 
-size_t csdi_ptm_flow_atom_run(csd_flow_decoder *dec, const uint8_t *p, size_t n, const uint8_t *num_tab,
-			      const uint8_t *en_tab, const uint64_t *offs, uint64_t base)
+/* Atom packets taken straight from the packet decoder's input (n bytes
+ * at p; atom tables and offsets as csdi_ptm_pkt_front and
+ * csdi_ptm_pkt_offsets give them): one range record per atom while
+ * nothing is pending, and plain branch address packets between them.
+ * Returns the bytes used. */
+static size_t atom_run(csd_flow_decoder *dec, const uint8_t *p, size_t n, const uint8_t *num_tab,
+		       const uint8_t *en_tab, const uint64_t *offs, uint64_t base)
 {
 	const int ca = (dec->cfg.trace.etmcr >> 12) & 1;
 	const uint32_t secflags = (dec->ns ? CSD_RECF_NS : 0) | (dec->hyp ? CSD_RECF_HYP : 0) |
@@ -871,3 +882,79 @@ out:
 	dec->isa = isa;
 	return i;
 }
+
+/* One step of the active packet; its records are ready at once (PTM has
+ * no cancel to wait for). */
+static void step(csd_flow_decoder *dec)
+{
+	step_packet(dec);
+	dec->qready = dec->qlen;
+}
+
+/*
+ * PTM fast path: atom packets (most of a PTM trace) taken from the packet
+ * decoder's input and applied by atom_run; between runs of
+ * them, I-syncs and timestamps (trace turned on again, and the time of
+ * it) are taken here as produce() would take them, so that the atoms
+ * after one stay in this call. Returns 0 if nothing was taken.
+ */
+static int ptm_atom_run(csd_flow_decoder *dec)
+{
+	int took = 0;
+	for (;;) {
+		const uint8_t *p, *num, *en;
+		size_t n = csdi_ptm_pkt_front(dec->ptm, &p, &num, &en);
+		if (!n)
+			return took;
+		const uint64_t *offs;
+		uint64_t base;
+		csdi_ptm_pkt_offsets(dec->ptm, &offs, &base);
+		size_t used = atom_run(dec, p, n, num, en, offs, base);
+		if (used) {
+			csdi_ptm_pkt_skip(dec->ptm, used);
+			dec->qready = dec->qlen;
+			took = 1;
+			/* (An atom packet handed over unfinished is the
+			 * step's, in produce(), first.) */
+			if (used == n || dec->pkt_active)
+				return took;
+		}
+		const uint8_t h = p[used];
+		if (dec->insn_mode || !dec->synced || csdi_flow_room(dec) <= CSDI_FLOW_QPRODUCE ||
+		    (h != 0x08 && h != 0x42 && h != 0x46))
+			return took;
+		struct csd_packet *pk = csdi_flow_spare_pkt(dec);
+		if (csd_ptm_pkt_next(dec->ptm, pk) != CSD_OK)
+			return took;
+		csdi_flow_take_pkt(dec, pk);
+		step(dec);
+		took = 1;
+		if (dec->pkt_active)
+			return took;    /* produce() goes on with it */
+	}
+}
+
+static int ptm_feed(csd_flow_decoder *dec, const struct csd_bytes *in)
+{
+	return csd_ptm_pkt_feed(dec->ptm, in);
+}
+
+static int ptm_finish(csd_flow_decoder *dec)
+{
+	return csd_ptm_pkt_finish(dec->ptm);
+}
+
+static int ptm_next_packet(csd_flow_decoder *dec, struct csd_packet *pkt)
+{
+	return csd_ptm_pkt_next(dec->ptm, pkt);
+}
+
+const struct csdi_flow_ops csdi_ptm_flow_ops = {
+	.init = ptm_init,
+	.fini = ptm_fini,
+	.feed = ptm_feed,
+	.finish = ptm_finish,
+	.next_packet = ptm_next_packet,
+	.run = ptm_atom_run,
+	.step = step,
+};

@@ -104,6 +104,36 @@ static inline uint64_t ptm_gray_to_bin(uint64_t g)
 }
 
 /*
+ * The cycle count field at p (n bytes available, n >= 1), IHI 0035B 4.3.2:
+ * the first byte holds count[3:0] in bits 5:2 and a continuation bit 6,
+ * up to four more bytes 7 bits each (10:4, 17:11, ...) with continuation
+ * bit 7. Its length (1-5) with *count set; 0 if it runs past the n bytes;
+ * -5 if the fifth byte says more follow (the 32 bits are complete). The
+ * one reader of the field: atom, branch, I-sync and timestamp packets of
+ * the general parser, csd_ptm_pkt_next's atom path, the brief loop and
+ * the flow decoder's atom run (csdi_ptm_atom_packet).
+ */
+static inline __attribute__((always_inline)) int csdi_ptm_cycle_count(const uint8_t *p, size_t n, uint32_t *count)
+{
+	uint32_t c = (p[0] >> 2) & 0xF;
+	int len = 1;
+	if (p[0] & 0x40) {
+		uint8_t b;
+		do {
+			if (len == 5)
+				return -5;
+			if ((size_t)len >= n)
+				return 0;
+			b = p[len];
+			c |= (uint32_t)(b & 0x7F) << (4 + 7 * (len - 1));
+			len++;
+		} while (b & 0x80);
+	}
+	*count = c;
+	return len;
+}
+
+/*
  * Fast path for the flow decoder: the unread bytes of the current run of a
  * synchronised decoder with nothing staged and no run being counted (0
  * otherwise). Atom packets change no decoder state, so the flow decoder may
@@ -138,25 +168,14 @@ static inline size_t csdi_ptm_atom_packet(const uint8_t *p, size_t n, int cycle_
 		*count = 0;
 		return *num ? 1 : 0;
 	}
-	/* 1 C count[3:0] F 0: one atom, F = 1 for N; with C, count bits
-	 * 10:4, 17:11, ... follow with a continuation bit 7 (five bytes at
-	 * most). */
-	uint32_t c = (h >> 2) & 0xF;
-	size_t len = 1;
-	if (h & 0x40) {
-		uint8_t b;
-		do {
-			if (len >= n || len == 5)
-				return 0;
-			b = p[len];
-			c |= (uint32_t)(b & 0x7F) << (4 + 7 * (len - 1));
-			len++;
-		} while (b & 0x80);
-	}
+	/* 1 C count[3:0] F 0: one atom, F = 1 for N, the header the
+	 * cycle count's first byte. */
+	const int len = csdi_ptm_cycle_count(p, n, count);
+	if (len <= 0)
+		return 0;
 	*num = 1;
 	*en = (h & 0x02) ? 0 : 1;
-	*count = c;
-	return len;
+	return (size_t)len;
 }
 
 /*

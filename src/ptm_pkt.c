@@ -270,27 +270,11 @@ int csd_ptm_pkt_reset(csd_ptm_pkt_decoder *dec)
  * PARSE_MORE if they run past n, or -(bytes up to and including the
  * impossible one) with *err set. ---- */
 
-/* Cycle count: the first byte holds count[3:0] in [5:2] and a continuation
- * bit 6; up to four more bytes hold 7 bits each with continuation bit 7. */
+/* Cycle count (csdi_ptm_cycle_count), PARSE_MORE if it has not begun. */
 static inline int parse_cycle_count(const uint8_t *p, size_t n, uint32_t *count)
 {
-	if (n < 1)
-		return PARSE_MORE;
-	uint32_t v = (p[0] >> 2) & 0xF;
-	if (!(p[0] & 0x40)) {
-		*count = v;
-		return 1;
-	}
-	for (size_t i = 1; i < 5; i++) {
-		if (i >= n)
-			return PARSE_MORE;
-		v |= (uint32_t)(p[i] & 0x7F) << (4 + 7 * (i - 1));
-		if (!(p[i] & 0x80)) {
-			*count = v;
-			return (int)i + 1;
-		}
-	}
-	return -5; /* the 32 bits are complete after five bytes */
+	_Static_assert(PARSE_MORE == 0, "csdi_ptm_cycle_count's 0 is PARSE_MORE");
+	return n < 1 ? PARSE_MORE : csdi_ptm_cycle_count(p, n, count);
 }
 
 /* The cycle count at p[at]: its length, PARSE_MORE, or the negative length
@@ -767,14 +751,6 @@ static int seek_async(struct csdi_input *in, struct csd_packet *pkt)
 static NOINLINE int next_packet(struct csd_ptm_pkt_decoder *dec, struct csd_packet *pkt);
 static NOINLINE int next_general(struct csd_ptm_pkt_decoder *dec, struct csd_packet *pkt);
 
-/* Zero a packet: two fixed-size memsets become plain vector stores. */
-static inline void clear_packet(struct csd_packet *pkt)
-{
-	unsigned char *b = (unsigned char *)pkt;
-	memset(b, 0, 64);
-	memset(b + 64, 0, sizeof(*pkt) - 64);
-}
-
 int csd_ptm_pkt_next(csd_ptm_pkt_decoder *dec, struct csd_packet *pkt)
 {
 	if (!dec || !pkt)
@@ -791,26 +767,18 @@ int csd_ptm_pkt_next(csd_ptm_pkt_decoder *dec, struct csd_packet *pkt)
 			const uint8_t *q = in->run.data + pos;
 			size_t len = 1;
 			if (!dec->cfg.cycle_acc) {
-				clear_packet(pkt);
+				csdi_pkt_clear(pkt);
 				pkt->atoms.num = dec->atom_num[h];
 				pkt->atoms.en = dec->atom_en[h];
 			} else {
-				/* 1 C count[3:0] F 0: one atom; with C, count bits
-				 * 10:4, 17:11, ... follow in bytes with a
-				 * continuation bit 7 (at most five bytes in all). */
-				uint32_t count = (h >> 2) & 0xF;
-				if (h & 0x40) {
-					const size_t avail = in->run.size - pos;
-					uint8_t b;
-					do {
-						if (len >= avail || len == 5)
-							return next_packet(dec, pkt); /* cut by the run end, or bad */
-						b = q[len];
-						count |= (uint32_t)(b & 0x7F) << (4 + 7 * (len - 1));
-						len++;
-					} while (b & 0x80);
-				}
-				clear_packet(pkt);
+				/* 1 C count[3:0] F 0: one atom, the header the
+				 * cycle count's first byte. */
+				uint32_t count;
+				const int clen = csdi_ptm_cycle_count(q, in->run.size - pos, &count);
+				if (clen <= 0)
+					return next_packet(dec, pkt); /* cut by the run end, or bad */
+				len = (size_t)clen;
+				csdi_pkt_clear(pkt);
 				pkt->flags = CSD_PKTF_CYCLE_COUNT;
 				pkt->cycle_count = count;
 				pkt->atoms.num = 1;
@@ -844,7 +812,7 @@ static NOINLINE int next_packet(struct csd_ptm_pkt_decoder *dec, struct csd_pack
 
 	if (q[0] != PTM_HDR_ASYNC && q[0] != PTM_HDR_IGNORE) {
 		const char *err = NULL;
-		clear_packet(pkt);
+		csdi_pkt_clear(pkt);
 		int r = parse_packet(dec, q, in->run.size - pos, pkt, &err);
 		if (r > 0) {
 			pkt->offset = in->run.offsets ? in->run.offsets[pos] : in->run.base + pos;
@@ -881,7 +849,7 @@ static NOINLINE int next_general(struct csd_ptm_pkt_decoder *dec, struct csd_pac
 			const uint8_t *q = in->run.data + in->pos;
 			if (q[0] != PTM_HDR_ASYNC && q[0] != PTM_HDR_IGNORE) {
 				const char *err = NULL;
-				clear_packet(pkt);
+				csdi_pkt_clear(pkt);
 				int r = parse_packet(dec, q, in->run.size - in->pos, pkt, &err);
 				if (r > 0) {
 					pkt->offset = in->run.offsets ? in->run.offsets[in->pos] : in->run.base + in->pos;
@@ -953,8 +921,6 @@ static NOINLINE int next_general(struct csd_ptm_pkt_decoder *dec, struct csd_pac
  * Packets in brief
  * ---------------------------------------------------------------------- */
 
-static const uint8_t brief_payload[5] = { 0, 6, 12, 19, 26 };
-
 #if defined(__GNUC__) && defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
 #define BRIEF_BRANCH_WORD 1
 /* brief_branch() for the first eight bytes of the packet in w, without a
@@ -964,8 +930,8 @@ static const uint8_t brief_payload[5] = { 0, 6, 12, 19, 26 };
  * brief_branch_bytes(): five address bytes, exception information and a
  * cycle count of more than one byte. */
 /* Address bits a branch address packet of 1-4 address bytes replaces:
- * [instruction set & 7][address bytes]; brief_payload[] bits shifted by
- * ptm_addr_shift() (A32 2, Jazelle 0, else 1). */
+ * [instruction set & 7][address bytes]: ptm_addr_span() as a table
+ * (payload bits shifted by ptm_addr_shift(): A32 2, Jazelle 0, else 1). */
 #define BRIEF_MASK(shift)                                                                             \
 	{ 0, (1u << (6 + (shift))) - 1u, (1u << (12 + (shift))) - 1u, (1u << (19 + (shift))) - 1u, \
 	  (1u << (26 + (shift))) - 1u }
@@ -1019,24 +985,17 @@ static inline __attribute__((always_inline)) size_t brief_branch_word(uint64_t w
 }
 #endif
 
-/* brief_branch() a byte at a time. */
-static inline size_t brief_branch_bytes(const uint8_t *p, size_t n, int ca, uint32_t prev, unsigned shift,
+/* brief_branch() where the 8-byte parse cannot be used: the general
+ * parse of the address, limited to the forms brief_branch() takes. */
+static inline size_t brief_branch_bytes(const uint8_t *p, size_t n, int ca, uint32_t prev, unsigned isa,
 					uint32_t *addr, unsigned *addr_bytes, uint32_t *count)
 {
-	unsigned k = 1;
-	while (p[k - 1] & 0x80) {
-		if (k == 4 || k >= n)
-			return 0;
-		k++;
-	}
-	const uint8_t last = p[k - 1];
-	if (k > 1 && (last & 0x40))
+	struct addr_field a;
+	const char *err = NULL;
+	const int r = parse_address(p, n, isa, prev, &a, &err);
+	if (r <= 0 || a.info_follows || a.bytes == 5)
 		return 0;
-	uint32_t v = (p[0] >> 1) & 0x3F;
-	for (unsigned i = 1; i < k; i++)
-		v |= (uint32_t)(p[i] & (i == k - 1 ? 0x3Fu : 0x7Fu)) << (6 + 7 * (i - 1));
-	const uint32_t mask = (1u << (brief_payload[k] + shift)) - 1u;
-	size_t len = k;
+	size_t len = (size_t)r;
 	uint32_t cc = 0;
 	if (ca) {
 		const int c = parse_cycle_count(p + len, n - len, &cc);
@@ -1044,8 +1003,8 @@ static inline size_t brief_branch_bytes(const uint8_t *p, size_t n, int ca, uint
 			return 0;
 		len += (size_t)c;
 	}
-	*addr = (prev & ~mask) | ((v << shift) & mask);
-	*addr_bytes = k;
+	*addr = a.addr;
+	*addr_bytes = a.bytes;
 	*count = cc;
 	return len;
 }
@@ -1068,7 +1027,7 @@ static inline size_t brief_branch(const uint8_t *p, size_t n, int ca, uint32_t p
 			return len;
 	}
 #endif
-	return brief_branch_bytes(p, n, ca, prev, ptm_addr_shift(isa), addr, addr_bytes, count);
+	return brief_branch_bytes(p, n, ca, prev, isa, addr, addr_bytes, count);
 }
 
 static size_t branch_packet_general(const struct csd_ptm_pkt_decoder *dec, const uint8_t *p, size_t n,
@@ -1138,7 +1097,7 @@ static NOINLINE size_t brief_branch_item_bytes(csd_ptm_pkt_decoder *dec, const u
 	uint32_t to, cc;
 	unsigned ab;
 	const uint8_t isa = dec->isa;
-	const size_t len = brief_branch_bytes(p, n, ca, dec->addr, ptm_addr_shift(isa), &to, &ab, &cc);
+	const size_t len = brief_branch_bytes(p, n, ca, dec->addr, isa, &to, &ab, &cc);
 	if (!len)
 		return 0;
 	dec->addr = to;
@@ -1334,20 +1293,13 @@ static inline __attribute__((always_inline)) int brief_loop(csd_ptm_pkt_decoder 
 		if (has_offs && d > UINT32_MAX)
 			break;
 		if (ca && dec->brief_kind[h] == BK_ATOM_MORE) {
-			/* csdi_ptm_atom_packet()'s rules, written out here
-			 * because the call measured 8 % slower on this loop. */
-			uint32_t c = 0;
-			uint8_t x;
-			len = 1;
-			do {
-				if (pos + len >= end || len == 5)
-					goto out;
-				x = p[pos + len];
-				c |= (uint32_t)(x & 0x7F) << (4 + 7 * (len - 1));
-				len++;
-			} while (x & 0x80);
+			uint32_t c;
+			const int clen = csdi_ptm_cycle_count(p + pos, end - pos, &c);
+			if (clen <= 0)
+				goto out;
+			len = (size_t)clen;
 			*o = dec->brief[h];
-			o->cycle_count |= c;
+			o->cycle_count = c;
 		} else if (dec->brief_kind[h] == BK_BRANCH) {
 			/* Five address bytes near the end of the bytes (or
 			 * without the 8-byte parse), or cut short: as the
@@ -1491,7 +1443,7 @@ void csdi_ptm_branch_commit(struct csd_ptm_pkt_decoder *dec, const struct csdi_p
 
 void csdi_ptm_branch_fill(const struct csdi_ptm_branch *b, struct csd_packet *pkt)
 {
-	clear_packet(pkt);
+	csdi_pkt_clear(pkt);
 	pkt->type = CSD_PKT_BRANCH;
 	if (b->isa_stated)
 		pkt->flags |= CSD_PKTF_ISA;

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "csdec.h"
+#include "csdec_internal.h"
 
 struct flow_run {
 	struct csd_record *rec;

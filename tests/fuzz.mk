@@ -35,10 +35,10 @@ FUZZ_OPTS := -timeout=20 -rss_limit_mb=2048 -max_len=$(FUZZ_MAX_LEN)
 # (strict, lenient, off: fuzz/fuzz_flow.h). lenient while the known
 # difference listed in docs/FUZZING.md is open; strict afterwards.
 FUZZ_FLOW_COMPARE ?= strict
-# The brief runs of `make test` must not fail on a bug already recorded in
-# fuzz/regress/*/open/ (all of them so far in ETMv3 cancel handling, which
-# lenient leaves out), and they use a fixed seed and run count so that
-# `make test` gives the same answer every time.
+# The brief runs of `make test` compare strictly too (no bug is open: an input
+# of one would be kept in fuzz/regress/<harness>/open/, which
+# test_fuzz_regress runs without failing), and they use a fixed seed and run
+# count so that `make test` gives the same answer every time.
 FUZZ_BRIEF_FLOW_COMPARE ?= strict
 # Harness options: a dictionary when fuzz/<name>.dict exists.
 fuzz_dict = $(if $(wildcard fuzz/$(1).dict),-dict=fuzz/$(1).dict)

@@ -11,8 +11,10 @@
 #   make programs-check  also proves with objdump that the compiler emitted
 #                        what each program is there for (tables, IT, veneers)
 #
-# Not part of `make test` (36 runs, a few seconds); tests/test_qemu_log.c
-# compiles and runs its own tiny programs instead.
+# Built and run by `make test` for the round-trip tests (roundtrip.mk makes
+# test-plain and test-san depend on the snapshots generated from them; 36
+# runs, a few seconds); tests/test_qemu_log.c compiles and runs its own tiny
+# programs besides.
 
 PROG_CC   ?= arm-linux-gnueabihf-gcc
 PROG_QEMU ?= qemu-arm

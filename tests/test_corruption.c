@@ -41,7 +41,7 @@
 #include <string.h>
 
 #include "check.h"
-#include "csdec.h"
+#include "csdec_internal.h"
 
 #define COPIES 200
 #define MAX_SOURCES 8

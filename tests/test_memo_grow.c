@@ -69,11 +69,21 @@ int main(void)
 	struct byte_sink bb = { 0 };
 	struct csdi_gen *g = csdi_gen_new(&gc, img, byte_sink_append, &bb);
 	CHECK(g != NULL);
-	while (g && bb.n < (size_t)3 << 20) {
-		for (size_t i = 0; i < d.n; i++)
+	/* Passes over the list until 3 MiB of trace; a bounded number of
+	 * them, and none after one that generated nothing or failed, so that
+	 * a generator that stops producing fails the test instead of
+	 * looping. */
+	int gen_failed = 0;
+	for (unsigned pass = 0; g && !gen_failed && bb.n < (size_t)3 << 20 && pass < 4096; pass++) {
+		const size_t before = bb.n;
+		for (size_t i = 0; i < d.n && !gen_failed; i++)
 			if (d.rec[i].kind == DS5_INSN && csdi_gen_insn(g, d.rec[i].addr, CSD_ISA_THUMB) < 0)
-				break;
+				gen_failed = 1;
+		if (bb.n == before)
+			gen_failed = 1;
 	}
+	CHECK(!gen_failed);
+	CHECK(bb.n >= (size_t)3 << 20);
 	if (g)
 		CHECK_EQ(csdi_gen_finish(g), 0);
 

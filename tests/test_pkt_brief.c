@@ -19,7 +19,7 @@
 #include <string.h>
 
 #include "check.h"
-#include "csdec.h"
+#include "csdec_internal.h"
 #include "../fuzz/pkt_same.h"
 
 struct stream {
