@@ -985,14 +985,8 @@ static void step_packet(csd_flow_decoder *dec)
 		r->size = p->size;
 		break;
 	case CSD_PKT_ERROR:
-		r = csdi_flow_push(dec, CSD_REC_ERROR, p->offset);
-		r->error = p->error;
-		r->size = p->size;
-		lose_sync(dec);
-		break;
-	case CSD_PKT_TRUNCATED:
-		/* The end of the stream cut a packet: the last record. */
-		r = csdi_flow_push(dec, CSD_REC_TRUNCATED, p->offset);
+	case CSD_PKT_TRUNCATED: /* the end of the stream cut a packet: the last record */
+		r = csdi_flow_push(dec, p->type == CSD_PKT_ERROR ? CSD_REC_ERROR : CSD_REC_TRUNCATED, p->offset);
 		r->error = p->error;
 		r->size = p->size;
 		lose_sync(dec);
