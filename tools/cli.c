@@ -294,14 +294,13 @@ static enum out_format parse_format(const char *s, int allow_none)
 }
 
 
-/* "--name value" or "--name=value": returns the value or NULL. */
-static const char *opt_value(int argc, char **argv, int *i, const char *name)
+const char *cli_opt_value(int argc, char **argv, int *i, const char *name)
 {
 	size_t n = strlen(name);
 	const char *a = argv[*i];
 	if (strncmp(a, name, n) != 0)
 		return NULL;
-	if (a[n] == '=')
+	if (a[n] == '=' && name[1] == '-')
 		return a + n + 1;
 	if (a[n] != 0)
 		return NULL;
@@ -451,21 +450,21 @@ void cli_parse_options(int argc, char **argv, struct options *o, enum cli_mode m
 			exit(EXIT_CLEAN);
 		} else if (extra && extra(user, argc, argv, &i)) {
 			continue;
-		} else if ((v = opt_value(argc, argv, &i, "--id"))) {
+		} else if ((v = cli_opt_value(argc, argv, &i, "--id"))) {
 			o->want[parse_id(v)] = 1;
 			o->any_id = 1;
-		} else if ((v = opt_value(argc, argv, &i, "--format"))) {
+		} else if ((v = cli_opt_value(argc, argv, &i, "--format"))) {
 			o->format = parse_format(v, decode);
-		} else if (decode && (v = opt_value(argc, argv, &i, "--order"))) {
+		} else if (decode && (v = cli_opt_value(argc, argv, &i, "--order"))) {
 			if (strcmp(v, "capture") == 0)
 				o->capture_order = 1;
 			else if (strcmp(v, "time") != 0)
 				die_usage("unknown order '%s' (expected time or capture)", v);
 		} else if (decode && strcmp(a, "--insn") == 0) {
 			o->insn = 1;
-		} else if (decode && (v = opt_value(argc, argv, &i, "--trace"))) {
+		} else if (decode && (v = cli_opt_value(argc, argv, &i, "--trace"))) {
 			o->trace = v;
-		} else if (decode && (v = opt_value(argc, argv, &i, "--protocol"))) {
+		} else if (decode && (v = cli_opt_value(argc, argv, &i, "--protocol"))) {
 			if (strcasecmp(v, "etm3") == 0 || strcasecmp(v, "etmv3") == 0)
 				o->protocol = CSD_PROTO_ETM3;
 			else if (strcasecmp(v, "ptm") == 0 || strcasecmp(v, "pft") == 0)
@@ -478,27 +477,27 @@ void cli_parse_options(int argc, char **argv, struct options *o, enum cli_mode m
 			o->frame_format = CSD_FRAME_PORT;
 		} else if (decode && strcmp(a, "--formatted=aligned") == 0) {
 			o->frame_format = CSD_FRAME_ALIGNED;
-		} else if (decode && (v = opt_value(argc, argv, &i, "--trace-id"))) {
+		} else if (decode && (v = cli_opt_value(argc, argv, &i, "--trace-id"))) {
 			o->trace_id = parse_id(v);
-		} else if (decode && (v = opt_value(argc, argv, &i, "--reg"))) {
+		} else if (decode && (v = cli_opt_value(argc, argv, &i, "--reg"))) {
 			parse_reg(o, v);
-		} else if (decode && (v = opt_value(argc, argv, &i, "--sysfs"))) {
+		} else if (decode && (v = cli_opt_value(argc, argv, &i, "--sysfs"))) {
 			if (o->sysfs)
 				die_usage("--sysfs names the one source of --trace: give it once");
 			o->sysfs = v;
-		} else if (decode && (v = opt_value(argc, argv, &i, "--image"))) {
+		} else if (decode && (v = cli_opt_value(argc, argv, &i, "--image"))) {
 			if (o->n_images == MAX_LIST)
 				die_usage("too many --image options");
 			if (!strchr(v, '@'))
 				die_usage("--image expects FILE@ADDR, got '%s'", v);
 			o->images[o->n_images++] = v;
-		} else if ((v = opt_value(argc, argv, &i, "--symfs"))) {
+		} else if ((v = cli_opt_value(argc, argv, &i, "--symfs"))) {
 			o->symfs = v;
-		} else if ((v = opt_value(argc, argv, &i, "--buildid-dir"))) {
+		} else if ((v = cli_opt_value(argc, argv, &i, "--buildid-dir"))) {
 			o->buildid_dir = v;
-		} else if (decode && (v = opt_value(argc, argv, &i, "--vmlinux"))) {
+		} else if (decode && (v = cli_opt_value(argc, argv, &i, "--vmlinux"))) {
 			o->vmlinux = v;
-		} else if (decode && (v = opt_value(argc, argv, &i, "--elf"))) {
+		} else if (decode && (v = cli_opt_value(argc, argv, &i, "--elf"))) {
 			if (o->n_elfs == MAX_LIST)
 				die_usage("too many --elf options");
 			o->elfs[o->n_elfs++] = v;

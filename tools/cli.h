@@ -126,6 +126,10 @@ void cli_parse_options(int argc, char **argv, struct options *o, enum cli_mode m
 int cli_run(struct options *o, struct run_ctx *ctx, enum slot_kind kind);
 
 uint64_t parse_number(const char *s, const char *what);
+/* argv[*i] as "NAME VALUE", or "--name=VALUE" for a long name: the value
+ * (*i moved past it), NULL if argv[*i] is another option. A missing value
+ * is a usage error. */
+const char *cli_opt_value(int argc, char **argv, int *i, const char *name);
 
 /* Open an input file for reading: regular files only (a FIFO or device
  * would block or never end), or standard input for "-" when allow_stdin.

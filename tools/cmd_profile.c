@@ -60,43 +60,27 @@ static void usage_profile(FILE *out)
 static int profile_option(void *user, int argc, char **argv, int *i)
 {
 	struct profile *p = user;
-	const char *a = argv[*i], *v = NULL;
-	const char *names[] = { "--callgrind", "--top", "--sort", "--format", "--weight" };
-	size_t which = 0;
-	for (; which < 5; which++) {
-		size_t n = strlen(names[which]);
-		if (strncmp(a, names[which], n) == 0 && a[n] == '=') {
-			v = a + n + 1;
-			break;
-		}
-		if (strcmp(a, names[which]) == 0) {
-			if (*i + 1 >= argc)
-				die_usage("%s needs a value", a);
-			v = argv[++*i];
-			break;
-		}
-	}
-	if (which == 5) {
-		if (strcmp(a, "--insn") == 0)
-			die_usage("profile: %s is an option of decode", a);
-		return 0;
-	}
-	if (which == 3) {
+	const char *v;
+	if ((v = cli_opt_value(argc, argv, i, "--callgrind"))) {
+		p->callgrind_path = v;
+	} else if ((v = cli_opt_value(argc, argv, i, "--top"))) {
+		p->top = (unsigned long)parse_number(v, "--top count");
+	} else if ((v = cli_opt_value(argc, argv, i, "--sort"))) {
+		if (strcmp(v, "instr") != 0 && strcmp(v, "cycles") != 0)
+			die_usage("--sort expects instr or cycles, got '%s'", v);
+		p->by_cycles = v[0] == 'c';
+	} else if ((v = cli_opt_value(argc, argv, i, "--format"))) {
 		if (strcmp(v, "text") != 0 && strcmp(v, "folded") != 0)
 			die_usage("profile: --format expects text or folded, got '%s'", v);
 		p->folded = v[0] == 'f';
-	} else if (which == 4) {
+	} else if ((v = cli_opt_value(argc, argv, i, "--weight"))) {
 		if (strcmp(v, "instr") != 0 && strcmp(v, "cycles") != 0)
 			die_usage("--weight expects instr or cycles, got '%s'", v);
 		p->weight = v[0];
-	} else if (which == 0) {
-		p->callgrind_path = v;
-	} else if (which == 1) {
-		p->top = (unsigned long)parse_number(v, "--top count");
-	} else if (strcmp(v, "instr") == 0 || strcmp(v, "cycles") == 0) {
-		p->by_cycles = v[0] == 'c';
 	} else {
-		die_usage("--sort expects instr or cycles, got '%s'", v);
+		if (strcmp(argv[*i], "--insn") == 0)
+			die_usage("profile: %s is an option of decode", argv[*i]);
+		return 0;
 	}
 	return 1;
 }

@@ -148,41 +148,25 @@ static void parse_bound(const char *v, int64_t *n, int *is_time)
 static int timeline_option(void *user, int argc, char **argv, int *i)
 {
 	struct tl_opts *o = user;
-	const char *a = argv[*i], *v = NULL;
-	const char *names[] = { "-o", "--from", "--to", "--max-events", "--clock" };
-	size_t which = 0;
-	for (; which < 5; which++) {
-		size_t n = strlen(names[which]);
-		if (which && strncmp(a, names[which], n) == 0 && a[n] == '=') {
-			v = a + n + 1;
-			break;
-		}
-		if (strcmp(a, names[which]) == 0) {
-			if (*i + 1 >= argc)
-				die_usage("%s needs a value", a);
-			v = argv[++*i];
-			break;
-		}
-	}
-	if (which == 5) {
-		if (strcmp(a, "--format") == 0 || strncmp(a, "--format=", 9) == 0 || strcmp(a, "--insn") == 0)
-			die_usage("timeline: %s is an option of decode", a);
-		return 0;
-	}
-	if (which == 0) {
+	const char *a = argv[*i], *v;
+	if ((v = cli_opt_value(argc, argv, i, "-o"))) {
 		o->out_path = v;
-	} else if (which == 1) {
+	} else if ((v = cli_opt_value(argc, argv, i, "--from"))) {
 		parse_bound(v, &o->t->from, &o->t->from_time);
-	} else if (which == 2) {
+	} else if ((v = cli_opt_value(argc, argv, i, "--to"))) {
 		parse_bound(v, &o->t->to, &o->t->to_time);
-	} else if (which == 3) {
+	} else if ((v = cli_opt_value(argc, argv, i, "--max-events"))) {
 		o->t->max_events = parse_number(v, "--max-events count");
-	} else {
+	} else if ((v = cli_opt_value(argc, argv, i, "--clock"))) {
 		int c = strcmp(v, "auto") == 0 ? CLOCK_AUTO : strcmp(v, "insn") == 0 ? CLOCK_INSN :
 			strcmp(v, "cycles") == 0 ? CLOCK_CYCLES : strcmp(v, "timestamps") == 0 ? CLOCK_TIMESTAMPS : -1;
 		if (c < 0)
 			die_usage("--clock expects auto, insn, cycles or timestamps, got '%s'", v);
 		o->t->clock_opt = c;
+	} else {
+		if (strcmp(a, "--format") == 0 || strncmp(a, "--format=", 9) == 0 || strcmp(a, "--insn") == 0)
+			die_usage("timeline: %s is an option of decode", a);
+		return 0;
 	}
 	return 1;
 }
