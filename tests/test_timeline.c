@@ -65,6 +65,15 @@ static double self_total(const struct checked *c)
 	return s;
 }
 
+/* A function row of `csdec profile`'s table (instructions, %, cycles, %,
+ * calls, name): its instructions and name; 0 if the line is not one. */
+static int profile_row(const char *line, unsigned long long *instr, char name[64])
+{
+	unsigned long long cycles, calls;
+	double p1, p2;
+	return sscanf(line, "%llu %lf%% %llu %lf%% %llu %63s", instr, &p1, &cycles, &p2, &calls, name) == 6;
+}
+
 static int file_has(const char *path, const char *text)
 {
 	FILE *f = fopen(path, "rb");
@@ -136,10 +145,9 @@ static void program(const char *tool)
 	CHECK_EQ(prog_run_cmd(cmd, out, sizeof(out)), 0);
 	size_t rows = 0, bad = 0;
 	for (const char *l = out; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
-		unsigned long long instr, cycles, calls;
-		double p1, p2;
+		unsigned long long instr;
 		char name[64];
-		if (sscanf(l, "%llu %lf%% %llu %lf%% %llu %63s", &instr, &p1, &cycles, &p2, &calls, name) != 6)
+		if (!profile_row(l, &instr, name))
 			continue;
 		rows++;
 		if (self_of(&tl, name) != (double)instr && bad++ < 5)
@@ -277,10 +285,9 @@ static void perf_data(const char *tool, const struct prog_run *pr)
 	CHECK_EQ(prog_run_cmd(cmd, out, sizeof(out)), 0);
 	size_t rows = 0, bad = 0;
 	for (const char *l = out; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
-		unsigned long long instr, cycles, calls;
-		double p1, p2;
+		unsigned long long instr;
 		char name[64];
-		if (sscanf(l, "%llu %lf%% %llu %lf%% %llu %63s", &instr, &p1, &cycles, &p2, &calls, name) != 6)
+		if (!profile_row(l, &instr, name))
 			continue;
 		rows++;
 		if (self_of(&c, name) != (double)instr && bad++ < 5)
@@ -386,10 +393,9 @@ static void roundtrip_programs(const char *tool)
 			double over = 0, unknown = 0;
 			int differs = 0;
 			for (const char *r = out; r && *r; r = strchr(r, '\n') ? strchr(r, '\n') + 1 : NULL) {
-				unsigned long long instr, cycles, calls;
-				double p1, p2;
+				unsigned long long instr;
 				char name[64];
-				if (sscanf(r, "%llu %lf%% %llu %lf%% %llu %63s", &instr, &p1, &cycles, &p2, &calls, name) != 6)
+				if (!profile_row(r, &instr, name))
 					continue;
 				rows++;
 				double spans = self_of(&c, name);
