@@ -11,7 +11,7 @@
 /* Run `cmd` under sh with stderr in err_path (if not NULL); return its exit
  * status (-1 if it did not exit normally: a signal, a timeout's kill) and
  * up to cap - 1 bytes of its stdout, NUL-terminated. */
-static int cli_run_cmd(const char *cmd, const char *err_path, char *out, size_t cap)
+static inline int cli_run_cmd(const char *cmd, const char *err_path, char *out, size_t cap)
 {
 	char full[8192];
 	if (err_path)
@@ -33,7 +33,7 @@ static int cli_run_cmd(const char *cmd, const char *err_path, char *out, size_t 
 }
 
 /* The file's text (at most cap - 1 bytes), "" if it cannot be read. */
-static const char *cli_read_text(const char *path, char *buf, size_t cap)
+static inline const char *cli_read_text(const char *path, char *buf, size_t cap)
 {
 	FILE *f = fopen(path, "r");
 	size_t n = 0;

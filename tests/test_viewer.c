@@ -18,23 +18,9 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "cli_run.h"
 
 static char dom[1 << 22];
-
-static int run(const char *cmd, char *out, size_t cap)
-{
-	FILE *p = popen(cmd, "r");
-	if (!p)
-		return -1;
-	size_t n = 0, got;
-	char sink[4096];
-	while ((got = fread(n < cap ? out + n : sink, 1, n < cap ? cap - n : sizeof(sink), p)) > 0)
-		if (n < cap)
-			n += got;
-	out[n < cap ? n : cap - 1] = 0;
-	int st = pclose(p);
-	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
 
 static void look(int port, const char *profile, const char *shot)
 {
@@ -42,7 +28,7 @@ static void look(int port, const char *profile, const char *shot)
 	const char *flags = "--headless --no-sandbox --disable-gpu --disable-dev-shm-usage --virtual-time-budget=10000";
 	snprintf(cmd, sizeof(cmd), "timeout 120 chromium %s --dump-dom 'http://127.0.0.1:%d/release/index.html#profileURL=/%s&view=sandwich' 2>/dev/null",
 		 flags, port, profile);
-	CHECK_EQ(run(cmd, dom, sizeof(dom)), 0);
+	CHECK_EQ(cli_run_cmd(cmd, NULL, dom, sizeof(dom)), 0);
 	static const char *const names[] = { "_start", "fib", "classify", "mix_arm" };
 	size_t shown = 0;
 	for (size_t i = 0; i < 4; i++) {
@@ -75,7 +61,7 @@ int main(void)
 	const char *ss = getenv("SPEEDSCOPE_DIR");
 	if (ss && *ss) {
 		snprintf(dir, sizeof(dir), "%s", ss);
-	} else if (run("npm root -g 2>/dev/null", dir, sizeof(dir)) == 0 && dir[0]) {
+	} else if (cli_run_cmd("npm root -g 2>/dev/null", NULL, dir, sizeof(dir)) == 0 && dir[0]) {
 		dir[strcspn(dir, "\n")] = 0;
 		strncat(dir, "/speedscope/dist", sizeof(dir) - strlen(dir) - 1);
 	} else {
