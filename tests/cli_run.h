@@ -9,15 +9,16 @@
 #include <sys/wait.h>
 
 /* Run `cmd` under sh with stderr in err_path (if not NULL); return its exit
- * status (-1 if it did not exit normally: a signal, a timeout's kill) and
+ * status (-1 if it did not exit normally: a signal, a timeout's kill, or if
+ * the command does not fit) and
  * up to cap - 1 bytes of its stdout, NUL-terminated. */
 static inline int cli_run_cmd(const char *cmd, const char *err_path, char *out, size_t cap)
 {
 	char full[8192];
-	if (err_path)
-		snprintf(full, sizeof(full), "{ %s ; } 2>%s", cmd, err_path);
-	else
-		snprintf(full, sizeof(full), "%s", cmd);
+	int len = err_path ? snprintf(full, sizeof(full), "{ %s ; } 2>%s", cmd, err_path)
+			   : snprintf(full, sizeof(full), "%s", cmd);
+	if (len < 0 || (size_t)len >= sizeof(full))
+		return -1; /* a cut command must not run */
 	FILE *p = popen(full, "r");
 	if (!p)
 		return -1;
