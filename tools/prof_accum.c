@@ -203,6 +203,35 @@ static uint64_t edge_hash(const struct prof *p, uint32_t i)
 	return edge_hash3(g->caller, g->callee, g->site);
 }
 
+/* The probe sequence of h in s (s->cap > 0): set_first, then set_next
+ * until a free slot. */
+static size_t set_first(const struct index_set *s, uint64_t h)
+{
+	return (size_t)h & (s->cap - 1);
+}
+
+static size_t set_next(const struct index_set *s, size_t k)
+{
+	return (k + 1) & (s->cap - 1);
+}
+
+/* Store v in the first free slot of the probe sequence of h (cap is a
+ * power of two with a free slot). */
+static void slots_put(uint32_t *slot, size_t cap, uint64_t h, uint32_t v)
+{
+	size_t k = (size_t)h & (cap - 1);
+	while (slot[k])
+		k = (k + 1) & (cap - 1);
+	slot[k] = v;
+}
+
+/* Add index+1 to s under hash h (after set_reserve). */
+static void set_put(struct index_set *s, uint64_t h, uint32_t index)
+{
+	slots_put(s->slot, s->cap, h, index + 1);
+	s->n++;
+}
+
 /* Make room for one more index; rehash with hash(p, index). */
 static int set_reserve(struct prof *p, struct index_set *s, uint64_t (*hash)(const struct prof *, uint32_t))
 {
@@ -217,10 +246,7 @@ static int set_reserve(struct prof *p, struct index_set *s, uint64_t (*hash)(con
 	for (size_t i = 0; i < s->cap; i++) {
 		if (!s->slot[i])
 			continue;
-		size_t k = (size_t)hash(p, s->slot[i] - 1) & (ncap - 1);
-		while (ns[k])
-			k = (k + 1) & (ncap - 1);
-		ns[k] = s->slot[i];
+		slots_put(ns, ncap, hash(p, s->slot[i] - 1), s->slot[i]);
 	}
 	p->budget.used += ncap * sizeof(uint32_t);
 	p->budget.used -= s->cap * sizeof(uint32_t);
@@ -263,7 +289,7 @@ static int callee_fn(struct prof *p, uint64_t addr, uint32_t *id)
 	}
 	struct index_set *s = &p->fn_by_entry;
 	if (s->cap) {
-		for (size_t k = (size_t)mix(addr) & (s->cap - 1); s->slot[k]; k = (k + 1) & (s->cap - 1))
+		for (size_t k = set_first(s, mix(addr)); s->slot[k]; k = set_next(s, k))
 			if (p->fn[s->slot[k] - 1].entry == addr) {
 				*id = s->slot[k] - 1;
 				return SLOT_OK;
@@ -274,11 +300,7 @@ static int callee_fn(struct prof *p, uint64_t addr, uint32_t *id)
 		rc = add_fn(p, addr, NULL, id);
 	if (rc != SLOT_OK)
 		return rc;
-	size_t k = (size_t)mix(addr) & (s->cap - 1);
-	while (s->slot[k])
-		k = (k + 1) & (s->cap - 1);
-	s->slot[k] = *id + 1;
-	s->n++;
+	set_put(s, mix(addr), *id);
 	return SLOT_OK;
 }
 
@@ -287,7 +309,7 @@ static int get_edge(struct prof *p, uint32_t caller, uint32_t callee, uint64_t s
 	struct index_set *s = &p->edge_index;
 	uint64_t h = edge_hash3(caller, callee, site);
 	if (s->cap) {
-		for (size_t k = (size_t)h & (s->cap - 1); s->slot[k]; k = (k + 1) & (s->cap - 1)) {
+		for (size_t k = set_first(s, h); s->slot[k]; k = set_next(s, k)) {
 			const struct edge *g = &p->edges[s->slot[k] - 1];
 			if (g->caller == caller && g->callee == callee && g->site == site) {
 				*id = s->slot[k] - 1;
@@ -309,11 +331,7 @@ static int get_edge(struct prof *p, uint32_t caller, uint32_t callee, uint64_t s
 	g->site = site;
 	g->target = target;
 	*id = (uint32_t)p->nedge++;
-	size_t k = (size_t)h & (s->cap - 1);
-	while (s->slot[k])
-		k = (k + 1) & (s->cap - 1);
-	s->slot[k] = *id + 1;
-	s->n++;
+	set_put(s, h, *id);
 	return SLOT_OK;
 }
 
@@ -340,7 +358,7 @@ static int child_ctx(struct prof *p, uint32_t parent, uint32_t fn, uint32_t *id)
 	struct index_set *s = &p->node_index;
 	uint64_t h = pair_hash(parent, fn);
 	if (s->cap)
-		for (size_t k = (size_t)h & (s->cap - 1); s->slot[k]; k = (k + 1) & (s->cap - 1)) {
+		for (size_t k = set_first(s, h); s->slot[k]; k = set_next(s, k)) {
 			const struct ctx_node *n = &p->node[s->slot[k] - 1];
 			if (n->parent == parent && n->fn == fn) {
 				*id = s->slot[k] - 1;
@@ -357,11 +375,7 @@ static int child_ctx(struct prof *p, uint32_t parent, uint32_t fn, uint32_t *id)
 	p->node[p->nnode].parent = parent;
 	p->node[p->nnode].fn = fn;
 	*id = (uint32_t)p->nnode++;
-	size_t k = (size_t)h & (s->cap - 1);
-	while (s->slot[k])
-		k = (k + 1) & (s->cap - 1);
-	s->slot[k] = *id + 1;
-	s->n++;
+	set_put(s, h, *id);
 	return SLOT_OK;
 }
 
@@ -370,7 +384,7 @@ static int stack_cost_add(struct prof *p, uint32_t ctx, uint32_t fn, uint64_t in
 	struct index_set *s = &p->sc_index;
 	uint64_t h = pair_hash(ctx, fn);
 	if (s->cap)
-		for (size_t k = (size_t)h & (s->cap - 1); s->slot[k]; k = (k + 1) & (s->cap - 1)) {
+		for (size_t k = set_first(s, h); s->slot[k]; k = set_next(s, k)) {
 			struct stack_cost *c = &p->sc[s->slot[k] - 1];
 			if (c->ctx == ctx && c->fn == fn) {
 				c->instr += instr;
@@ -390,11 +404,7 @@ static int stack_cost_add(struct prof *p, uint32_t ctx, uint32_t fn, uint64_t in
 	c->fn = fn;
 	c->instr = instr;
 	c->cycles = cycles;
-	size_t k = (size_t)h & (s->cap - 1);
-	while (s->slot[k])
-		k = (k + 1) & (s->cap - 1);
-	s->slot[k] = (uint32_t)++p->nsc;
-	s->n++;
+	set_put(s, h, (uint32_t)p->nsc++);
 	return SLOT_OK;
 }
 
