@@ -10,24 +10,14 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "cli_run.h"
 
 static char tmpdir[] = "/tmp/csd_test_cli_XXXXXX";
 
 /* Run a shell command; return its exit status and up to cap bytes of stdout. */
 static int run(const char *cmd, char *out, size_t cap)
 {
-	FILE *p = popen(cmd, "r");
-	if (!p)
-		return -1;
-	size_t n = 0, got;
-	char sink[4096];
-	while ((got = fread(n < cap ? out + n : sink, 1, n < cap ? cap - n : sizeof(sink), p)) > 0)
-		if (n < cap)
-			n += got;
-	if (cap)
-		out[n < cap ? n : cap - 1] = 0;
-	int st = pclose(p);
-	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+	return cli_run_cmd(cmd, NULL, out, cap);
 }
 
 static void write_text(const char *dir, const char *name, const char *text)

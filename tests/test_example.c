@@ -13,6 +13,7 @@
 
 #include "check.h"
 #include "ds5_dump.h"
+#include "cli_run.h"
 
 #define MAX_ROWS 4096
 
@@ -38,17 +39,7 @@ static char tmpdir[] = "/tmp/csd_test_example_XXXXXX";
 
 static int run(const char *cmd, char *out, size_t cap)
 {
-	FILE *p = popen(cmd, "r");
-	if (!p)
-		return -1;
-	size_t n = 0, got;
-	char sink[4096];
-	while ((got = fread(n < cap ? out + n : sink, 1, n < cap ? cap - n : sizeof(sink), p)) > 0)
-		if (n < cap)
-			n += got;
-	out[n < cap ? n : cap - 1] = 0;
-	int st = pclose(p);
-	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+	return cli_run_cmd(cmd, NULL, out, cap);
 }
 
 static int by_value(const void *a, const void *b)

@@ -14,6 +14,7 @@
 
 #include "check.h"
 #include "csdec.h"
+#include "cli_run.h"
 
 static char tmpdir[] = "/tmp/csd_test_install_XXXXXX";
 static const char *srcdir;
@@ -32,17 +33,7 @@ static const char *const installed[] = {
 
 static int run(const char *cmd, char *out, size_t cap)
 {
-	FILE *p = popen(cmd, "r");
-	if (!p)
-		return -1;
-	size_t n = 0, got;
-	char sink[4096];
-	while ((got = fread(n < cap ? out + n : sink, 1, n < cap ? cap - n : sizeof(sink), p)) > 0)
-		if (n < cap)
-			n += got;
-	out[n < cap ? n : cap - 1] = 0;
-	int st = pclose(p);
-	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+	return cli_run_cmd(cmd, NULL, out, cap);
 }
 
 static const char *at(const char *root, const char *rel)
