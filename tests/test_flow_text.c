@@ -216,14 +216,17 @@ static size_t decode(struct flow_case *c, uint32_t flags, struct csd_record *out
 		return 0;
 	if (c->code_n)
 		CHECK_EQ(csd_image_add_buffer(img, c->code_addr, c->code, c->code_n, 0), 0);
+	struct csd_trace_config tc;
+	memset(&tc, 0, sizeof(tc));
+	tc.size = sizeof(tc);
 	struct csd_flow_config fc;
 	memset(&fc, 0, sizeof(fc));
 	fc.size = sizeof(fc);
-	fc.trace.size = sizeof(fc.trace);
-	fc.trace.protocol = c->protocol;
-	fc.trace.etmcr = c->etmcr;
-	fc.trace.etmidr = c->protocol == CSD_PROTO_PTM ? 0x411CF312 : 0x410CF250;
-	fc.trace.etmccer = c->protocol == CSD_PROTO_PTM ? 0x34C01AC2 : 0x344008F2;
+	fc.trace = &tc;
+	tc.protocol = c->protocol;
+	tc.etmcr = c->etmcr;
+	tc.etmidr = c->protocol == CSD_PROTO_PTM ? 0x411CF312 : 0x410CF250;
+	tc.etmccer = c->protocol == CSD_PROTO_PTM ? 0x34C01AC2 : 0x344008F2;
 	fc.image = img;
 	fc.flags = flags;
 	csd_flow_decoder *d = csd_flow_new(&fc);
