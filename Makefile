@@ -1,6 +1,8 @@
 # csdec - CoreSight ETMv3 / PTM trace decoder.
 #   make            library (static + shared) and the csdec tool in build/
-#   make test       every unit test, plain and under ASan/UBSan
+#   make check      the unit tests that need only a C compiler, clang and
+#                   ../shared, plain and under ASan/UBSan
+#   make test       every test, plain and under ASan/UBSan
 #   make CC=clang   same with clang
 
 CC      ?= cc
@@ -36,14 +38,14 @@ SHARED ?= $(abspath ../shared)
 export CSD_SHARED := $(SHARED)
 # The golden tests read them: without them, `make test` says so at once
 # rather than failing deep inside the first test that opens one.
-ifneq ($(filter test test-plain test-san,$(MAKECMDGOALS)),)
+ifneq ($(filter test test-plain test-san check,$(MAKECMDGOALS)),)
 ifeq ($(wildcard $(SHARED)/traces),)
 $(error the shared reference captures are missing: $(SHARED)/traces does not exist (clone them to ../shared, or set SHARED=DIR))
 endif
 endif
 export CSD_TOOL := $(abspath $(B)/csdec)
 
-.PHONY: all test test-plain test-san clean
+.PHONY: all test test-plain test-san check clean
 .SECONDARY:
 all: $(B)/libcsdec.a $(B)/libcsdec.so $(B)/csdec
 
@@ -95,7 +97,7 @@ $(B)/tests-san/%: tests/%.c $(wildcard tests/*.h) $(SAN_OBJ)
 # ("N passed, N failed"; the failed ones listed before it); `make test-plain`
 # or `make test-san` alone stops at the first failure.
 TEST_RESULTS := $(B)/test-results
-TEST_ALL := $(if $(filter test,$(MAKECMDGOALS)),1)
+TEST_ALL := $(if $(filter test check,$(MAKECMDGOALS)),1)
 # $(1): programs, $(2): results file, $(3): environment to run them in.
 define run_tests
 	@mkdir -p $(TEST_RESULTS); : > $(TEST_RESULTS)/$(2); \
@@ -105,17 +107,37 @@ define run_tests
 	done
 endef
 
-test: test-layers test-plain test-san
-	@cat $(TEST_RESULTS)/plain $(TEST_RESULTS)/san | grep '^FAIL' || true
-	@p=$$(cat $(TEST_RESULTS)/plain $(TEST_RESULTS)/san | grep -c '^pass'); \
-	 f=$$(cat $(TEST_RESULTS)/plain $(TEST_RESULTS)/san | grep -c '^FAIL'); \
+# $(1): results files; the failed programs, then one line "N passed, N failed".
+define test_summary
+	@cat $(1) | grep '^FAIL' || true
+	@p=$$(cat $(1) | grep -c '^pass'); \
+	 f=$$(cat $(1) | grep -c '^FAIL'); \
 	 echo "$$p passed, $$f failed"; [ "$$f" -eq 0 ]
+endef
+SAN_ENV := ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+
+test: test-layers test-plain test-san
+	$(call test_summary,$(TEST_RESULTS)/plain $(TEST_RESULTS)/san)
 
 test-plain: $(TESTS) $(B)/csdec
 	$(call run_tests,$(TESTS),plain,)
 
 test-san: $(SAN_TESTS)
-	$(call run_tests,$(SAN_TESTS),san,ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1)
+	$(call run_tests,$(SAN_TESTS),san,$(SAN_ENV))
+
+# `make check`: the unit tests that need nothing beyond a C compiler, clang
+# and ../shared, plain and under ASan/UBSan; the quick loop while working.
+# Left out are those needing more: the ARM cross compiler and qemu (the
+# recorded programs, their generated snapshots, prog_trace.h's program),
+# OpenCSD, Linux perf, Python, a browser. `make test` runs those too.
+CHECK_NEEDS_MORE := arm_isa cli_port coverage data_roundtrip frame listing ocsd_diff ocsd_packets \
+	perf_compare perf_enc profile programs_m python qemu_log roundtrip roundtrip_m roundtrip_perf \
+	timeline tool_limits viewer
+CHECK_NAMES := $(filter-out $(CHECK_NEEDS_MORE:%=test_%),$(TEST_SRC:tests/%.c=%))
+check: $(CHECK_NAMES:%=$(B)/tests/%) $(CHECK_NAMES:%=$(B)/tests-san/%) all $(B)/san-tool/csdec
+	$(call run_tests,$(CHECK_NAMES:%=$(B)/tests/%),check-plain,)
+	$(call run_tests,$(CHECK_NAMES:%=$(B)/tests-san/%),check-san,$(SAN_ENV))
+	$(call test_summary,$(TEST_RESULTS)/check-plain $(TEST_RESULTS)/check-san)
 
 clean:
 	rm -rf $(B)

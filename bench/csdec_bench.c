@@ -165,7 +165,7 @@ static void decode_buffer(const csd_snapshot *snap, size_t b, enum mode mode)
 			struct csd_flow_config fc;
 			memset(&fc, 0, sizeof(fc));
 			fc.size = sizeof(fc);
-			fc.trace = src->config;
+			fc.trace = &src->config;
 			fc.image = s->image;
 			fc.flags = mode == MODE_FLOW_INSN ? CSD_FLOW_INSN : 0;
 			s->flow = csd_flow_new(&fc);

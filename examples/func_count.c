@@ -391,7 +391,7 @@ int main(int argc, char **argv)
 			}
 			if (!elf)
 				add_ranges(&t, img[id], range);
-			struct csd_flow_config fc = { .size = sizeof(fc), .trace = src->config, .image = img[id],
+			struct csd_flow_config fc = { .size = sizeof(fc), .trace = &src->config, .image = img[id],
 						      .flags = CSD_FLOW_INSN };
 			dec[id] = csd_flow_new(&fc);
 			if (!dec[id]) {

@@ -264,10 +264,11 @@ static void acc_decoder(uint8_t opt, const uint8_t *data, size_t size)
 	if (!fuzz_stream_init(&st, code.bytes + code.size, size - FUZZ_HDR_SIZE - code.size, 0))
 		return;
 	csd_image *img = fuzz_flow_image(&code, (h.misc & FUZZ_MISC_CODE_CALLBACK) != 0);
+	const struct csd_trace_config tc = fuzz_hdr_config(&h, (opt >> 6 & 1) ? CSD_PROTO_ETM3 : CSD_PROTO_PTM);
 	struct csd_flow_config fc;
 	memset(&fc, 0, sizeof(fc));
 	fc.size = sizeof(fc);
-	fc.trace = fuzz_hdr_config(&h, (opt >> 6 & 1) ? CSD_PROTO_ETM3 : CSD_PROTO_PTM);
+	fc.trace = &tc;
 	fc.image = img;
 	struct fuzz_rec_list ranges = { NULL, 0, 0 }, insns = { NULL, 0, 0 };
 	struct fuzz_split sp;
@@ -285,7 +286,7 @@ static void acc_decoder(uint8_t opt, const uint8_t *data, size_t size)
 	size_t limit = (opt & 0x20) ? ACC_SMALL_LIMIT : ACCUM_MEM_LIMIT;
 	uint64_t image_bytes = acc_image_bytes(img) + 4u * 64u; /* the extra code may come by callback */
 	if (limit == ACCUM_MEM_LIMIT && fuzz_flow_compare_mode() == FUZZ_CMP_STRICT) {
-		const struct fuzz_rec_list *as_tool = prof_needs_insns(&fc.trace) ? &insns : &ranges;
+		const struct fuzz_rec_list *as_tool = prof_needs_insns(fc.trace) ? &insns : &ranges;
 		struct cov *c[2] = { cov_new(sym, limit), cov_new(sym, limit) };
 		struct prof *p[2] = { prof_new(sym, opt >> 4 & 1, limit), prof_new(sym, opt >> 4 & 1, limit) };
 		FUZZ_CHECK(c[0] && c[1] && p[0] && p[1]);

@@ -376,10 +376,11 @@ static inline int fuzz_flow_run(uint32_t protocol, const uint8_t *data, size_t s
 			      (h.misc & FUZZ_MISC_SPREAD) != 0))
 		return 0;
 	csd_image *img = fuzz_flow_image(&code, (h.misc & FUZZ_MISC_CODE_CALLBACK) != 0);
+	const struct csd_trace_config tc = fuzz_hdr_config(&h, protocol);
 	struct csd_flow_config fc;
 	memset(&fc, 0, sizeof(fc));
 	fc.size = sizeof(fc);
-	fc.trace = fuzz_hdr_config(&h, protocol);
+	fc.trace = &tc;
 	fc.image = img;
 
 	struct fuzz_rec_list ranges = { NULL, 0, 0 }, insns = { NULL, 0, 0 };

@@ -353,7 +353,7 @@ static void fgen_roundtrip(const struct fgen_setup *s, csd_image *img, const str
 	struct csd_flow_config fc;
 	memset(&fc, 0, sizeof(fc));
 	fc.size = sizeof(fc);
-	fc.trace = s->gc.trace;
+	fc.trace = &s->gc.trace;
 	fc.image = img;
 	fc.flags = s->range_mode ? 0 : CSD_FLOW_INSN;
 	csd_flow_decoder *fd = csd_flow_new(&fc);

@@ -984,7 +984,7 @@ static void print_seeds(void)
 			put_seed("print", name, NULL, 0, out_buf, o.n < o.cap ? o.n : o.cap);
 			/* Records, ranges and instructions. */
 			for (int insn = 0; insn < 2; insn++) {
-				struct csd_flow_config fc = { .size = sizeof(fc), .trace = *cfg, .image = img,
+				struct csd_flow_config fc = { .size = sizeof(fc), .trace = cfg, .image = img,
 							      .flags = insn ? CSD_FLOW_INSN : 0 };
 				csd_flow_decoder *fd = csd_flow_new(&fc);
 				struct csd_bytes in = { .data = stream, .size = len };

@@ -685,9 +685,13 @@ enum csd_flow_flag {
 	CSD_FLOW_INSN = 1u << 0,
 };
 
+/**
+ * The trace config is held by pointer, so that either struct can grow
+ * at its end without moving the other's members: each has its own size.
+ */
 struct csd_flow_config {
 	size_t size;                    /**< sizeof(struct csd_flow_config) */
-	struct csd_trace_config trace;  /**< protocol and registers of the source */
+	const struct csd_trace_config *trace; /**< protocol and registers of the source (copied by csd_flow_new) */
 	csd_image *image;               /**< program image (not owned; must outlive the decoder) */
 	uint32_t flags;                 /**< enum csd_flow_flag bits */
 };
@@ -696,11 +700,12 @@ typedef struct csd_flow_decoder csd_flow_decoder;
 
 /**
  * Create an instruction-flow decoder for one ETMv3 or PTM source. It owns
- * a packet decoder of the protocol in cfg->trace. cfg->trace.size is that
- * struct's own size, as when it is passed alone: members past it read as
- * zero.
- * Returns NULL if cfg is NULL or invalid (cfg->size too small, trace.size
- * not reaching `protocol` or larger than struct csd_trace_config, no image,
+ * a packet decoder of the protocol in *cfg->trace, which it copies: the
+ * trace config need not outlive the call. Its `size` is its own, as when
+ * it is passed alone: members past it read as zero.
+ * Returns NULL if cfg is NULL or invalid (cfg->size too small, no trace
+ * config, trace->size not reaching `protocol` or larger than struct
+ * csd_trace_config, no image,
  * unknown protocol, ETMIDR not of that protocol), or memory is short.
  */
 csd_flow_decoder *csd_flow_new(const struct csd_flow_config *cfg);

@@ -285,6 +285,63 @@ static inline size_t csdi_etm3_cycle_count_quick(const uint8_t *p, size_t n, uin
 	const long r = n ? csdi_etm3_cycle_count_field(p + 1, n - 1, cc) : 0;
 	return r > 0 ? (size_t)r + 1 : 0;
 }
+
+/* An I-sync packet's information byte (IHI 0014Q, I-sync packet): LSiP,
+ * Reason[1:0], J, NS, AltISA (ETMv3.3 on), Hyp (with the virtualisation
+ * extensions, not on M-profile), each 0 or 1 (reason 0-3). The general
+ * parse and the plain one below read it here. */
+struct csdi_etm3_isync_info {
+	uint8_t lsip, reason, j, ns, altisa, hyp;
+};
+static inline void csdi_etm3_isync_info(const struct csdi_etm3_cfg *c, uint8_t info, struct csdi_etm3_isync_info *f)
+{
+	f->lsip = info >> 7;
+	f->reason = (info >> 5) & 3;
+	f->j = (info >> 4) & 1;
+	f->ns = (info >> 3) & 1;
+	f->altisa = c->minor >= 3 ? (info >> 2) & 1 : 0;
+	f->hyp = c->virt && !c->core_m ? (info >> 1) & 1 : 0;
+}
+
+/* A plain I-sync: ARM or Thumb, without a context ID, LSiP, Jazelle,
+ * AltISA or Hyp. */
+struct csdi_etm3_isync_plain {
+	uint32_t addr, cc;
+	uint8_t fam, ns, reason, has_cc;
+};
+
+/* The plain I-sync whole at p (n bytes there) by parse_isync()'s rules into
+ * *y: its length, or 0 for anything else (cut short, bad, another form),
+ * which the general parse then takes. Nothing changes. (The
+ * general parse clears and fills a whole struct csd_packet, several times
+ * this one's work, and real sources send I-syncs often.) */
+static inline size_t csdi_etm3_isync_plain(const struct csdi_etm3_cfg *c, const uint8_t *p, size_t n,
+					   struct csdi_etm3_isync_plain *y)
+{
+	if (c->cid_bytes || c->data_only)
+		return 0;
+	size_t i = 1;
+	uint32_t cc = 0;
+	if (p[0] == 0x70) {
+		const long r = csdi_etm3_cycle_count_field(p + 1, n - 1, &cc);
+		i += r > 0 ? (size_t)r : n;
+	}
+	/* (Cut short: taken as LSiP, which the general parse takes.) */
+	struct csdi_etm3_isync_info f;
+	csdi_etm3_isync_info(c, i + 5 <= n ? p[i] : 0x80, &f);
+	if (f.lsip | f.j | f.altisa | f.hyp)
+		return 0;
+	const uint32_t a = (uint32_t)p[i + 1] | (uint32_t)p[i + 2] << 8 | (uint32_t)p[i + 3] << 16 |
+			   (uint32_t)p[i + 4] << 24;
+	y->addr = a & ~1u;
+	y->cc = cc;
+	y->fam = (a & 1) ? CSDI_ETM3_FAM_THUMB : CSDI_ETM3_FAM_ARM;
+	y->ns = f.ns;
+	y->reason = f.reason;
+	y->has_cc = p[0] == 0x70;
+	return i + 5;
+}
+
 void csdi_etm3_branch_commit(csd_etm3_pkt_decoder *dec, const struct csdi_etm3_branch *b);
 void csdi_etm3_branch_fill(const struct csdi_etm3_branch *b, struct csd_packet *pkt);
 

@@ -578,12 +578,13 @@ static long parse_isync(struct csd_etm3_pkt_decoder *d, const uint8_t *p, size_t
 		pkt->flags |= CSD_PKTF_CONTEXT_ID;
 		pkt->context_id = cid;
 	}
-	uint8_t info = p[i++];
+	struct csdi_etm3_isync_info f;
+	csdi_etm3_isync_info(c, p[i++], &f);
 	struct csdi_etm3_istate st = d->ist;
 	pkt->type = CSD_PKT_ISYNC;
-	pkt->reason = (info >> 5) & 3;
-	st.ns = (info >> 3) & 1;
-	st.hyp = c->virt && !c->core_m ? (info >> 1) & 1 : 0;
+	pkt->reason = f.reason;
+	st.ns = f.ns;
+	st.hyp = f.hyp;
 	if (c->data_only) {
 		pkt->flags |= CSD_PKTF_DATA_ONLY;
 		state_flags(&st, pkt);
@@ -595,9 +596,9 @@ static long parse_isync(struct csd_etm3_pkt_decoder *d, const uint8_t *p, size_t
 		return 0;
 	uint32_t a = (uint32_t)p[i] | (uint32_t)p[i + 1] << 8 | (uint32_t)p[i + 2] << 16 | (uint32_t)p[i + 3] << 24;
 	i += 4;
-	unsigned j = (info >> 4) & 1, t = a & 1;
-	st.altisa = c->minor >= 3 ? (info >> 2) & 1 : 0;
-	if (j) {
+	unsigned t = a & 1;
+	st.altisa = f.altisa;
+	if (f.j) {
 		if (st.altisa)
 			return fail(d, i, "I-sync: reserved combination J=1 AltISA=1");
 		st.fam = CSDI_ETM3_FAM_JAZELLE;
@@ -612,7 +613,7 @@ static long parse_isync(struct csd_etm3_pkt_decoder *d, const uint8_t *p, size_t
 		st.addr = a;
 	}
 	pkt->addr = st.addr;
-	if (info & 0x80) {
+	if (f.lsip) {
 		/* LSiP: the current instruction address follows, compressed
 		 * against the data instruction address. */
 		struct baddr r;
@@ -1071,50 +1072,8 @@ static NOINLINE int next_general(struct csd_etm3_pkt_decoder *d, struct csd_pack
 static NOINLINE size_t branch_packet_general(csd_etm3_pkt_decoder *dec, const uint8_t *p, size_t n,
 					    struct csdi_etm3_branch *b);
 
-/* A plain I-sync: ARM or Thumb, without a context ID, LSiP, Jazelle,
- * AltISA or Hyp. */
-struct isync_plain {
-	uint32_t addr, cc;
-	uint8_t fam, ns, reason, has_cc;
-};
-
-/* The plain I-sync whole at p (n bytes there) by parse_isync()'s rules into
- * *y: its length, or 0 for anything else (cut short, bad, another form),
- * which the general parse then takes. Nothing in *dec changes. (The
- * general parse clears and fills a whole struct csd_packet: about 190
- * instructions per I-sync, and TC2's sources send one every 30 packets or
- * so; this is about 40.) */
-static inline size_t isync_plain_parse(const csd_etm3_pkt_decoder *dec, const uint8_t *p, size_t n,
-				       struct isync_plain *y)
-{
-	const struct csdi_etm3_cfg *c = &dec->cfg;
-	if (c->cid_bytes || c->data_only)
-		return 0;
-	size_t i = 1;
-	uint32_t cc = 0;
-	if (p[0] == 0x70) {
-		const long r = csdi_etm3_cycle_count_field(p + 1, n - 1, &cc);
-		i += r > 0 ? (size_t)r : n;
-	}
-	const uint8_t info = i + 5 <= n ? p[i] : 0x80;
-	/* Not LSiP (bit 7) nor Jazelle (4), AltISA (2, from ETMv3.3), Hyp
-	 * (1, where present). */
-	const uint8_t other = (uint8_t)(0x90 | (c->minor >= 3 ? 0x04 : 0) | (c->virt && !c->core_m ? 0x02 : 0));
-	if (info & other)
-		return 0;
-	const uint32_t a = (uint32_t)p[i + 1] | (uint32_t)p[i + 2] << 8 | (uint32_t)p[i + 3] << 16 |
-			   (uint32_t)p[i + 4] << 24;
-	y->addr = a & ~1u;
-	y->cc = cc;
-	y->fam = (a & 1) ? CSDI_ETM3_FAM_THUMB : CSDI_ETM3_FAM_ARM;
-	y->ns = (info >> 3) & 1;
-	y->reason = (info >> 5) & 3;
-	y->has_cc = p[0] == 0x70;
-	return i + 5;
-}
-
 /* The decoder's address state after the plain I-sync y. */
-static inline void isync_plain_commit(csd_etm3_pkt_decoder *dec, const struct isync_plain *y)
+static inline void isync_plain_commit(csd_etm3_pkt_decoder *dec, const struct csdi_etm3_isync_plain *y)
 {
 	dec->ist = (struct csdi_etm3_istate){ .addr = y->addr, .fam = y->fam, .ns = y->ns };
 }
@@ -1137,8 +1096,8 @@ static long isync_parse_quiet(csd_etm3_pkt_decoder *dec, const uint8_t *p, size_
  * in a few hundred, where the loop's registers matter per packet.) */
 static NOINLINE size_t isync_brief(csd_etm3_pkt_decoder *dec, const uint8_t *p, size_t n, struct csd_pkt_brief *o)
 {
-	struct isync_plain y;
-	const size_t len = isync_plain_parse(dec, p, n, &y);
+	struct csdi_etm3_isync_plain y;
+	const size_t len = csdi_etm3_isync_plain(&dec->cfg, p, n, &y);
 	if (len) {
 		isync_plain_commit(dec, &y);
 		csdi_isync_brief_fill(o, y.addr, y.cc, y.has_cc, (unsigned)csdi_etm3_isa_of(y.fam, 0), y.reason, y.ns);
@@ -1353,8 +1312,8 @@ size_t csdi_etm3_isync_packet(csd_etm3_pkt_decoder *dec, const uint8_t *p, size_
 {
 	if (!n || (dec->kind[p[0]] != K_ISYNC && dec->kind[p[0]] != K_ISYNC_CC))
 		return 0;
-	struct isync_plain y;
-	long r = (long)isync_plain_parse(dec, p, n, &y);
+	struct csdi_etm3_isync_plain y;
+	long r = (long)csdi_etm3_isync_plain(&dec->cfg, p, n, &y);
 	if (r) {
 		/* parse_isync()'s packet for the plain form. */
 		csdi_pkt_clear(pkt);

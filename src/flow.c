@@ -85,18 +85,24 @@ const char *csd_exception_name(const struct csd_trace_config *cfg, unsigned numb
 
 csd_flow_decoder *csd_flow_new(const struct csd_flow_config *cfg)
 {
-	if (!cfg || cfg->size < sizeof(size_t) + sizeof(struct csd_trace_config) + sizeof(void *))
+	if (!cfg || cfg->size < offsetof(struct csd_flow_config, image) + sizeof(cfg->image))
 		return NULL;
-	struct csd_flow_config c;
+	struct csd_flow_config fc;
+	memset(&fc, 0, sizeof(fc));
+	memcpy(&fc, cfg, cfg->size < sizeof(fc) ? cfg->size : sizeof(fc));
+	if (!fc.trace)
+		return NULL;
+	/* The trace config has its own size: members past it read as zero,
+	 * as for a trace config passed alone. */
+	size_t tsize = fc.trace->size;
+	struct csdi_flow_cfg c;
 	memset(&c, 0, sizeof(c));
-	memcpy(&c, cfg, cfg->size < sizeof(c) ? cfg->size : sizeof(c));
-	/* The embedded trace config has its own size: members past it read
-	 * as zero, as for a trace config passed alone. */
-	size_t tsize = c.trace.size;
 	if (tsize < offsetof(struct csd_trace_config, protocol) + sizeof(c.trace.protocol) || tsize > sizeof(c.trace))
 		return NULL;
-	memset((unsigned char *)&c.trace + tsize, 0, sizeof(c.trace) - tsize);
+	memcpy(&c.trace, fc.trace, tsize);
 	c.trace.size = sizeof(c.trace);
+	c.image = fc.image;
+	c.flags = fc.flags;
 	if (!c.image || (c.trace.protocol != CSD_PROTO_ETM3 && c.trace.protocol != CSD_PROTO_PTM))
 		return NULL;
 	csd_flow_decoder *dec = calloc(1, sizeof(*dec));

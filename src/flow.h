@@ -156,8 +156,16 @@ struct csdi_flow_ops {
 extern const struct csdi_flow_ops csdi_etm3_flow_ops;
 extern const struct csdi_flow_ops csdi_ptm_flow_ops;
 
+/* The decoder's copy of its struct csd_flow_config, with the trace
+ * config it points to copied in (members past the caller's size zero). */
+struct csdi_flow_cfg {
+	struct csd_trace_config trace;
+	csd_image *image;
+	uint32_t flags;
+};
+
 struct csd_flow_decoder {
-	struct csd_flow_config cfg;
+	struct csdi_flow_cfg cfg;
 	const struct csdi_flow_ops *ops;
 	int insn_mode;
 	int finished;

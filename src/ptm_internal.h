@@ -134,6 +134,205 @@ static inline __attribute__((always_inline)) int csdi_ptm_cycle_count(const uint
 }
 
 /*
+ * The cycle count field's word form, for a reader holding the packet in a
+ * little-endian word: c holds the field's first two bytes (byte 0 in bits
+ * 7:0). csdi_ptm_cycle_count()'s meaning for a count of one or two bytes:
+ * its length with *count set; 0 for a longer one (csdi_ptm_cycle_count()
+ * then reads it). No loop: the brief loop's branches, where TC2's counts
+ * often take a second byte.
+ */
+static inline __attribute__((always_inline)) unsigned csdi_ptm_cycle_count_word(uint32_t c, uint32_t *count)
+{
+	uint32_t cc = c >> 2 & 0xF;
+	unsigned len = 1;
+	if (c & 0x40) {
+		const uint32_t c1 = c >> 8 & 0xFF;
+		if (c1 & 0x80)
+			return 0;
+		cc |= (c1 & 0x7F) << 4;
+		len++;
+	}
+	*count = cc;
+	return len;
+}
+
+/*
+ * Branch address and waypoint update address field (IHI 0035B chapter
+ * 4): 1-5 bytes, read by csdi_ptm_address() a byte at a time and by
+ * csdi_ptm_branch_word() eight bytes at a time; both take a fifth byte's
+ * meaning from csdi_ptm_addr_fifth() and four bytes' payload from the
+ * layout ptm_addr_span() describes.
+ */
+
+/* The payload bits of address bytes 0-3 held in a little-endian word lo,
+ * every byte's bits in place (a last byte's bit 6 must be clear, bytes
+ * past the last are cut off by the caller's mask). */
+static inline uint32_t csdi_ptm_addr_payload_word(uint32_t lo)
+{
+	return (lo >> 1 & 0x3Fu) | (lo >> 2 & 0x1FC0u) | (lo >> 3 & 0xFE000u) | (lo >> 4 & 0x7F00000u);
+}
+
+/* The fifth address byte: 0 E 1 a a a a a (Jazelle), 0 E 0 1 a a a a
+ * (Thumb, ThumbEE if cur_isa is), 0 E 0 0 1 a a a (ARM). Its payload bits
+ * put in place into *v and the instruction set into *isa; 0 for the
+ * reserved encoding. */
+static inline int csdi_ptm_addr_fifth(uint8_t last, unsigned cur_isa, uint32_t *v, unsigned *isa)
+{
+	if (last & 0x20) {
+		*isa = CSD_ISA_JAZELLE;
+		*v |= (uint32_t)(last & 0x1F) << 27;
+	} else if (last & 0x10) {
+		*isa = cur_isa == CSD_ISA_THUMBEE ? CSD_ISA_THUMBEE : CSD_ISA_THUMB;
+		*v |= (uint32_t)(last & 0x0F) << 27;
+	} else if (last & 0x08) {
+		*isa = CSD_ISA_ARM;
+		*v |= (uint32_t)(last & 0x07) << 27;
+	} else {
+		return 0;
+	}
+	return 1;
+}
+
+/* Result of reading the address bytes shared by branch address and
+ * waypoint update packets. */
+struct csdi_ptm_addr_field {
+	unsigned bytes;     /* 1..5 */
+	unsigned isa;       /* instruction set the bits are in */
+	int isa_stated;     /* a fifth byte named it */
+	int info_follows;   /* bit 6 of a last byte of 2..5 */
+	uint32_t addr;      /* merged address */
+};
+
+/* Read 1..5 address bytes starting at p[0] (whose bit 0 is not address).
+ * cur_isa is the instruction set before the packet. Returns the bytes
+ * used, 0 if they run past n, or -5 with *err set. */
+static inline int csdi_ptm_address(const uint8_t *p, size_t n, unsigned cur_isa, uint32_t prev,
+				   struct csdi_ptm_addr_field *a, const char **err)
+{
+	unsigned k = 1;
+	while (p[k - 1] & 0x80) {
+		if (k == 5) {
+			*err = "address: continuation bit set in the fifth byte";
+			return -5;
+		}
+		if (k >= n)
+			return 0;
+		k++;
+	}
+	const uint8_t last = p[k - 1];
+	uint32_t v = (p[0] >> 1) & 0x3F;
+	unsigned isa = cur_isa;
+	a->isa_stated = 0;
+	a->info_follows = k > 1 && (last & 0x40);
+	if (k < 5) {
+		for (unsigned i = 1; i < k; i++) {
+			uint32_t bits = (i == k - 1) ? (p[i] & 0x3Fu) : (p[i] & 0x7Fu);
+			v |= bits << (6 + 7 * (i - 1));
+		}
+	} else {
+		for (unsigned i = 1; i < 4; i++)
+			v |= (uint32_t)(p[i] & 0x7F) << (6 + 7 * (i - 1));
+		if (!csdi_ptm_addr_fifth(last, cur_isa, &v, &isa)) {
+			*err = "address: reserved instruction set encoding in the fifth byte";
+			return -5;
+		}
+		a->isa_stated = 1;
+	}
+	unsigned shift = ptm_addr_shift(isa);
+	a->bytes = k;
+	a->isa = isa;
+	a->addr = ptm_addr_merge(prev, (uint32_t)((uint64_t)v << shift), ptm_addr_span(isa, k));
+	return (int)k;
+}
+
+/* An I-sync packet's address word and information byte (IHI 0035B
+ * chapter 4; information byte x Reason[1:0] J NS AltIS Hyp x), read by the
+ * general parser and the brief loop. Returns 0 for a reserved combination
+ * of J, T and AltIS. */
+struct csdi_ptm_isync {
+	uint32_t addr;
+	uint8_t isa, reason, ns, hyp, altis;
+};
+static inline int csdi_ptm_isync_fields(uint32_t word, uint8_t info, struct csdi_ptm_isync *y)
+{
+	const int j = (info >> 4) & 1, t = word & 1, altis = (info >> 2) & 1;
+	unsigned isa;
+	if (j)
+		isa = CSD_ISA_JAZELLE;
+	else if (t)
+		isa = altis ? CSD_ISA_THUMBEE : CSD_ISA_THUMB;
+	else
+		isa = CSD_ISA_ARM;
+	if (altis && isa != CSD_ISA_THUMBEE)
+		return 0;
+	y->isa = (uint8_t)isa;
+	/* In Jazelle state the T bit position is address bit 0. */
+	y->addr = isa == CSD_ISA_JAZELLE ? word : (word & ~1u);
+	y->reason = (info >> 5) & 3;
+	y->ns = (info >> 3) & 1;
+	y->hyp = (info >> 1) & 1;
+	y->altis = (uint8_t)altis;
+	return 1;
+}
+
+#if defined(__GNUC__) && defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#define CSDI_PTM_BRANCH_WORD 1
+/* csdi_ptm_address() and, when cycle-accurate (ca), the cycle count after
+ * it for the first eight bytes of a branch address packet in w, without a
+ * loop (the byte-at-a-time one, with its spills and its exit on the
+ * address length, was the bulk of the brief loop's work on generated PTM
+ * trace): its length and fields, or 0 for the forms it leaves to
+ * csdi_ptm_address(): five address bytes, exception information and a
+ * cycle count of more than two bytes. */
+static inline __attribute__((always_inline)) size_t csdi_ptm_branch_word(uint64_t w, int ca, uint32_t prev,
+									unsigned isa, uint32_t *addr,
+									unsigned *addr_bytes, uint32_t *count)
+{
+	/* Address bits a branch address packet of 1-4 address bytes replaces:
+	 * [instruction set & 7][address bytes]: ptm_addr_span() as a table
+	 * (payload bits shifted by ptm_addr_shift(): A32 2, Jazelle 0, else 1). */
+#define CSDI_PTM_MASK(shift)                                                                          \
+	{ 0, (1u << (6 + (shift))) - 1u, (1u << (12 + (shift))) - 1u, (1u << (19 + (shift))) - 1u, \
+	  (1u << (26 + (shift))) - 1u }
+	static const uint32_t mask_tab[8][5] = { CSDI_PTM_MASK(1), CSDI_PTM_MASK(2), CSDI_PTM_MASK(1),
+						 CSDI_PTM_MASK(1), CSDI_PTM_MASK(0), CSDI_PTM_MASK(1),
+						 CSDI_PTM_MASK(1), CSDI_PTM_MASK(1) };
+	static const uint8_t shift_tab[8] = { 1, 2, 1, 1, 0, 1, 1, 1 };
+#undef CSDI_PTM_MASK
+	const uint32_t lo = (uint32_t)w;
+	/* The last address byte is the first without bit 7; top is that
+	 * bit's number. */
+	const uint32_t stops = ~lo & 0x80808080u;
+	if (!stops)
+		return 0;
+	const unsigned top = (unsigned)__builtin_ctz(stops);
+	/* Exception information follows: bit 6 of a last byte after the
+	 * first (the first byte's bit 6 is an address bit, cleared here). */
+	if ((lo & ~0x40u) >> (top - 1) & 1)
+		return 0;
+	const unsigned k = top / 8 + 1;
+	size_t len = k;
+	uint32_t cc = 0;
+	if (ca) {
+		/* (The count's second byte, byte k + 1, is at most byte 5 of
+		 * the eight.) */
+		const unsigned c = csdi_ptm_cycle_count_word((uint32_t)(w >> (top + 1)), &cc);
+		if (!c)
+			return 0;
+		len += c;
+	}
+	/* Every byte's payload in place; those past the last are cut off by
+	 * the mask, and a last byte's bit 6 is clear. */
+	const uint32_t v = csdi_ptm_addr_payload_word(lo);
+	const uint32_t mask = mask_tab[isa & 7][k];
+	*addr = (prev & ~mask) | ((v << shift_tab[isa & 7]) & mask);
+	*addr_bytes = k;
+	*count = cc;
+	return len;
+}
+#endif
+
+/*
  * Fast path for the flow decoder: the unread bytes of the current run of a
  * synchronised decoder with nothing staged and no run being counted (0
  * otherwise). Atom packets change no decoder state, so the flow decoder may

@@ -300,68 +300,6 @@ static uint32_t get_le(const uint8_t *p, unsigned bytes)
 	return v;
 }
 
-/* Result of reading the address bytes shared by branch address and
- * waypoint update packets. */
-struct addr_field {
-	unsigned bytes;     /* 1..5 */
-	unsigned isa;       /* instruction set the bits are in */
-	int isa_stated;     /* a fifth byte named it */
-	int info_follows;   /* bit 6 of a last byte of 2..5 */
-	uint32_t addr;      /* merged address */
-};
-
-/* Read 1..5 address bytes starting at p[0] (whose bit 0 is not address).
- * cur_isa is the instruction set before the packet. */
-static int parse_address(const uint8_t *p, size_t n, unsigned cur_isa, uint32_t prev,
-			 struct addr_field *a, const char **err)
-{
-	unsigned k = 1;
-	while (p[k - 1] & 0x80) {
-		if (k == 5) {
-			*err = "address: continuation bit set in the fifth byte";
-			return -5;
-		}
-		if (k >= n)
-			return PARSE_MORE;
-		k++;
-	}
-	const uint8_t last = p[k - 1];
-	uint32_t v = (p[0] >> 1) & 0x3F;
-	unsigned isa = cur_isa;
-	a->isa_stated = 0;
-	a->info_follows = k > 1 && (last & 0x40);
-	if (k < 5) {
-		for (unsigned i = 1; i < k; i++) {
-			uint32_t bits = (i == k - 1) ? (p[i] & 0x3Fu) : (p[i] & 0x7Fu);
-			v |= bits << (6 + 7 * (i - 1));
-		}
-	} else {
-		for (unsigned i = 1; i < 4; i++)
-			v |= (uint32_t)(p[i] & 0x7F) << (6 + 7 * (i - 1));
-		/* Fifth byte: 0 E 1 a a a a a (Jazelle), 0 E 0 1 a a a a (Thumb),
-		 * 0 E 0 0 1 a a a (ARM). */
-		if (last & 0x20) {
-			isa = CSD_ISA_JAZELLE;
-			v |= (uint32_t)(last & 0x1F) << 27;
-		} else if (last & 0x10) {
-			isa = cur_isa == CSD_ISA_THUMBEE ? CSD_ISA_THUMBEE : CSD_ISA_THUMB;
-			v |= (uint32_t)(last & 0x0F) << 27;
-		} else if (last & 0x08) {
-			isa = CSD_ISA_ARM;
-			v |= (uint32_t)(last & 0x07) << 27;
-		} else {
-			*err = "address: reserved instruction set encoding in the fifth byte";
-			return -5;
-		}
-		a->isa_stated = 1;
-	}
-	unsigned shift = ptm_addr_shift(isa);
-	a->bytes = k;
-	a->isa = isa;
-	a->addr = ptm_addr_merge(prev, (uint32_t)((uint64_t)v << shift), ptm_addr_span(isa, k));
-	return (int)k;
-}
-
 /* Apply the AltIS bit of an information byte to the instruction set. */
 static int apply_altis(unsigned *isa, int altis, const char **err)
 {
@@ -379,8 +317,8 @@ static int apply_altis(unsigned *isa, int altis, const char **err)
 static int parse_branch(struct csd_ptm_pkt_decoder *dec, const uint8_t *p, size_t n,
 			struct csd_packet *pkt, const char **err)
 {
-	struct addr_field a;
-	int r = parse_address(p, n, dec->isa, dec->addr, &a, err);
+	struct csdi_ptm_addr_field a;
+	int r = csdi_ptm_address(p, n, dec->isa, dec->addr, &a, err);
 	if (r <= 0)
 		return r;
 	size_t len = (size_t)r;
@@ -434,8 +372,8 @@ static int parse_waypoint(struct csd_ptm_pkt_decoder *dec, const uint8_t *p, siz
 {
 	if (n < 2)
 		return PARSE_MORE;
-	struct addr_field a;
-	int r = parse_address(p + 1, n - 1, dec->isa, dec->addr, &a, err);
+	struct csdi_ptm_addr_field a;
+	int r = csdi_ptm_address(p + 1, n - 1, dec->isa, dec->addr, &a, err);
 	if (r <= 0)
 		return r < 0 ? r - 1 : r;
 	size_t len = 1 + (size_t)r;
@@ -471,22 +409,12 @@ static int parse_isync(struct csd_ptm_pkt_decoder *dec, const uint8_t *p, size_t
 {
 	if (n < 6)
 		return PARSE_MORE;
-	uint32_t word = get_le(p + 1, 4);
-	uint8_t info = p[5];
-	/* Information byte: x Reason[1:0] J NS AltIS Hyp x. */
-	unsigned reason = (info >> 5) & 3;
-	int j = (info >> 4) & 1, t = word & 1, altis = (info >> 2) & 1;
-	unsigned isa;
-	if (j)
-		isa = CSD_ISA_JAZELLE;
-	else if (t)
-		isa = altis ? CSD_ISA_THUMBEE : CSD_ISA_THUMB;
-	else
-		isa = CSD_ISA_ARM;
-	if (altis && isa != CSD_ISA_THUMBEE) {
+	struct csdi_ptm_isync y;
+	if (!csdi_ptm_isync_fields(get_le(p + 1, 4), p[5], &y)) {
 		*err = "I-sync: reserved combination of J, T and AltIS bits";
 		return -6;
 	}
+	const unsigned reason = y.reason;
 	size_t len = 6;
 	/* A non-periodic I-sync marks a gap, so in cycle-accurate mode it
 	 * carries the cycles since the last atom. */
@@ -505,18 +433,17 @@ static int parse_isync(struct csd_ptm_pkt_decoder *dec, const uint8_t *p, size_t
 	}
 	pkt->type = CSD_PKT_ISYNC;
 	pkt->flags |= CSD_PKTF_ISA | CSD_PKTF_SECURITY;
-	if (info & 0x08)
+	if (y.ns)
 		pkt->flags |= CSD_PKTF_NS;
-	if (info & 0x02)
+	if (y.hyp)
 		pkt->flags |= CSD_PKTF_HYP;
-	if (altis)
+	if (y.altis)
 		pkt->flags |= CSD_PKTF_ALTISA;
 	pkt->reason = (uint8_t)reason;
-	pkt->isa = (uint8_t)isa;
-	/* In Jazelle state the T bit position is address bit 0. */
-	pkt->addr = isa == CSD_ISA_JAZELLE ? word : (word & ~1u);
+	pkt->isa = y.isa;
+	pkt->addr = y.addr;
 	dec->addr = pkt->addr;
-	dec->isa = (uint8_t)isa;
+	dec->isa = y.isa;
 	return (int)len;
 }
 
@@ -921,78 +848,15 @@ static NOINLINE int next_general(struct csd_ptm_pkt_decoder *dec, struct csd_pac
  * Packets in brief
  * ---------------------------------------------------------------------- */
 
-#if defined(__GNUC__) && defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-#define BRIEF_BRANCH_WORD 1
-/* brief_branch() for the first eight bytes of the packet in w, without a
- * loop (the byte-at-a-time one, with its spills and its exit on the
- * address length, was a fifth of gen-ptm's packet decoding
- * instructions): its length and fields, or 0 for the forms it leaves to
- * brief_branch_bytes(): five address bytes, exception information and a
- * cycle count of more than one byte. */
-/* Address bits a branch address packet of 1-4 address bytes replaces:
- * [instruction set & 7][address bytes]: ptm_addr_span() as a table
- * (payload bits shifted by ptm_addr_shift(): A32 2, Jazelle 0, else 1). */
-#define BRIEF_MASK(shift)                                                                             \
-	{ 0, (1u << (6 + (shift))) - 1u, (1u << (12 + (shift))) - 1u, (1u << (19 + (shift))) - 1u, \
-	  (1u << (26 + (shift))) - 1u }
-static const uint32_t brief_mask[8][5] = { BRIEF_MASK(1), BRIEF_MASK(2), BRIEF_MASK(1), BRIEF_MASK(1),
-					   BRIEF_MASK(0), BRIEF_MASK(1), BRIEF_MASK(1), BRIEF_MASK(1) };
-static const uint8_t brief_shift[8] = { 1, 2, 1, 1, 0, 1, 1, 1 };
-#undef BRIEF_MASK
-
-static inline __attribute__((always_inline)) size_t brief_branch_word(uint64_t w, int ca, uint32_t prev,
-								      unsigned isa, uint32_t *addr,
-								      unsigned *addr_bytes, uint32_t *count)
-{
-	const uint32_t lo = (uint32_t)w;
-	/* The last address byte is the first without bit 7; top is that
-	 * bit's number. */
-	const uint32_t stops = ~lo & 0x80808080u;
-	if (!stops)
-		return 0;
-	const unsigned top = (unsigned)__builtin_ctz(stops);
-	/* Exception information follows: bit 6 of a last byte after the
-	 * first (the first byte's bit 6 is an address bit, cleared here). */
-	if ((lo & ~0x40u) >> (top - 1) & 1)
-		return 0;
-	const unsigned k = top / 8 + 1;
-	size_t len = k;
-	uint32_t cc = 0;
-	if (ca) {
-		const uint32_t c0 = (uint32_t)(w >> (top + 1));
-		cc = c0 >> 2 & 0xF;
-		len++;
-		if (c0 & 0x40) {
-			/* A second count byte (TC2's counts often need one);
-			 * a third and on go the byte way. (Byte k + 1 is at
-			 * most byte 5 of the eight.) */
-			const uint32_t c1 = (uint32_t)(w >> (top + 9)) & 0xFF;
-			if (c1 & 0x80)
-				return 0;
-			cc |= (c1 & 0x7F) << 4;
-			len++;
-		}
-	}
-	/* Every byte's payload in place; those past the last are cut off by
-	 * the mask, and a last byte's bit 6 is clear. */
-	const uint32_t v =
-		(lo >> 1 & 0x3Fu) | (lo >> 2 & 0x1FC0u) | (lo >> 3 & 0xFE000u) | (lo >> 4 & 0x7F00000u);
-	const uint32_t mask = brief_mask[isa & 7][k];
-	*addr = (prev & ~mask) | ((v << brief_shift[isa & 7]) & mask);
-	*addr_bytes = k;
-	*count = cc;
-	return len;
-}
-#endif
 
 /* brief_branch() where the 8-byte parse cannot be used: the general
  * parse of the address, limited to the forms brief_branch() takes. */
 static inline size_t brief_branch_bytes(const uint8_t *p, size_t n, int ca, uint32_t prev, unsigned isa,
 					uint32_t *addr, unsigned *addr_bytes, uint32_t *count)
 {
-	struct addr_field a;
+	struct csdi_ptm_addr_field a;
 	const char *err = NULL;
-	const int r = parse_address(p, n, isa, prev, &a, &err);
+	const int r = csdi_ptm_address(p, n, isa, prev, &a, &err);
 	if (r <= 0 || a.info_follows || a.bytes == 5)
 		return 0;
 	size_t len = (size_t)r;
@@ -1014,15 +878,15 @@ static inline size_t brief_branch_bytes(const uint8_t *p, size_t n, int ca, uint
  * information (the instruction set unchanged) at p, whole in n bytes,
  * with its cycle count when cycle-accurate: its length and fields, or 0
  * (then branch_packet_general() or the packet decoder deal with it). The
- * same rules as parse_address(). */
+ * same rules as csdi_ptm_address(). */
 static inline size_t brief_branch(const uint8_t *p, size_t n, int ca, uint32_t prev, unsigned isa,
 				  uint32_t *addr, unsigned *addr_bytes, uint32_t *count)
 {
-#ifdef BRIEF_BRANCH_WORD
+#ifdef CSDI_PTM_BRANCH_WORD
 	if (n >= 8) {
 		uint64_t w;
 		memcpy(&w, p, 8);
-		const size_t len = brief_branch_word(w, ca, prev, isa, addr, addr_bytes, count);
+		const size_t len = csdi_ptm_branch_word(w, ca, prev, isa, addr, addr_bytes, count);
 		if (len)
 			return len;
 	}
@@ -1042,10 +906,9 @@ static NOINLINE size_t isync_brief(csd_ptm_pkt_decoder *dec, const uint8_t *p, s
 	/* ARM and Thumb without a context ID, AltIS or Hyp, straight into the
 	 * item by parse_isync()'s rules (as for ETMv3: the struct csd_packet
 	 * way cost about 130 instructions per I-sync). */
-	if (!dec->cfg.cid_bytes && n >= 6 && !(p[5] & 0x16)) {
-		const uint32_t word = get_le(p + 1, 4);
-		const uint8_t info = p[5];
-		const unsigned reason = (info >> 5) & 3;
+	struct csdi_ptm_isync y;
+	if (!dec->cfg.cid_bytes && n >= 6 && !(p[5] & 0x16) && csdi_ptm_isync_fields(get_le(p + 1, 4), p[5], &y)) {
+		const unsigned reason = y.reason;
 		size_t len = 6;
 		uint32_t cc = 0;
 		const int has_cc = dec->cfg.cycle_acc && reason != CSD_REASON_PERIODIC;
@@ -1054,10 +917,9 @@ static NOINLINE size_t isync_brief(csd_ptm_pkt_decoder *dec, const uint8_t *p, s
 			len = c > 0 ? len + (size_t)c : 0;
 		}
 		if (len) {
-			const uint8_t isa = (word & 1) ? CSD_ISA_THUMB : CSD_ISA_ARM;
-			dec->addr = word & ~1u;
-			dec->isa = isa;
-			csdi_isync_brief_fill(o, word & ~1u, cc, has_cc, isa, reason, (info & 0x08) != 0);
+			dec->addr = y.addr;
+			dec->isa = y.isa;
+			csdi_isync_brief_fill(o, y.addr, cc, has_cc, y.isa, reason, y.ns);
 			return len;
 		}
 	}
@@ -1090,7 +952,7 @@ static inline void brief_branch_fill(struct csd_pkt_brief *o, uint32_t to, size_
 }
 
 /* brief_branch_item() a byte at a time (near the end of the bytes, or
- * for the forms brief_branch_word() leaves). */
+ * for the forms csdi_ptm_branch_word() leaves). */
 static NOINLINE size_t brief_branch_item_bytes(csd_ptm_pkt_decoder *dec, const uint8_t *p, size_t n,
 					       struct csd_pkt_brief *o, const int ca)
 {
@@ -1109,7 +971,7 @@ static NOINLINE size_t brief_branch_item_bytes(csd_ptm_pkt_decoder *dec, const u
  * into *o but its offset: its length, or 0 (then nothing has changed).
  * Out of line, as inside the loop its temporaries pushed the atom path's
  * values onto the stack; in two forms, as ca is a constant in the loop. */
-#ifdef BRIEF_BRANCH_WORD
+#ifdef CSDI_PTM_BRANCH_WORD
 /* The item but its offset, in two stores. */
 static inline void brief_branch_store(struct csd_pkt_brief *o, uint32_t to, uint32_t cc, size_t len, unsigned flags)
 {
@@ -1123,41 +985,28 @@ static inline void brief_branch_store(struct csd_pkt_brief *o, uint32_t to, uint
 }
 
 /* brief_branch_item() for five address bytes (a whole address, which
- * states the instruction set) in w: parse_address()'s rules, without
+ * states the instruction set) in w: csdi_ptm_address()'s rules, without
  * exception information and with a cycle count of one byte; else 0. (Out
- * of line: half a percent of gen-ptm's packets, which the general way
- * took 4 % of its instructions for.) */
+ * of line: a rare form, which the general way made costly.) */
 static NOINLINE size_t brief_branch_item_full(csd_ptm_pkt_decoder *dec, uint64_t w, struct csd_pkt_brief *o,
 					      const int ca)
 {
 	const uint32_t lo = (uint32_t)w;
 	const uint8_t last = (uint8_t)(w >> 32);
-	/* Fifth byte: 0 E 1 a a a a a (Jazelle), 0 E 0 1 a a a a (Thumb),
-	 * 0 E 0 0 1 a a a (ARM); E (exception information) and the rest
-	 * go the general way. */
+	/* Fifth byte 0 E x x x x x x: E (exception information) set, or
+	 * bit 7, goes the general way. */
 	if (last & 0xC0)
 		return 0;
-	uint32_t v = (lo >> 1 & 0x3Fu) | (lo >> 2 & 0x1FC0u) | (lo >> 3 & 0xFE000u) | (lo >> 4 & 0x7F00000u);
+	uint32_t v = csdi_ptm_addr_payload_word(lo);
 	unsigned isa;
-	if (last & 0x20) {
-		isa = CSD_ISA_JAZELLE;
-		v |= (uint32_t)(last & 0x1F) << 27;
-	} else if (last & 0x10) {
-		isa = dec->isa == CSD_ISA_THUMBEE ? CSD_ISA_THUMBEE : CSD_ISA_THUMB;
-		v |= (uint32_t)(last & 0x0F) << 27;
-	} else if (last & 0x08) {
-		isa = CSD_ISA_ARM;
-		v |= (uint32_t)(last & 0x07) << 27;
-	} else {
+	if (!csdi_ptm_addr_fifth(last, dec->isa, &v, &isa))
 		return 0;
-	}
 	size_t len = 5;
 	uint32_t cc = 0;
 	if (ca) {
-		const uint32_t c0 = (uint32_t)(w >> 40);
-		if (c0 & 0x40)
+		/* A count of one byte (more go the general way). */
+		if (csdi_ptm_cycle_count_word((uint32_t)(w >> 40), &cc) != 1)
 			return 0;
-		cc = c0 >> 2 & 0xF;
 		len++;
 	}
 	const uint32_t to = v << ptm_addr_shift(isa);
@@ -1172,7 +1021,7 @@ static inline __attribute__((always_inline)) size_t brief_branch_item(csd_ptm_pk
 								      size_t n, struct csd_pkt_brief *o,
 								      const int ca)
 {
-#ifdef BRIEF_BRANCH_WORD
+#ifdef CSDI_PTM_BRANCH_WORD
 	if (n >= 8) {
 		uint32_t to, cc;
 		unsigned ab;
@@ -1181,7 +1030,7 @@ static inline __attribute__((always_inline)) size_t brief_branch_item(csd_ptm_pk
 		if (!(~(uint32_t)w & 0x80808080u))
 			return brief_branch_item_full(dec, w, o, ca);
 		const uint8_t isa = dec->isa;
-		const size_t len = brief_branch_word(w, ca, dec->addr, isa, &to, &ab, &cc);
+		const size_t len = csdi_ptm_branch_word(w, ca, dec->addr, isa, &to, &ab, &cc);
 		if (len) {
 			dec->addr = to;
 			brief_branch_store(o, to, cc, len, ab << 5 | isa << 2 | (ca ? CSD_BRIEF_CYCLE_COUNT : 0));
@@ -1413,9 +1262,9 @@ size_t csdi_ptm_branch_packet(const struct csd_ptm_pkt_decoder *dec, const uint8
 static size_t branch_packet_general(const struct csd_ptm_pkt_decoder *dec, const uint8_t *p, size_t n,
 				    struct csdi_ptm_branch *b)
 {
-	struct addr_field a;
+	struct csdi_ptm_addr_field a;
 	const char *err = NULL;
-	int r = parse_address(p, n, dec->isa, dec->addr, &a, &err);
+	int r = csdi_ptm_address(p, n, dec->isa, dec->addr, &a, &err);
 	if (r <= 0 || a.info_follows)
 		return 0;
 	size_t len = (size_t)r;

@@ -104,7 +104,7 @@ static inline int flow_run_snapshot_mode(const char *dir, unsigned id, uint32_t 
 	struct csd_flow_config fc;
 	memset(&fc, 0, sizeof(fc));
 	fc.size = sizeof(fc);
-	fc.trace = src->config;
+	fc.trace = &src->config;
 	fc.image = img;
 	fc.flags = flags;
 	csd_flow_decoder *fd = csd_flow_new(&fc);

@@ -274,7 +274,7 @@ static void decode_snapshot(const char *dir, enum mode m, struct sink *s)
 		struct csd_flow_config fc;
 		memset(&fc, 0, sizeof(fc));
 		fc.size = sizeof(fc);
-		fc.trace = src->config;
+		fc.trace = &src->config;
 		fc.image = img;
 		fc.flags = flow_flags(m, s, &src->config);
 		csd_flow_decoder *fd = csd_flow_new(&fc);
@@ -308,17 +308,20 @@ static void decode_snapshot(const char *dir, enum mode m, struct sink *s)
 /* One PTM source (raw bytes, trace ID 0x10) over img into s. */
 static void decode_ptm(const uint8_t *bytes, size_t n, csd_image *img, uint32_t etmcr, enum mode m, struct sink *s)
 {
+	struct csd_trace_config tc;
+	memset(&tc, 0, sizeof(tc));
+	tc.size = sizeof(tc);
 	struct csd_flow_config fc;
 	memset(&fc, 0, sizeof(fc));
 	fc.size = sizeof(fc);
-	fc.trace.size = sizeof(fc.trace);
-	fc.trace.protocol = CSD_PROTO_PTM;
-	fc.trace.etmcr = etmcr;
-	fc.trace.etmidr = 0x411CF312;
-	fc.trace.etmccer = 0x34C01AC2;
-	fc.trace.trace_id = 0x10;
+	fc.trace = &tc;
+	tc.protocol = CSD_PROTO_PTM;
+	tc.etmcr = etmcr;
+	tc.etmidr = 0x411CF312;
+	tc.etmccer = 0x34C01AC2;
+	tc.trace_id = 0x10;
 	fc.image = img;
-	fc.flags = flow_flags(m, s, &fc.trace);
+	fc.flags = flow_flags(m, s, &tc);
 	csd_flow_decoder *fd = csd_flow_new(&fc);
 	CHECK(fd != NULL);
 	if (!fd)

@@ -277,7 +277,7 @@ static void decode_flow(int s, int mode, struct decode *d)
 	struct csd_flow_config fc;
 	memset(&fc, 0, sizeof(fc));
 	fc.size = sizeof(fc);
-	fc.trace = sources[s].cfg;
+	fc.trace = &sources[s].cfg;
 	fc.image = image;
 	fc.flags = flags[mode];
 	csd_flow_decoder *fd = csd_flow_new(&fc);

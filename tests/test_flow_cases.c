@@ -103,14 +103,17 @@ static void put_branch(struct trace *t, csd_ptm_encoder *pe, csd_etm3_encoder *e
 static size_t decode(const struct trace *t, uint32_t protocol, uint32_t etmcr, csd_image *img, uint32_t flags,
 		     struct csd_record *out, size_t cap)
 {
+	struct csd_trace_config tc;
+	memset(&tc, 0, sizeof(tc));
+	tc.size = sizeof(tc);
 	struct csd_flow_config fc;
 	memset(&fc, 0, sizeof(fc));
 	fc.size = sizeof(fc);
-	fc.trace.size = sizeof(fc.trace);
-	fc.trace.protocol = protocol;
-	fc.trace.etmcr = etmcr;
-	fc.trace.etmidr = protocol == CSD_PROTO_PTM ? 0x411CF312 : 0x410CF250;
-	fc.trace.etmccer = protocol == CSD_PROTO_PTM ? 0x34C01AC2 : 0x344008F2;
+	fc.trace = &tc;
+	tc.protocol = protocol;
+	tc.etmcr = etmcr;
+	tc.etmidr = protocol == CSD_PROTO_PTM ? 0x411CF312 : 0x410CF250;
+	tc.etmccer = protocol == CSD_PROTO_PTM ? 0x34C01AC2 : 0x344008F2;
 	fc.image = img;
 	fc.flags = flags;
 	csd_flow_decoder *d = csd_flow_new(&fc);

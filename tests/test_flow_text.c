@@ -11,20 +11,28 @@
  *   code ADDR WORD...           A32 words (or T32 halfwords with `code16`)
  *                               placed at ADDR, little-endian
  *   async
- *   isync ADDR ISA [reason=R] [lsip=ADDR]
- *   atoms E|N...                one atom packet / P-header
- *   branch ADDR ISA [exception=N] [cancel]
+ *   isync ADDR ISA [reason=R] [lsip=ADDR] [cycles=N]
+ *   atoms E|N... [cycles=N]     one atom packet / P-header (ETMv3: format 1
+ *                               or 2, not cycle-accurate)
+ *   pheader FORMAT W E|N...|-   ETMv3 P-header of that format (IHI 0014Q
+ *                               tables 7.2, 7.3), W cycle (W) atoms
+ *   branch ADDR ISA [exception=N] [cancel] [cycles=N]
  *   waypoint ADDR ISA           PTM waypoint update
  *   exception_exit              ETMv3
+ *   cycle_count N               ETMv3 cycle count packet
+ *   timestamp VALUE [cycles=N]
  *   mode range | insn           decode in that mode; the `>` lines after it
  *                               are its records (a file may hold both)
  *   > TYPE [key=value | flag]...
  * A record line names the record type (csd_rec_type_name) and the fields
- * to check: addr, last, end, count, target, exception, cycles (numbers),
+ * to check: addr, last, end, count, target, exception, cycles, timestamp (numbers),
  * cond (pass / fail / unknown), isa (arm / thumb / thumbee / jazelle), and
  * flags that must be set: link, taken, branch, return_stack, cancelled.
  * Fields not named are not checked; the number of records must match.
  * CONTEXT and NOSYNC records are left out (no case is about them).
+ * With CSD_FLOW_TEXT_SHOW set, every decoded record is printed (for
+ * writing a new case: each record is then checked against the spec by
+ * hand, never copied in unread).
  * ISA names: arm, thumb, thumbee, jazelle. Numbers: C syntax (0x...).
  */
 #include <dirent.h>
@@ -121,18 +129,43 @@ static int split(char *s, char **w, int max)
 	return n;
 }
 
+/* E / N letters into p's atoms; 0 if s is not such a string. */
+static int parse_atoms(const char *s, struct csd_packet *p)
+{
+	if (strlen(s) > 16)
+		return 0;
+	for (unsigned i = 0; s[i]; i++) {
+		if (s[i] != 'E' && s[i] != 'N')
+			return 0;
+		if (s[i] == 'E')
+			p->atoms.en |= 1u << i;
+		p->atoms.num++;
+	}
+	return 1;
+}
+
 static void packet_line(struct flow_case *c, char **w, int n, int lineno)
 {
 	struct csd_packet p;
 	memset(&p, 0, sizeof(p));
 	uint64_t v;
+	/* A last word cycles=N: the packet's cycle count. */
+	if (n > 1 && strncmp(w[n - 1], "cycles=", 7) == 0) {
+		if (!parse_num(w[n - 1] + 7, &v)) {
+			fail_line(c, lineno, "cycles=N", w[n - 1]);
+			return;
+		}
+		p.flags |= CSD_PKTF_CYCLE_COUNT;
+		p.cycle_count = (uint32_t)v;
+		n--;
+	}
 	if (strcmp(w[0], "async") == 0 && n == 1) {
 		p.type = CSD_PKT_ASYNC;
 	} else if (strcmp(w[0], "isync") == 0 && n >= 3 && parse_num(w[1], &v) && parse_isa(w[2], &p.isa)) {
 		p.type = CSD_PKT_ISYNC;
 		p.addr = (uint32_t)v;
 		p.reason = CSD_REASON_TRACE_ON;
-		p.flags = CSD_PKTF_ISA | CSD_PKTF_SECURITY;
+		p.flags |= CSD_PKTF_ISA | CSD_PKTF_SECURITY;
 		for (int i = 3; i < n; i++) {
 			if (strncmp(w[i], "reason=", 7) == 0 && parse_num(w[i] + 7, &v)) {
 				p.reason = (uint8_t)v;
@@ -144,16 +177,11 @@ static void packet_line(struct flow_case *c, char **w, int n, int lineno)
 				return;
 			}
 		}
-	} else if (strcmp(w[0], "atoms") == 0 && n == 2 && strlen(w[1]) <= 16) {
+	} else if (strcmp(w[0], "atoms") == 0 && n == 2) {
 		p.type = c->protocol == CSD_PROTO_PTM ? CSD_PKT_ATOM : CSD_PKT_PHEADER;
-		for (unsigned i = 0; w[1][i]; i++) {
-			if (w[1][i] != 'E' && w[1][i] != 'N') {
-				fail_line(c, lineno, "atoms are E or N", w[1]);
-				return;
-			}
-			if (w[1][i] == 'E')
-				p.atoms.en |= 1u << i;
-			p.atoms.num++;
+		if (!parse_atoms(w[1], &p)) {
+			fail_line(c, lineno, "atoms are E or N", w[1]);
+			return;
 		}
 		/* ETMv3 (not cycle-accurate): format 1 is E..E with at most
 		 * one N at the end; anything else needs format 2. */
@@ -163,7 +191,7 @@ static void packet_line(struct flow_case *c, char **w, int n, int lineno)
 		   parse_isa(w[2], &p.isa)) {
 		p.type = w[0][0] == 'b' ? CSD_PKT_BRANCH : CSD_PKT_WAYPOINT;
 		p.addr = (uint32_t)v;
-		p.flags = CSD_PKTF_ISA;
+		p.flags |= CSD_PKTF_ISA;
 		for (int i = 3; i < n; i++) {
 			if (p.type == CSD_PKT_BRANCH && strncmp(w[i], "exception=", 10) == 0 && parse_num(w[i] + 10, &v)) {
 				p.flags |= CSD_PKTF_EXCEPTION | CSD_PKTF_SECURITY;
@@ -177,6 +205,21 @@ static void packet_line(struct flow_case *c, char **w, int n, int lineno)
 		}
 	} else if (strcmp(w[0], "exception_exit") == 0 && n == 1) {
 		p.type = CSD_PKT_EXCEPTION_EXIT;
+	} else if (strcmp(w[0], "pheader") == 0 && n == 4 && c->protocol == CSD_PROTO_ETM3 && parse_num(w[1], &v)) {
+		p.type = CSD_PKT_PHEADER;
+		p.atoms.format = (uint8_t)v;
+		if (!parse_num(w[2], &v) || (strcmp(w[3], "-") != 0 && !parse_atoms(w[3], &p))) {
+			fail_line(c, lineno, "pheader FORMAT W E|N...|-", w[2]);
+			return;
+		}
+		p.atoms.w = (uint8_t)v;
+	} else if (strcmp(w[0], "cycle_count") == 0 && n == 2 && c->protocol == CSD_PROTO_ETM3 && parse_num(w[1], &v)) {
+		p.type = CSD_PKT_CYCLE_COUNT;
+		p.flags |= CSD_PKTF_CYCLE_COUNT;
+		p.cycle_count = (uint32_t)v;
+	} else if (strcmp(w[0], "timestamp") == 0 && n == 2 && parse_num(w[1], &v)) {
+		p.type = CSD_PKT_TIMESTAMP;
+		p.timestamp = v;
 	} else {
 		fail_line(c, lineno, "cannot read the line", w[0]);
 		return;
@@ -216,14 +259,17 @@ static size_t decode(struct flow_case *c, uint32_t flags, struct csd_record *out
 		return 0;
 	if (c->code_n)
 		CHECK_EQ(csd_image_add_buffer(img, c->code_addr, c->code, c->code_n, 0), 0);
+	struct csd_trace_config tc;
+	memset(&tc, 0, sizeof(tc));
+	tc.size = sizeof(tc);
 	struct csd_flow_config fc;
 	memset(&fc, 0, sizeof(fc));
 	fc.size = sizeof(fc);
-	fc.trace.size = sizeof(fc.trace);
-	fc.trace.protocol = c->protocol;
-	fc.trace.etmcr = c->etmcr;
-	fc.trace.etmidr = c->protocol == CSD_PROTO_PTM ? 0x411CF312 : 0x410CF250;
-	fc.trace.etmccer = c->protocol == CSD_PROTO_PTM ? 0x34C01AC2 : 0x344008F2;
+	fc.trace = &tc;
+	tc.protocol = c->protocol;
+	tc.etmcr = c->etmcr;
+	tc.etmidr = c->protocol == CSD_PROTO_PTM ? 0x411CF312 : 0x410CF250;
+	tc.etmccer = c->protocol == CSD_PROTO_PTM ? 0x34C01AC2 : 0x344008F2;
 	fc.image = img;
 	fc.flags = flags;
 	csd_flow_decoder *d = csd_flow_new(&fc);
@@ -312,7 +358,9 @@ static int record_matches(struct flow_case *c, const struct csd_record *r, const
 		else if (strcmp(key, "exception") == 0)
 			got = r->exception;
 		else if (strcmp(key, "cycles") == 0)
-			got = r->cycles;
+			got = (r->flags & CSD_RECF_CYCLES) ? r->cycles : UINT64_MAX;
+		else if (strcmp(key, "timestamp") == 0)
+			got = r->timestamp;
 		else {
 			fail_line(c, e->lineno, "unknown record field", key);
 			continue;
@@ -329,6 +377,13 @@ static void check_mode(struct flow_case *c, uint32_t flags, const struct expect 
 	const size_t n = decode(c, flags, r, MAX_RECS);
 	const char *mode = flags & CSD_FLOW_INSN ? "insn" : "range";
 	c->modes++;
+	for (size_t i = 0; getenv("CSD_FLOW_TEXT_SHOW") && i < n && i < MAX_RECS; i++)
+		printf("%s: %s: %s addr=0x%llx last=0x%llx end=0x%llx count=%u target=0x%llx exception=%u cond=%s "
+		       "isa=%u flags=0x%x cycles=%llu timestamp=%llu\n",
+		       c->path, mode, csd_rec_type_name((int)r[i].type), (unsigned long long)r[i].addr,
+		       (unsigned long long)r[i].last, (unsigned long long)r[i].end, r[i].count,
+		       (unsigned long long)r[i].target, r[i].exception, csd_cond_name(r[i].cond), r[i].isa, r[i].flags,
+		       (unsigned long long)r[i].cycles, (unsigned long long)r[i].timestamp);
 	if (n != nex)
 		fprintf(stderr, "%s: %s mode: %zu records, %zu expected\n", c->path, mode, n, nex);
 	CHECK_EQ(n, nex);
@@ -337,11 +392,12 @@ static void check_mode(struct flow_case *c, uint32_t flags, const struct expect 
 		if (!ok)
 			fprintf(stderr,
 				"%s:%d: %s mode record %zu is %s addr=0x%llx last=0x%llx count=%u target=0x%llx "
-				"exception=%u cond=%s isa=%u flags=0x%x, expected: %s\n",
+				"exception=%u cond=%s isa=%u flags=0x%x cycles=%llu timestamp=%llu, expected: %s\n",
 				c->path, ex[i].lineno, mode, i, csd_rec_type_name((int)r[i].type),
 				(unsigned long long)r[i].addr, (unsigned long long)r[i].last, r[i].count,
 				(unsigned long long)r[i].target, r[i].exception, csd_cond_name(r[i].cond), r[i].isa,
-				r[i].flags, ex[i].line);
+				r[i].flags, (unsigned long long)r[i].cycles, (unsigned long long)r[i].timestamp,
+				ex[i].line);
 		CHECK(ok);
 	}
 }

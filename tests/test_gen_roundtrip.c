@@ -41,7 +41,7 @@ static void last_packet_at_ends(const struct byte_sink *bb, const struct csd_tra
 	struct csd_flow_config fc;
 	memset(&fc, 0, sizeof(fc));
 	fc.size = sizeof(fc);
-	fc.trace = *cfg;
+	fc.trace = cfg;
 	fc.image = img;
 	fc.flags = v->flow_flags;
 	csd_flow_decoder *fd = csd_flow_new(&fc);
@@ -117,7 +117,7 @@ static void roundtrip(const struct ds5_dump *d, csd_image *img, const struct var
 	struct csd_flow_config fc;
 	memset(&fc, 0, sizeof(fc));
 	fc.size = sizeof(fc);
-	fc.trace = gc.trace;
+	fc.trace = &gc.trace;
 	fc.image = img;
 	fc.flags = v->flow_flags;
 	csd_flow_decoder *fd = csd_flow_new(&fc);

@@ -620,10 +620,11 @@ static void probe_image(void)
 static void probe_flow(void)
 {
 	csd_image *img = csd_image_new();
+	struct csd_trace_config tc = trace_config(CSD_PROTO_PTM);
 	struct csd_flow_config fc;
 	memset(&fc, 0, sizeof(fc));
 	fc.size = sizeof(fc);
-	fc.trace = trace_config(CSD_PROTO_PTM);
+	fc.trace = &tc;
 	fc.image = img;
 	csd_flow_decoder *dec = csd_flow_new(&fc);
 	CHECK(dec != NULL);
@@ -656,20 +657,46 @@ static void probe_flow(void)
 	CHECK_EQ(csd_flow_next(dec, &rec), CSD_EEOS);
 	csd_flow_free(dec);
 
-	/* trace.size is honoured: members past it read as zero (an ETMIDR
+	/* The trace config is copied: the decoder does not read it after
+	 * csd_flow_new. */
+	dec = csd_flow_new(&fc);
+	CHECK(dec != NULL);
+	tc = trace_config(CSD_PROTO_UNKNOWN);
+	const uint8_t isync[] = { 0, 0, 0, 0, 0, 0x80, 0x08, 0x00, 0x10, 0x00, 0x00, 0x00 };
+	struct csd_bytes sin = { .data = isync, .size = sizeof(isync) };
+	CHECK_EQ(csd_flow_feed(dec, &sin), 0);
+	csd_flow_finish(dec);
+	int trace_on = 0;
+	while (csd_flow_next(dec, &rec) == 0)
+		trace_on += rec.type == CSD_REC_TRACE_ON;
+	CHECK_EQ(trace_on, 1);
+	csd_flow_free(dec);
+	tc = trace_config(CSD_PROTO_PTM);
+
+	/* trace->size is honoured: members past it read as zero (an ETMIDR
 	 * of neither protocol beyond it does not matter), too small or too
-	 * large a size is refused. */
-	fc.trace.etmidr = 0xFFFFFFFFu;
+	 * large a size is refused; so are no trace config and a flow config
+	 * too small to reach `image`. */
+	tc.etmidr = 0xFFFFFFFFu;
 	CHECK(csd_flow_new(&fc) == NULL);
-	fc.trace.size = offsetof(struct csd_trace_config, etmidr);
+	tc.size = offsetof(struct csd_trace_config, etmidr);
 	dec = csd_flow_new(&fc);
 	CHECK(dec != NULL);
 	csd_flow_free(dec);
-	fc.trace.size = 0;
+	tc.size = 0;
 	CHECK(csd_flow_new(&fc) == NULL);
-	fc.trace.size = sizeof(fc.trace) + 8;
+	tc.size = sizeof(tc) + 8;
 	CHECK(csd_flow_new(&fc) == NULL);
-	fc.trace = trace_config(CSD_PROTO_UNKNOWN);
+	tc = trace_config(CSD_PROTO_UNKNOWN);
+	CHECK(csd_flow_new(&fc) == NULL);
+	tc = trace_config(CSD_PROTO_PTM);
+	dec = csd_flow_new(&fc);
+	CHECK(dec != NULL);
+	csd_flow_free(dec);
+	fc.trace = NULL;
+	CHECK(csd_flow_new(&fc) == NULL);
+	fc.trace = &tc;
+	fc.size = offsetof(struct csd_flow_config, image);
 	CHECK(csd_flow_new(&fc) == NULL);
 	csd_image_free(img);
 }

@@ -21,7 +21,7 @@ static csd_flow_decoder *decode(const struct byte_sink *bb, const struct csd_tra
 	struct csd_flow_config fc;
 	memset(&fc, 0, sizeof(fc));
 	fc.size = sizeof(fc);
-	fc.trace = *tc;
+	fc.trace = tc;
 	fc.image = img;
 	fc.flags = flags;
 	csd_flow_decoder *fd = csd_flow_new(&fc);

@@ -296,7 +296,7 @@ static long decode_buffers(const char *file, const struct csd_trace_config *tc, 
 		struct csd_flow_config fc;
 		memset(&fc, 0, sizeof(fc));
 		fc.size = sizeof(fc);
-		fc.trace = *tc;
+		fc.trace = tc;
 		fc.image = img;
 		fc.flags = CSD_FLOW_INSN;
 		csd_flow_decoder *fd = csd_flow_new(&fc);

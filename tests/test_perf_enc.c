@@ -465,7 +465,7 @@ static void test_program(const char *progdir, const char *prog, uint32_t protoco
 		struct csd_flow_config fc;
 		memset(&fc, 0, sizeof(fc));
 		fc.size = sizeof(fc);
-		fc.trace = c.sources[0];
+		fc.trace = &c.sources[0];
 		fc.image = img;
 		fc.flags = CSD_FLOW_INSN;
 		csd_flow_decoder *fd = csd_flow_new(&fc);

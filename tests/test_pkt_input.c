@@ -113,7 +113,7 @@ static void test_long_nosync(void)
 	cfg.protocol = CSD_PROTO_ETM3;
 	csd_etm3_pkt_decoder *etm3 = csd_etm3_pkt_new(&cfg);
 	csd_image *img = csd_image_new();
-	struct csd_flow_config fc = { .size = sizeof(fc), .trace = cfg, .image = img };
+	struct csd_flow_config fc = { .size = sizeof(fc), .trace = &cfg, .image = img };
 	csd_flow_decoder *flow = csd_flow_new(&fc);
 	CHECK(ptm && etm3 && flow);
 	struct csd_packet pp, pe;

@@ -120,14 +120,17 @@ static int cmp_u64p(const void *a, const void *b)
  * (the size of the union of its A32 ranges, 4 bytes an instruction). */
 static void expected_walks(const uint8_t *trace, size_t n, csd_image *img, uint64_t *insns, uint64_t *addrs)
 {
+	struct csd_trace_config tc;
+	memset(&tc, 0, sizeof(tc));
+	tc.size = sizeof(tc);
 	struct csd_flow_config fc;
 	memset(&fc, 0, sizeof(fc));
 	fc.size = sizeof(fc);
-	fc.trace.size = sizeof(fc.trace);
-	fc.trace.protocol = CSD_PROTO_PTM;
-	fc.trace.etmidr = 0x411CF312;
-	fc.trace.etmccer = 0x34C01AC2;
-	fc.trace.trace_id = 0x10;
+	fc.trace = &tc;
+	tc.protocol = CSD_PROTO_PTM;
+	tc.etmidr = 0x411CF312;
+	tc.etmccer = 0x34C01AC2;
+	tc.trace_id = 0x10;
 	fc.image = img;
 	csd_flow_decoder *fd = csd_flow_new(&fc);
 	uint64_t span[64][2];

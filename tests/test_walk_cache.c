@@ -268,7 +268,7 @@ static void decode(const struct trace *t, const struct csd_trace_config *tc, csd
 	struct csd_flow_config fc;
 	memset(&fc, 0, sizeof(fc));
 	fc.size = sizeof(fc);
-	fc.trace = *tc;
+	fc.trace = tc;
 	fc.image = img;
 	fc.flags = o->insn ? CSD_FLOW_INSN : 0;
 	csd_flow_decoder *d = csd_flow_new(&fc);

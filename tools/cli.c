@@ -582,7 +582,7 @@ int cli_slot_init(struct source_slot *s, int kind, const struct csd_trace_config
 		struct csd_flow_config fc;
 		memset(&fc, 0, sizeof(fc));
 		fc.size = sizeof(fc);
-		fc.trace = *cfg;
+		fc.trace = cfg;
 		fc.image = img;
 		fc.flags = insn ? CSD_FLOW_INSN : 0;
 		s->flow = csd_flow_new(&fc);

@@ -41,7 +41,7 @@ class FrameOut(ctypes.Structure):
 
 
 class FlowConfig(ctypes.Structure):
-    _fields_ = [("size", c_size), ("trace", TraceConfig), ("image", c_void_p), ("flags", c_u32)]
+    _fields_ = [("size", c_size), ("trace", ctypes.POINTER(TraceConfig)), ("image", c_void_p), ("flags", c_u32)]
 
 
 class CRecord(ctypes.Structure):

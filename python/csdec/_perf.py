@@ -384,7 +384,8 @@ class PerfRun:
             return s
         if c is None or (self.t.ids is not None and tid not in self.t.ids):
             return None
-        fc = L.FlowConfig(size=ctypes.sizeof(L.FlowConfig), trace=c.config, image=q.img, flags=self.flags)
+        fc = L.FlowConfig(size=ctypes.sizeof(L.FlowConfig), trace=ctypes.pointer(c.config), image=q.img,
+                          flags=self.flags)
         dec = L.flow_new(ctypes.byref(fc))
         if not dec:
             raise CsdecError(L.EINVAL, "%s: cannot create a decoder for CPU %d (protocol and ETMIDR 0x%08x disagree?)"

@@ -183,7 +183,8 @@ class Trace:
             for src in buf.sources:
                 img = self._image(src)
                 images.append(img)
-                fc = L.FlowConfig(size=ctypes.sizeof(L.FlowConfig), trace=src.config, image=img, flags=flags)
+                fc = L.FlowConfig(size=ctypes.sizeof(L.FlowConfig), trace=ctypes.pointer(src.config), image=img,
+                                  flags=flags)
                 dec = L.flow_new(ctypes.byref(fc))
                 if not dec:
                     raise CsdecError(-1, "cannot create a decoder for source %s (protocol and ETMIDR disagree?)"
