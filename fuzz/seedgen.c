@@ -29,7 +29,7 @@
  *   - perf.data files (tests/perf_data_build.h) holding the sample's trace
  *     in the layouts perf writes, for the perf_data harness;
  *   - ETMv3 data trace for the etm3_flow harness: the trace generator
- *     (src/gen.c) running loads and stores of every kind placed in the
+ *     (src/gen.c) running loads and stores of every kind (VLDn and LDC too) placed in the
  *     harness's extra code (A32 and T32), in each ETMCR[3:2] mode, in order
  *     and out of order, with and without instruction trace (ETMCR[20]).
  * Without CSD_SHARED only the encoder seeds are written.
@@ -957,12 +957,13 @@ static int gen_buf_sink(void *ctx, const uint8_t *bytes, size_t n)
 static void data_trace_seeds(void)
 {
 	/* A32 at DATA_CODE_ADDR: str, ldr, ldrd, stmia!, ldrb, strh, swp,
-	 * strex, vldr d1, ldmia!, ldrne, vstr d1, b back. T32 at
+	 * strex, vldr d1, ldmia!, ldrne, vstr d1, vld2.16 {d0, d1}, ldc p5
+	 * (two words), b back. T32 at
 	 * DATA_T32_OFF: str, ldr, ldrd, stmia!, ldrb, strh, strex, vldr d1,
 	 * ldmia!, b back. */
 	static const uint32_t a32[] = { 0xE5801000u, 0xE5902004u, 0xE1C020D8u, 0xE8A0000Cu, 0xE5D03000u,
 					0xE1C030B2u, 0xE1003091u, 0xE1803F91u, 0xED901B00u, 0xE8B0000Cu,
-					0x15902000u, 0xED801B02u, 0xEAFFFFF2u };
+					0x15902000u, 0xED801B02u, 0xF420084Fu, 0xED900500u, 0xEAFFFFF0u };
 	static const uint16_t t32[] = { 0x6001, 0x6842, 0xE9D0, 0x2302, 0xC00C, 0x7803, 0x8043,
 					0xE840, 0x1300, 0xED90, 0x1B00, 0xC80C, 0 };
 	static const struct data_insn prog[] = {
@@ -978,7 +979,9 @@ static void data_trace_seeds(void)
 		{ 0x24, CSD_ISA_ARM, 2, CSDI_MEM_LOAD, 4, 0, 0, 0 },
 		{ 0x28, CSD_ISA_ARM, 1, CSDI_MEM_LOAD, 4, 0, 1, 0 },
 		{ 0x2C, CSD_ISA_ARM, 1, CSDI_MEM_STORE, 8, 0, 0, 0 },
-		{ 0x30, CSD_ISA_ARM, 0, 0, 0, 0, 0, 0 },
+		{ 0x30, CSD_ISA_ARM, 8, CSDI_MEM_LOAD, 2, 0, 0, 0 },
+		{ 0x34, CSD_ISA_ARM, 2, CSDI_MEM_LOAD, 4, 0, 0, 0 },
+		{ 0x38, CSD_ISA_ARM, 0, 0, 0, 0, 0, 0 },
 		{ 0x40, CSD_ISA_THUMB, 1, CSDI_MEM_STORE, 4, 0, 0, 0 },
 		{ 0x42, CSD_ISA_THUMB, 1, CSDI_MEM_LOAD, 4, 0, 0, 0 },
 		{ 0x44, CSD_ISA_THUMB, 2, CSDI_MEM_LOAD, 4, 0, 0, 0 },

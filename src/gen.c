@@ -321,7 +321,9 @@ static void data_packets(struct csdi_gen *g, const struct csdi_mem *m)
 			p.data_addr = b->addr;
 			g->last_daddr = b->addr;
 		}
-		next = b->addr + b->size;
+		/* Data-only: the decoder knows no transfer size, so only
+		 * a word after the previous transfer goes without address. */
+		next = b->addr + (g->data_only ? 4u : b->size);
 		if (ooo) {
 			if (g->nooo == 3)
 				ooo_flush(g);

@@ -1,7 +1,8 @@
 /* test_data_roundtrip.c - ETMv3 data trace round trip against an emulator.
  *
  * tests/programs-data/mem.c (loads and stores of every kind) is built for
- * ARM and Thumb at -O0 and -O1, bare metal, and run under Unicorn, whose
+ * ARM and Thumb at -O0 and -O1, and neon.c (Advanced SIMD VLDn / VSTn of
+ * every form) for ARM and Thumb at -O1, bare metal, and run under Unicorn, whose
  * memory hooks write the execution log (scripts/unicorn_log.py). Each log
  * goes through `csdec gen --exec-log` in every data trace mode (both,
  * address, value), in order and out of order, and `csdec decode --insn
@@ -193,9 +194,10 @@ int main(void)
 		CHECK(!"mkdtemp");
 		return check_done("test_data_roundtrip");
 	}
-	static const char *const variants[][2] = {
-		{ "arm-O0", "-marm -O0" }, { "arm-O1", "-marm -O1" },
-		{ "thumb-O0", "-mthumb -O0" }, { "thumb-O1", "-mthumb -O1" },
+	static const char *const variants[][3] = {
+		{ "arm-O0", "-marm -O0", "mem" }, { "arm-O1", "-marm -O1", "mem" },
+		{ "thumb-O0", "-mthumb -O0", "mem" }, { "thumb-O1", "-mthumb -O1", "mem" },
+		{ "neon-arm-O1", "-marm -O1", "neon" }, { "neon-thumb-O1", "-mthumb -O1", "neon" },
 	};
 	static const struct { const char *mode, *opt; int addr_on, value_on; } modes[] = {
 		{ "both", "", 1, 1 }, { "address", "", 1, 0 }, { "value", "", 0, 1 },
@@ -207,8 +209,8 @@ int main(void)
 		snprintf(cmd, sizeof cmd,
 			 "arm-linux-gnueabihf-gcc %s -g -nostdlib -ffreestanding -mgeneral-regs-only -march=armv7-a "
 			 "-mfloat-abi=softfp -Wa,--no-warn -T tests/programs-data/mem.ld -Wl,--build-id=none -o %s "
-			 "tests/programs-data/start.S tests/programs-data/mem.c",
-			 variants[v][1], elf);
+			 "tests/programs-data/start.S tests/programs-data/%s.c",
+			 variants[v][1], elf, variants[v][2]);
 		CHECK_EQ(system(cmd), 0);
 		snprintf(logp, sizeof logp, "%s.log", elf);
 		snprintf(cmd, sizeof cmd, "/usr/bin/python3 scripts/unicorn_log.py %s %s", elf, logp);
@@ -219,13 +221,16 @@ int main(void)
 		}
 		/* The program does what it is there for. */
 		CHECK(n_log_acc > 300);
-		size_t stores = 0, doubles = 0, bytes = 0;
+		size_t stores = 0, doubles = 0, bytes = 0, halves = 0;
 		for (size_t i = 0; i < n_log_acc; i++) {
 			stores += log_acc[i].dir == 2;
 			doubles += log_acc[i].size == 8;
 			bytes += log_acc[i].size == 1;
+			halves += log_acc[i].size == 2;
 		}
 		CHECK(stores > 50 && doubles >= 6 && bytes > 20);
+		if (!strcmp(variants[v][2], "neon"))
+			CHECK(doubles > 20 && bytes > 100 && halves > 50);
 		/* coverage and profile ignore the data records: the same
 		 * output as from the trace without data. */
 		snprintf(cmd, sizeof cmd,
