@@ -27,7 +27,11 @@
  *   - the flow harnesses' inputs after an option byte, and made record
  *     streams, for the accum harness;
  *   - perf.data files (tests/perf_data_build.h) holding the sample's trace
- *     in the layouts perf writes, for the perf_data harness.
+ *     in the layouts perf writes, for the perf_data harness;
+ *   - ETMv3 data trace for the etm3_flow harness: the trace generator
+ *     (src/gen.c) running loads and stores of every kind (VLDn and LDC too) placed in the
+ *     harness's extra code (A32 and T32), in each ETMCR[3:2] mode, in order
+ *     and out of order, with and without instruction trace (ETMCR[20]).
  * Without CSD_SHARED only the encoder seeds are written.
  */
 #include <errno.h>
@@ -41,6 +45,8 @@
 #include "fuzz_common.h"
 #include "fuzz_image.h"
 #include "fuzz_print.h"
+#include "arm_isa.h"
+#include "gen.h"
 #include "../tests/perf_data_build.h"
 
 #define MAX_STREAM (1u << 20)
@@ -921,6 +927,158 @@ static void gen_seeds(void)
 	}
 }
 
+/* ---- ETMv3 data trace -------------------------------------------------- */
+
+#define DATA_CODE_ADDR 0xA000u   /* fuzz_flow.h's FUZZ_CODE_ADDR */
+#define DATA_T32_OFF 0x40u
+
+/* One instruction of the data code and the accesses it makes. */
+struct data_insn {
+	uint32_t off;
+	uint8_t isa, n, dir, size;   /* n accesses of `size` bytes (SWP: load then store) */
+	uint8_t swap, cond, exclusive;
+};
+
+struct gen_buf {
+	uint8_t b[16384];
+	size_t n;
+};
+
+static int gen_buf_sink(void *ctx, const uint8_t *bytes, size_t n)
+{
+	struct gen_buf *g = ctx;
+	if (g->n + n > sizeof(g->b))
+		return CSD_ENOSPC;
+	memcpy(g->b + g->n, bytes, n);
+	g->n += n;
+	return 0;
+}
+
+static void data_trace_seeds(void)
+{
+	/* A32 at DATA_CODE_ADDR: str, ldr, ldrd, stmia!, ldrb, strh, swp,
+	 * strex, vldr d1, ldmia!, ldrne, vstr d1, vld2.16 {d0, d1}, ldc p5
+	 * (two words), b back. T32 at
+	 * DATA_T32_OFF: str, ldr, ldrd, stmia!, ldrb, strh, strex, vldr d1,
+	 * ldmia!, b back. */
+	static const uint32_t a32[] = { 0xE5801000u, 0xE5902004u, 0xE1C020D8u, 0xE8A0000Cu, 0xE5D03000u,
+					0xE1C030B2u, 0xE1003091u, 0xE1803F91u, 0xED901B00u, 0xE8B0000Cu,
+					0x15902000u, 0xED801B02u, 0xF420084Fu, 0xED900500u, 0xEAFFFFF0u };
+	static const uint16_t t32[] = { 0x6001, 0x6842, 0xE9D0, 0x2302, 0xC00C, 0x7803, 0x8043,
+					0xE840, 0x1300, 0xED90, 0x1B00, 0xC80C, 0 };
+	static const struct data_insn prog[] = {
+		{ 0x00, CSD_ISA_ARM, 1, CSDI_MEM_STORE, 4, 0, 0, 0 },
+		{ 0x04, CSD_ISA_ARM, 1, CSDI_MEM_LOAD, 4, 0, 0, 0 },
+		{ 0x08, CSD_ISA_ARM, 2, CSDI_MEM_LOAD, 4, 0, 0, 0 },
+		{ 0x0C, CSD_ISA_ARM, 2, CSDI_MEM_STORE, 4, 0, 0, 0 },
+		{ 0x10, CSD_ISA_ARM, 1, CSDI_MEM_LOAD, 1, 0, 0, 0 },
+		{ 0x14, CSD_ISA_ARM, 1, CSDI_MEM_STORE, 2, 0, 0, 0 },
+		{ 0x18, CSD_ISA_ARM, 2, CSDI_MEM_LOAD, 4, 1, 0, 0 },
+		{ 0x1C, CSD_ISA_ARM, 1, CSDI_MEM_STORE, 4, 0, 0, 1 },
+		{ 0x20, CSD_ISA_ARM, 1, CSDI_MEM_LOAD, 8, 0, 0, 0 },
+		{ 0x24, CSD_ISA_ARM, 2, CSDI_MEM_LOAD, 4, 0, 0, 0 },
+		{ 0x28, CSD_ISA_ARM, 1, CSDI_MEM_LOAD, 4, 0, 1, 0 },
+		{ 0x2C, CSD_ISA_ARM, 1, CSDI_MEM_STORE, 8, 0, 0, 0 },
+		{ 0x30, CSD_ISA_ARM, 8, CSDI_MEM_LOAD, 2, 0, 0, 0 },
+		{ 0x34, CSD_ISA_ARM, 2, CSDI_MEM_LOAD, 4, 0, 0, 0 },
+		{ 0x38, CSD_ISA_ARM, 0, 0, 0, 0, 0, 0 },
+		{ 0x40, CSD_ISA_THUMB, 1, CSDI_MEM_STORE, 4, 0, 0, 0 },
+		{ 0x42, CSD_ISA_THUMB, 1, CSDI_MEM_LOAD, 4, 0, 0, 0 },
+		{ 0x44, CSD_ISA_THUMB, 2, CSDI_MEM_LOAD, 4, 0, 0, 0 },
+		{ 0x48, CSD_ISA_THUMB, 2, CSDI_MEM_STORE, 4, 0, 0, 0 },
+		{ 0x4A, CSD_ISA_THUMB, 1, CSDI_MEM_LOAD, 1, 0, 0, 0 },
+		{ 0x4C, CSD_ISA_THUMB, 1, CSDI_MEM_STORE, 2, 0, 0, 0 },
+		{ 0x4E, CSD_ISA_THUMB, 1, CSDI_MEM_STORE, 4, 0, 0, 1 },
+		{ 0x52, CSD_ISA_THUMB, 1, CSDI_MEM_LOAD, 8, 0, 0, 0 },
+		{ 0x56, CSD_ISA_THUMB, 2, CSDI_MEM_LOAD, 4, 0, 0, 0 },
+		{ 0x58, CSD_ISA_THUMB, 0, 0, 0, 0, 0, 0 },
+	};
+	uint8_t code[4 * 32];
+	memset(code, 0, sizeof(code));
+	for (size_t i = 0; i < sizeof(a32) / sizeof(a32[0]); i++)
+		fuzz_put_le32(code + 4 * i, a32[i]);
+	for (size_t i = 0; i < sizeof(t32) / sizeof(t32[0]); i++) {
+		uint16_t h = t32[i];
+		if (h == 0) /* b.n back to the T32 start */
+			h = (uint16_t)(0xE000u | (((DATA_T32_OFF - (DATA_T32_OFF + 2 * i + 4)) >> 1) & 0x7FFu));
+		code[DATA_T32_OFF + 2 * i] = (uint8_t)h;
+		code[DATA_T32_OFF + 2 * i + 1] = (uint8_t)(h >> 8);
+	}
+	csd_image *img = csd_image_new();
+	if (!img || csd_image_add_buffer(img, DATA_CODE_ADDR, code, sizeof(code), 0) != 0)
+		die("image");
+	static const struct { uint32_t etmcr; int ooo; const char *name; } cfgs[] = {
+		{ 0xC, 0, "both" }, { 0x8, 0, "address" }, { 0x4, 0, "value" },
+		{ 0xC, 1, "both-ooo" }, { 0x4, 1, "value-ooo" },
+		{ 0xC | 1u << 12, 0, "both-ca" }, { 0xC | 1u << 28 | 2u << 14, 1, "both-ts-cid-ooo" },
+		{ 0xC | 1u << 20, 0, "only-both" }, { 0x8 | 1u << 20, 0, "only-address" },
+		{ 0x4 | 1u << 20, 0, "only-value" }, { 0xC | 1u << 20, 1, "only-both-ooo" },
+		{ 0x4 | 1u << 20 | 1u << 14, 1, "only-value-ooo-cid" },
+	};
+	static struct gen_buf out;
+	for (size_t c = 0; c < sizeof(cfgs) / sizeof(cfgs[0]); c++) {
+		for (int thumb = 0; thumb <= 1; thumb++) {
+			struct csdi_gen_config gc;
+			memset(&gc, 0, sizeof(gc));
+			gc.trace.size = sizeof(gc.trace);
+			gc.trace.protocol = CSD_PROTO_ETM3;
+			gc.trace.etmcr = cfgs[c].etmcr;
+			gc.trace.etmidr = 0x410CF250u;
+			gc.trace.etmccer = 0x344008F2u;
+			gc.sync_period = 96 + 32 * (uint32_t)c;
+			gc.timestamp_every = 7;
+			gc.context_id = 0x31;
+			gc.data_out_of_order = cfgs[c].ooo;
+			out.n = 0;
+			struct csdi_gen *g = csdi_gen_new(&gc, img, gen_buf_sink, &out);
+			if (!g)
+				die("generator");
+			uint32_t base = 0x20000u + 0x100u * (uint32_t)c;
+			for (unsigned round = 0; round < 6; round++) {
+				for (size_t i = 0; i < sizeof(prog) / sizeof(prog[0]); i++) {
+					const struct data_insn *d = &prog[i];
+					if ((d->isa == CSD_ISA_THUMB) != thumb)
+						continue;
+					csdi_gen_insn(g, DATA_CODE_ADDR + d->off, d->isa);
+					/* A condition failing, a store-exclusive failing,
+					 * every other round. */
+					if ((d->cond || d->exclusive) && (round & 1))
+						continue;
+					uint32_t a = base + 8 * (uint32_t)i + 0x40u * round;
+					for (unsigned k = 0; k < d->n; k++) {
+						uint64_t v = rnd() % 3 == 0 ? rnd() & 0xFF : rnd();
+						if (d->size == 8)
+							v = v << 32 | rnd();
+						else if (d->size < 4)
+							v &= (1u << (8 * d->size)) - 1;
+						unsigned dir = d->swap ? (k ? CSDI_MEM_STORE : CSDI_MEM_LOAD) : d->dir;
+						csdi_gen_data(g, dir, d->swap ? a : a + d->size * k, d->size, v);
+					}
+				}
+			}
+			if (csdi_gen_finish(g) != 0)
+				die("generator finish");
+			csdi_gen_free(g);
+			struct fuzz_hdr h;
+			memset(&h, 0, sizeof(h));
+			h.etmcr = gc.trace.etmcr;
+			h.etmccer = gc.trace.etmccer;
+			h.etmidr = gc.trace.etmidr;
+			h.misc = FUZZ_MISC_PROFILE;
+			h.split_mode = (uint8_t)(c % 5);
+			h.split_seed = (uint8_t)(c * 11 + (unsigned)thumb);
+			h.code_words = (uint8_t)(sizeof(code) / 4);
+			uint8_t head[FUZZ_HDR_SIZE + sizeof(code)];
+			fuzz_hdr_write(head, &h);
+			memcpy(head + FUZZ_HDR_SIZE, code, sizeof(code));
+			char name[64];
+			snprintf(name, sizeof(name), "data-%s-%s", cfgs[c].name, thumb ? "t32" : "a32");
+			put_seed("etm3_flow", name, head, sizeof(head), out.b, out.n);
+		}
+	}
+	csd_image_free(img);
+}
+
 /* ---- printers ----------------------------------------------------------- */
 
 /* Packets and records of the sample capture's sources, as the tool gets
@@ -1351,6 +1509,7 @@ int main(int argc, char **argv)
 	merge_seeds();
 	qemu_log_seeds();
 	gen_seeds();
+	data_trace_seeds();
 	print_seeds();
 	symbols_seeds();
 	accum_record_seeds();

@@ -610,7 +610,9 @@ enum csd_rec_type {
 	 *  holds it (not sign-extended, zero-extended to 64 bits), with
 	 *  CSD_RECF_DATA_VALUE (ETMCR[2]; out-of-order data fills it in when
 	 *  its packet comes). A store-exclusive that failed (Store failed
-	 *  packet) stored nothing and gives no record. */
+	 *  packet) stored nothing and gives no record. In a data-only trace
+	 *  (ETMCR[20]) the instruction is not known: see
+	 *  CSD_RECF_DATA_NO_INSN. */
 	CSD_REC_DATA,
 	/** ETMv3 data trace: data transfers not traced (Data suppressed
 	 *  packet: the ETM's FIFO was nearly full). `last` is the data
@@ -648,6 +650,12 @@ enum csd_rec_flag {
 	CSD_RECF_DATA_ADDR = 1u << 10, /**< DATA: `addr` is the data address */
 	CSD_RECF_DATA_VALUE = 1u << 11, /**< DATA: `target` is the value */
 	CSD_RECF_STORE = 1u << 12,     /**< DATA: a store (else a load) */
+	/** DATA: no instruction is known: a data-only trace (ETMCR[20]) traces
+	 *  no instructions, so `last`, `opcode`, `isa` and `size` are 0 and the
+	 *  direction is not known (CSD_RECF_STORE is never set); the record is
+	 *  one 32-bit transfer (a doubleword is two records, low word first),
+	 *  `addr` / `target` as for other DATA records. */
+	CSD_RECF_DATA_NO_INSN = 1u << 13,
 };
 
 /**

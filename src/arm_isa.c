@@ -1107,7 +1107,9 @@ void csdi_insn_apply_it(struct csdi_insn *insn, uint8_t itstate)
  * multiple), B6.1 (SRS, RFE); T32 A6.2.4 (16-bit load/store single), A6.2.5
  * (misc: PUSH, POP), A6.3.5 (load/store multiple), A6.3.6 (dual, exclusive,
  * table branch), A6.3.7-A6.3.10 (single data items); VFP A7.6 (extension
- * register load/store, both instruction sets).
+ * register load/store, both instruction sets); coprocessor loads and
+ * stores LDC/STC (A5.6, A5.7, A6.3.18); Advanced SIMD element and
+ * structure loads and stores VLDn/VSTn (A7.7, both instruction sets).
  * ---------------------------------------------------------------------- */
 
 /* How a row counts its transfers. */
@@ -1119,7 +1121,14 @@ enum mcount {
 	MC_LIST8,      /* one per bit of bits 7:0 */
 	MC_LIST8_R,    /* bits 7:0 and bit 8 (LR for PUSH, PC for POP) */
 	MC_VFP,        /* A7.6: from P, U, W, the size bit and imm8 */
+	MC_NEON,       /* A7.7: VLDn / VSTn, from A, type, size and N */
+	MC_COPROC,     /* LDC / STC: words, as many as the coprocessor says */
 };
+
+/* LDC / STC: the coprocessor decides how many words move (ARM ARM, LDC
+ * and STC; IHI 0014 4.11.2: they are traced as other loads and stores);
+ * csdec takes at most this many data packets as the instruction's. */
+#define COPROC_MAX_WORDS 16
 
 struct mrow {
 	uint32_t mask, value;
@@ -1130,6 +1139,7 @@ struct mrow {
 #define ST CSDI_MEM_STORE
 #define SGN CSDI_MEMF_SIGNED
 #define EXC CSDI_MEMF_EXCLUSIVE
+#define COP CSDI_MEMF_COPROC
 
 /* A32 with a condition other than 0b1111. */
 static const struct mrow a32_mem[] = {
@@ -1166,12 +1176,24 @@ static const struct mrow a32_mem[] = {
 	{ 0x0E100000u, 0x08100000u, LD, 4, MC_LIST16, 0 },          /* LDM*, POP */
 	/* A7.6 (coprocessors 10 and 11) */
 	{ 0x0E000E00u, 0x0C000A00u, 0, 0, MC_VFP, 0 },
+	/* A5.6: MCRR, MRRC; P = U = W = 0 is unallocated; LDC, STC */
+	{ 0x0FE00000u, 0x0C400000u, 0, 0, MC_NONE, 0 },
+	{ 0x0FA00000u, 0x0C000000u, 0, 0, MC_NONE, 0 },
+	{ 0x0E100000u, 0x0C100000u, LD, 4, MC_COPROC, COP },        /* LDC, LDCL */
+	{ 0x0E100000u, 0x0C000000u, ST, 4, MC_COPROC, COP },        /* STC, STCL */
 };
 
 /* A32 unconditional space (condition 0b1111). */
 static const struct mrow a32u_mem[] = {
 	{ 0xFE500000u, 0xF8400000u, ST, 4, MC_TWO, 0 },             /* SRS */
 	{ 0xFE500000u, 0xF8100000u, LD, 4, MC_TWO, 0 },             /* RFE */
+	/* A5.7.1 / A7.7: Advanced SIMD element or structure load/store */
+	{ 0xFF100000u, 0xF4000000u, 0, 0, MC_NEON, 0 },
+	/* A5.7: MCRR2, MRRC2; unallocated; LDC2, STC2 */
+	{ 0xFFE00000u, 0xFC400000u, 0, 0, MC_NONE, 0 },
+	{ 0xFFA00000u, 0xFC000000u, 0, 0, MC_NONE, 0 },
+	{ 0xFE100000u, 0xFC100000u, LD, 4, MC_COPROC, COP },        /* LDC2, LDC2L */
+	{ 0xFE100000u, 0xFC000000u, ST, 4, MC_COPROC, COP },        /* STC2, STC2L */
 };
 
 /* 16-bit T32. */
@@ -1239,12 +1261,20 @@ static const struct mrow t32_mem[] = {
 	{ 0xFF700000u, 0xF8500000u, LD, 4, MC_ONE, 0 },             /* LDR, LDRT */
 	/* A7.6 */
 	{ 0xFE000E00u, 0xEC000A00u, 0, 0, MC_VFP, 0 },
+	/* A6.3.18 / A7.7: Advanced SIMD element or structure load/store */
+	{ 0xFF100000u, 0xF9000000u, 0, 0, MC_NEON, 0 },
+	/* A6.3.18: MCRR(2), MRRC(2); unallocated; LDC(2), STC(2) */
+	{ 0xEFE00000u, 0xEC400000u, 0, 0, MC_NONE, 0 },
+	{ 0xEFA00000u, 0xEC000000u, 0, 0, MC_NONE, 0 },
+	{ 0xEE100000u, 0xEC100000u, LD, 4, MC_COPROC, COP },
+	{ 0xEE100000u, 0xEC000000u, ST, 4, MC_COPROC, COP },
 };
 
 #undef LD
 #undef ST
 #undef SGN
 #undef EXC
+#undef COP
 
 static const struct mrow *mem_match(const struct mrow *t, size_t n, uint32_t w)
 {
@@ -1313,6 +1343,63 @@ unsigned csdi_isa_mem(const struct csdi_insn *in, struct csdi_mem *out)
 		dir = (w >> 20) & 1 ? CSDI_MEM_LOAD : CSDI_MEM_STORE;
 		break;
 	}
+	case MC_NEON: {
+		/* A7.7: A (23), L (21), type (11:8) or size:N (11:8), size
+		 * (7:6). The transfers are the architecture's memory
+		 * accesses: one per element in memory order, except that
+		 * VLD1 / VST1 of whole registers move each D register as a
+		 * doubleword, as VLDM / VSTM do. */
+		const unsigned a = (w >> 23) & 1, sz = (w >> 6) & 3;
+		const unsigned d = ((w >> 22) & 1) << 4 | ((w >> 12) & 0xFu);
+		unsigned last;      /* the last D register of the list */
+		dir = (w >> 21) & 1 ? CSDI_MEM_LOAD : CSDI_MEM_STORE;
+		if (!a) {
+			/* Multiple structures: registers and structure size n
+			 * by type; 1011-1111 are unallocated. */
+			static const uint8_t regs_of[11] = { 4, 4, 4, 4, 3, 3, 3, 1, 2, 2, 2 };
+			static const uint8_t n_of[11] = { 4, 4, 1, 2, 3, 3, 1, 1, 2, 2, 1 };
+			const unsigned type = (w >> 8) & 0xFu;
+			if (type > 10)
+				return 0;
+			/* types 0001, 0101, 1001 take every second register */
+			last = d + (regs_of[type] - 1u) * ((type & 3) == 1 ? 2u : 1u);
+			if (n_of[type] == 1) {
+				count = regs_of[type];
+				size = 8;
+			} else {
+				if (sz == 3)
+					return 0;   /* UNDEFINED */
+				size = 1u << sz;
+				count = regs_of[type] * 8u / size;
+			}
+		} else {
+			/* One lane (size at 11:10), or all lanes (11:10 = 11,
+			 * loads only): one element per structure member. */
+			const unsigned lsz = (w >> 10) & 3, n = ((w >> 8) & 3) + 1;
+			if (lsz != 3) {
+				size = 1u << lsz;
+				/* index_align (7:4) picks every second register */
+				const unsigned inc = lsz == 1 ? ((w >> 5) & 1) + 1 : lsz == 2 ? ((w >> 6) & 1) + 1 : 1;
+				last = d + (n - 1) * inc;
+			} else {
+				if (dir != CSDI_MEM_LOAD)
+					return 0;   /* UNDEFINED */
+				if (sz == 3 && (n != 4 || !((w >> 4) & 1)))
+					return 0;   /* UNDEFINED */
+				size = sz == 3 ? 4 : 1u << sz;
+				/* T (5): two registers (VLD1) or every second one */
+				const unsigned t = (w >> 5) & 1;
+				last = n == 1 ? d + t : d + (n - 1) * (t + 1);
+			}
+			count = n;
+		}
+		if (last > 31)
+			return 0;   /* UNPREDICTABLE: past D31 */
+		break;
+	}
+	case MC_COPROC:
+		count = COPROC_MAX_WORDS;
+		break;
 	default:
 		count = r->count;
 		break;

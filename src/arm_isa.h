@@ -180,7 +180,7 @@ void csdi_insn_apply_it(struct csdi_insn *insn, uint8_t itstate);
  * gives another).
  */
 enum csdi_mem_dir {
-	CSDI_MEM_NONE = 0,      /* no data transfer (or one not classified: LDC/STC, NEON) */
+	CSDI_MEM_NONE = 0,      /* no data transfer */
 	CSDI_MEM_LOAD = 1,
 	CSDI_MEM_STORE = 2,
 	CSDI_MEM_SWAP = 3,      /* SWP/SWPB: transfer 0 loads, transfer 1 stores, same address */
@@ -190,6 +190,7 @@ enum csdi_mem_dir {
 enum {
 	CSDI_MEMF_SIGNED = 1u << 0,     /* sign-extending load (LDRSB, LDRSH and their T forms) */
 	CSDI_MEMF_EXCLUSIVE = 1u << 1,  /* LDREX* / STREX*: a store may fail (Store failed packet) */
+	CSDI_MEMF_COPROC = 1u << 2,     /* LDC / STC: words, `count` at most (the coprocessor decides) */
 };
 
 struct csdi_mem {
@@ -204,7 +205,10 @@ struct csdi_mem {
  * dir, count and size, the same for every transfer. Addresses: transfer 0
  * at the address the instruction computes (the lowest one, for load/store
  * multiple of any direction), transfer k + 1 at transfer k's + size, except
- * for CSDI_MEM_SWAP (both at one address). A doubleword transfer (size 8)
+ * for CSDI_MEM_SWAP (both at one address). Advanced SIMD VLDn / VSTn: one
+ * transfer per element (VLD1 / VST1 of whole registers: one doubleword per
+ * register). LDC / STC (CSDI_MEMF_COPROC): up to `count` words, as many as
+ * the coprocessor moves. A doubleword transfer (size 8)
  * is two 32-bit data packets, low word first. Encodings flagged UNDEFINED
  * give CSDI_MEM_NONE; the condition is not applied (in->cond). Returns
  * out->count.

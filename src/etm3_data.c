@@ -17,6 +17,14 @@
  * (7.4.7) follows the STREX's data packet and takes its record back.
  * Value not traced (7.4.5) skips a transfer. Data suppressed (7.4.6) is a
  * CSD_REC_DATA_LOST record and ends the instruction's transfers.
+ *
+ * Data-only mode (ETMCR[20], 7.4.10) traces no instructions: each transfer
+ * packet is a record of its own, of one 32-bit transfer or less, flagged
+ * CSD_RECF_DATA_NO_INSN, since neither its instruction nor its direction
+ * nor its size is known. The address of a packet without one follows the
+ * previous transfer's by a word (7.4.10: an address is output for every
+ * transfer not sequential to the previous one; a doubleword's or an LSM's
+ * transfers are words).
  */
 #include <stdlib.h>
 
@@ -39,6 +47,7 @@ struct ooo_slot {
 
 struct csdi_etm3_data {
 	int addr_on, value_on;
+	int data_only;            /* ETMCR[20]: no instruction is traced */
 	/* The most recent data instruction and its next transfer. */
 	int have_insn;
 	uint32_t insn, opcode;
@@ -68,6 +77,7 @@ int csdi_etm3_data_new(csd_flow_decoder *dec)
 		return CSD_ENOMEM;
 	d->value_on = (cr >> 2) & 1;
 	d->addr_on = (cr >> 3) & 1;
+	d->data_only = (cr >> 20) & 1;
 	dec->u.etm3.data = d;
 	return 0;
 }
@@ -83,6 +93,7 @@ void csdi_etm3_data_reset(csd_flow_decoder *dec)
 	struct csdi_etm3_data *d = dec->u.etm3.data;
 	d->have_insn = 0;
 	d->last_valid = 0;
+	d->next_known = 0;
 	for (unsigned t = 1; t <= 3; t++)
 		d->ooo[t].used = 0;
 }
@@ -151,6 +162,58 @@ static struct csd_record *push_data(csd_flow_decoder *dec, struct csdi_etm3_data
 	return r;
 }
 
+static void placeholder(struct csdi_etm3_data *d, const struct csd_packet *p, uint8_t size, int store)
+{
+	struct ooo_slot *o = &d->ooo[p->tag & 3];
+	o->used = 1;
+	o->released = 0;
+	o->waited = 0;
+	o->slot = d->last_slot;
+	o->offset = p->offset;
+	o->insn = d->insn;
+	o->opcode = d->opcode;
+	o->isa = d->isa;
+	o->size = size;
+	o->store = (uint8_t)store;
+	d->last_valid = 0;
+}
+
+/* A transfer packet of a data-only trace: one record, its instruction
+ * unknown. */
+static void transfer_no_insn(csd_flow_decoder *dec, struct csdi_etm3_data *d, const struct csd_packet *p)
+{
+	int has_addr = 0;
+	uint32_t addr = 0;
+	if (p->flags & CSD_PKTF_DATA_ADDR) {
+		has_addr = 1;
+		addr = p->data_addr;
+	} else if (d->next_known) {
+		has_addr = 1;
+		addr = d->next_addr;
+	}
+	d->next_known = has_addr;
+	d->next_addr = addr + 4;
+	d->last_valid = 0;
+	if (p->type == CSD_PKT_VALUE_NOT_TRACED)
+		return;
+	d->have_insn = 0;
+	d->insn = 0;
+	d->opcode = 0;
+	d->isa = 0;
+	struct csd_record *r = push_data(dec, d, p->offset, 0, 0, 0, 0, 0);
+	r->flags |= CSD_RECF_DATA_NO_INSN;
+	if (has_addr) {
+		r->addr = addr;
+		r->flags |= CSD_RECF_DATA_ADDR;
+	}
+	if (p->flags & CSD_PKTF_DATA_VALUE) {
+		r->target = p->data_value;
+		r->flags |= CSD_RECF_DATA_VALUE;
+	}
+	if (p->type == CSD_PKT_OOO_PLACEHOLDER)
+		placeholder(d, p, 0, 0);
+}
+
 /* A transfer packet (Normal data, placeholder, Value not traced) of the
  * current data instruction. */
 static void transfer(csd_flow_decoder *dec, struct csdi_etm3_data *d, const struct csd_packet *p)
@@ -213,20 +276,8 @@ static void transfer(csd_flow_decoder *dec, struct csdi_etm3_data *d, const stru
 			r->flags |= CSD_RECF_DATA_VALUE;
 		}
 	}
-	if (p->type == CSD_PKT_OOO_PLACEHOLDER) {
-		struct ooo_slot *o = &d->ooo[p->tag & 3];
-		o->used = 1;
-		o->released = 0;
-		o->waited = 0;
-		o->slot = d->last_slot;
-		o->offset = p->offset;
-		o->insn = d->insn;
-		o->opcode = d->opcode;
-		o->isa = d->isa;
-		o->size = d->mem.size;
-		o->store = (uint8_t)store;
-		d->last_valid = 0;
-	}
+	if (p->type == CSD_PKT_OOO_PLACEHOLDER)
+		placeholder(d, p, d->mem.size, store);
 }
 
 static void ooo_data(csd_flow_decoder *dec, struct csdi_etm3_data *d, const struct csd_packet *p)
@@ -245,6 +296,8 @@ static void ooo_data(csd_flow_decoder *dec, struct csdi_etm3_data *d, const stru
 	} else {
 		/* Its record has gone: the value comes as a record of its own. */
 		r = push_data(dec, d, p->offset, o->insn, o->opcode, o->isa, o->size, o->store);
+		if (d->data_only)
+			r->flags |= CSD_RECF_DATA_NO_INSN;
 	}
 	r->target = p->data_value;
 	r->flags |= CSD_RECF_DATA_VALUE;
@@ -257,7 +310,9 @@ static void store_failed(csd_flow_decoder *dec, struct csdi_etm3_data *d, const 
 {
 	long k = d->last_valid ? queued_at(dec, d->last_slot, d->last_offset) : -1;
 	d->last_valid = 0;
-	if (k < 0 || (unsigned)k < dec->qready || !(dec->q[d->last_slot].flags & CSD_RECF_STORE)) {
+	/* In a data-only trace the direction is not known: any transfer. */
+	const uint32_t store_flags = CSD_RECF_STORE | CSD_RECF_DATA_NO_INSN;
+	if (k < 0 || (unsigned)k < dec->qready || !(dec->q[d->last_slot].flags & store_flags)) {
 		error(dec, p->offset, "store failed packet not right after a store's data packet");
 		return;
 	}
@@ -269,11 +324,22 @@ void csdi_etm3_data_packet(csd_flow_decoder *dec, const struct csd_packet *p)
 	struct csdi_etm3_data *d = dec->u.etm3.data;
 	if (!dec->synced)
 		return;
+	/* Data-only: no P-header ends the hold of the records before a
+	 * transfer (ETMv3 holds the newest until the next packet); a data
+	 * packet does, except Store failed, which may take back the newest. */
+	const int release = d->data_only && p->type != CSD_PKT_STORE_FAILED;
+	if (release) {
+		dec->qmark = dec->qlen;
+		dec->qmark_valid = 1;
+	}
 	switch (p->type) {
 	case CSD_PKT_NORMAL_DATA:
 	case CSD_PKT_OOO_PLACEHOLDER:
 	case CSD_PKT_VALUE_NOT_TRACED:
-		transfer(dec, d, p);
+		if (d->data_only)
+			transfer_no_insn(dec, d, p);
+		else
+			transfer(dec, d, p);
 		break;
 	case CSD_PKT_OOO_DATA:
 		ooo_data(dec, d, p);

@@ -915,8 +915,14 @@ static void do_isync(csd_flow_decoder *dec, const struct csd_packet *p)
 	struct csdi_etm3_state *s = &dec->u.etm3;
 	int first = !dec->synced;
 	int changed = first;
-	if (p->flags & CSD_PKTF_DATA_ONLY)
+	if (p->flags & CSD_PKTF_DATA_ONLY) {
+		/* Data-only mode (IHI 0014 7.4.10): no instruction address, no
+		 * instruction trace; the data packets after it are decoded
+		 * (etm3_data.c), so it synchronises them. */
+		if (dec->u.etm3.data)
+			dec->synced = 1;
 		return;
+	}
 	s->await_gap = 0;
 	/* Nothing traced before an I-sync can be cancelled after it. */
 	s->cancelled = 1;

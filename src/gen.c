@@ -25,6 +25,9 @@
  * with a tag 1-3 stands for the load, and its Out-of-order data packet
  * follows the next data instruction's packets (or comes before an I-sync,
  * or at the end).
+ * Data-only mode (ETMCR[20], 7.4.10): no P-headers, branch or exception
+ * packets; I-syncs in their data-only form (no address) where the
+ * instruction trace would have one, and the data packets as above.
  * Cycle-accurate mode charges each instruction a deterministic pseudo-random
  * number of cycles (sometimes hundreds, to exercise long counts).
  */
@@ -82,6 +85,7 @@ struct csdi_gen {
 
 	/* ETMv3 data trace: the accesses of the instruction given last. */
 	int data_addr_on, data_value_on;
+	int data_only;            /* ETMCR[20]: no instruction trace */
 	struct gen_beat {
 		uint32_t addr, value;
 		uint8_t dir, size;
@@ -205,6 +209,8 @@ static void etm3_header(struct csdi_gen *g, unsigned format, unsigned w, unsigne
 /* One instruction atom after `cycles` cycles (cycle-accurate mode). */
 static void etm3_atom(struct csdi_gen *g, int e, uint32_t cycles)
 {
+	if (g->data_only)
+		return;
 	if (!g->ca) {
 		if (e) {
 			if (++g->e_run == ETM3_E_MAX)
@@ -315,7 +321,9 @@ static void data_packets(struct csdi_gen *g, const struct csdi_mem *m)
 			p.data_addr = b->addr;
 			g->last_daddr = b->addr;
 		}
-		next = b->addr + b->size;
+		/* Data-only: the decoder knows no transfer size, so only
+		 * a word after the previous transfer goes without address. */
+		next = b->addr + (g->data_only ? 4u : b->size);
 		if (ooo) {
 			if (g->nooo == 3)
 				ooo_flush(g);
@@ -390,6 +398,8 @@ static void isync(struct csdi_gen *g, uint32_t addr, uint8_t isa, unsigned reaso
 
 static void branch_packet(struct csdi_gen *g, uint32_t addr, uint8_t isa, unsigned exception)
 {
+	if (g->data_only)
+		return;
 	flush_atoms(g);
 	struct csd_packet p = packet(CSD_PKT_BRANCH);
 	p.addr = addr;
@@ -708,6 +718,12 @@ struct csdi_gen *csdi_gen_new(const struct csdi_gen_config *cfg, csd_image *img,
 	g->mprof = cfg->trace.core_profile == CSD_CORE_M;
 	g->data_value_on = !g->ptm && ((cr >> 2) & 1);
 	g->data_addr_on = !g->ptm && ((cr >> 3) & 1);
+	g->data_only = !g->ptm && ((cr >> 20) & 1);
+	if (g->data_only && (g->ca || g->ts_on)) {
+		/* Neither has instructions to go with in data-only mode. */
+		free(g);
+		return NULL;
+	}
 	g->exit_pkt = idr == 0 || ((idr >> 4) & 0xF) >= 4;
 	if (g->mprof) {
 		/* The vector table at address 0 (VTOR's reset value). */

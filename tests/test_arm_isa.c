@@ -300,6 +300,19 @@ static void test_mem_hand(void)
 		{ ARM, 0xED900B00, CSDI_MEM_LOAD, 1, 8, 0 },                    /* vldr d0, [r0] */
 		{ ARM, 0xECA00A04, CSDI_MEM_STORE, 4, 4, 0 },                   /* vstmia r0!, {s0-s3} */
 		{ ARM, 0xF5D0F000, CSDI_MEM_NONE, 0, 0, 0 },                    /* pld [r0] */
+		{ ARM, 0xED900500, CSDI_MEM_LOAD, 16, 4, CSDI_MEMF_COPROC },    /* ldc p5, c0, [r0] */
+		{ ARM, 0xFC800501, CSDI_MEM_STORE, 16, 4, CSDI_MEMF_COPROC },   /* stc2 p5, c0, [r0], {1} */
+		{ ARM, 0xEC400B10, CSDI_MEM_NONE, 0, 0, 0 },                    /* vmov d0, r0, r0 */
+		{ ARM, 0xEC410510, CSDI_MEM_NONE, 0, 0, 0 },                    /* mcrr p5, 1, r0, r1, c0 */
+		{ ARM, 0xF423070F, CSDI_MEM_LOAD, 1, 8, 0 },                    /* vld1.8 {d0}, [r3] */
+		{ ARM, 0xF42302EF, CSDI_MEM_LOAD, 4, 8, 0 },                    /* vld1.64 {d0-d3}, [r3:128] */
+		{ ARM, 0xF423084F, CSDI_MEM_LOAD, 8, 2, 0 },                    /* vld2.16 {d0, d1}, [r3] */
+		{ ARM, 0xF423040F, CSDI_MEM_LOAD, 24, 1, 0 },                   /* vld3.8 {d0-d2}, [r3] */
+		{ ARM, 0xF4A30B8F, CSDI_MEM_LOAD, 4, 4, 0 },                    /* vld4.32 {d0[1]-d3[1]}, [r3] */
+		{ ARM, 0xF4A30CBF, CSDI_MEM_LOAD, 1, 4, 0 },                    /* vld1.32 {d0[], d1[]}, [r3:32] */
+		{ ARM, 0xF4A30D0F, CSDI_MEM_LOAD, 2, 1, 0 },                    /* vld2.8 {d0[], d1[]}, [r3] */
+		{ ARM, 0xF483064F, CSDI_MEM_STORE, 3, 2, 0 },                   /* vst3.16 {d0[1]-d2[1]}, [r3] */
+		{ ARM, 0xF4030A81, CSDI_MEM_STORE, 2, 8, 0 },                   /* vst1.32 {d0, d1}, [r3], r1 */
 		{ ARM, 0xE0810002, CSDI_MEM_NONE, 0, 0, 0 },                    /* add r0, r1, r2 */
 		{ THUMB, 0xB530, CSDI_MEM_STORE, 3, 4, 0 },                     /* push {r4, r5, lr} */
 		{ THUMB, 0xBD30, CSDI_MEM_LOAD, 3, 4, 0 },                      /* pop {r4, r5, pc} */
@@ -307,6 +320,9 @@ static void test_mem_hand(void)
 		{ THUMB, 0xE9D02300, CSDI_MEM_LOAD, 2, 4, 0 },                  /* ldrd r2, r3, [r0] */
 		{ THUMB, 0xE8D0F000, CSDI_MEM_LOAD, 1, 1, 0 },                  /* tbb [r0, r0] */
 		{ THUMB, 0xF810F001, CSDI_MEM_NONE, 0, 0, 0 },                  /* pld [r0, r1] */
+		{ THUMB, 0xF923084D, CSDI_MEM_LOAD, 8, 2, 0 },                  /* vld2.16 {d0, d1}, [r3]! */
+		{ THUMB, 0xF9830B8F, CSDI_MEM_STORE, 4, 4, 0 },                 /* vst4.32 {d0[1]-d3[1]}, [r3] */
+		{ THUMB, 0xED900500, CSDI_MEM_LOAD, 16, 4, CSDI_MEMF_COPROC },  /* ldc p5, c0, [r0] */
 	};
 	for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
 		uint8_t b[4];
@@ -529,7 +545,8 @@ static int shown;
  * operands: direction, transfer count, size, sign extension, exclusive. */
 
 struct mem_tally {
-	unsigned long compared, agreed, transfers, skipped, failed, vfp_unpred;
+	unsigned long compared, agreed, transfers, skipped, failed, vfp_unpred, neon_unpred;
+	unsigned long neon_agreed, coproc_agreed;
 };
 
 /* A VLDM/VSTM (A32 or T32, same bit positions) whose register list is
@@ -546,10 +563,45 @@ static int vfp_list_unpredictable(uint32_t w)
 static struct mem_tally mem_all;
 static int mem_shown;
 
-/* Capstone's view; returns 0 for instructions it is not compared on:
- * coprocessor LDC/STC (no transfer count in the encoding) and NEON
- * element/structure loads, which csdi_isa_mem leaves unclassified, and the
- * ARMv8 acquire/release forms (UNDEFINED in ARMv7). */
+/* NEON VLDn / VSTn from capstone's mnemonic ("vld3"), element size
+ * (vector_size, bits), D registers and their text: "d0[]" all lanes, "d0[1]"
+ * one lane, else whole registers. One transfer per element; VLD1 / VST1 of
+ * whole registers one doubleword per register. */
+static void cs_neon(const cs_insn *ci, unsigned dregs, struct csdi_mem *m)
+{
+	/* A list past D31 (UNPREDICTABLE) shows other registers' names, or
+	 * wraps round to D0. */
+	const cs_arm *a = &ci->detail->arm;
+	int prev = -1;
+	for (int o = 0; o < a->op_count && a->operands[o].type != ARM_OP_MEM; o++) {
+		const int r = a->operands[o].type == ARM_OP_REG ? (int)a->operands[o].reg : -1;
+		if (r < ARM_REG_D0 || r > ARM_REG_D31 || r <= prev) {
+			m->flags = 0xFF;
+			return;
+		}
+		prev = r;
+	}
+	const unsigned n = (unsigned)(ci->mnemonic[3] - '0'), esize = (unsigned)ci->detail->arm.vector_size / 8;
+	const char *list_end = strchr(ci->op_str, '}');
+	const char *br = strchr(ci->op_str, '[');
+	const int lanes = br && list_end && br < list_end;
+	m->dir = ci->mnemonic[1] == 'l' ? CSDI_MEM_LOAD : CSDI_MEM_STORE;
+	if (lanes) {
+		m->count = (uint8_t)n;
+		m->size = (uint8_t)esize;
+	} else if (n == 1) {
+		m->count = (uint8_t)dregs;
+		m->size = 8;
+	} else {
+		m->count = (uint8_t)(esize ? dregs * 8 / esize : 0);
+		m->size = (uint8_t)esize;
+	}
+}
+
+/* Capstone's view; returns 0 for instructions it is not compared on: the
+ * ARMv8 acquire/release forms (UNDEFINED in ARMv7). LDC / STC have no
+ * transfer count in the encoding: direction, word size and the flag are
+ * compared, the count is csdec's bound. */
 static int cs_mem(const cs_insn *ci, struct csdi_mem *m)
 {
 	const cs_arm *a = &ci->detail->arm;
@@ -564,9 +616,13 @@ static int cs_mem(const cs_insn *ci, struct csdi_mem *m)
 #define SET(d, n, s, f) (m->dir = (d), m->count = (uint8_t)(n), m->size = (s), m->flags = (f))
 	switch (id) {
 	case ARM_INS_LDC: case ARM_INS_LDCL: case ARM_INS_LDC2: case ARM_INS_LDC2L:
+		SET(CSDI_MEM_LOAD, 16, 4, CSDI_MEMF_COPROC); break;
 	case ARM_INS_STC: case ARM_INS_STCL: case ARM_INS_STC2: case ARM_INS_STC2L:
+		SET(CSDI_MEM_STORE, 16, 4, CSDI_MEMF_COPROC); break;
 	case ARM_INS_VLD1: case ARM_INS_VLD2: case ARM_INS_VLD3: case ARM_INS_VLD4:
 	case ARM_INS_VST1: case ARM_INS_VST2: case ARM_INS_VST3: case ARM_INS_VST4:
+		cs_neon(ci, dregs, m);
+		break;
 	case ARM_INS_LDA: case ARM_INS_LDAB: case ARM_INS_LDAH: case ARM_INS_LDAEX: case ARM_INS_LDAEXB:
 	case ARM_INS_LDAEXH: case ARM_INS_LDAEXD: case ARM_INS_STL: case ARM_INS_STLB: case ARM_INS_STLH:
 	case ARM_INS_STLEX: case ARM_INS_STLEXB: case ARM_INS_STLEXH: case ARM_INS_STLEXD:
@@ -630,6 +686,16 @@ static void mem_compare(const struct csdi_insn *in, const cs_insn *ci, const cha
 	if (ours.dir == th.dir && ours.count == th.count && ours.size == th.size && ours.flags == th.flags) {
 		mem_all.agreed++;
 		mem_all.transfers += ours.count;
+		mem_all.coproc_agreed += (ours.flags & CSDI_MEMF_COPROC) != 0;
+		mem_all.neon_agreed += ci->id == ARM_INS_VLD1 || ci->id == ARM_INS_VLD2 || ci->id == ARM_INS_VLD3 ||
+				       ci->id == ARM_INS_VLD4 || ci->id == ARM_INS_VST1 || ci->id == ARM_INS_VST2 ||
+				       ci->id == ARM_INS_VST3 || ci->id == ARM_INS_VST4;
+		return;
+	}
+	if (ours.count == 0 && th.flags == 0xFF) {
+		/* NEON list past D31: UNPREDICTABLE (ARM ARM, VLDn / VSTn),
+		 * capstone names other registers. */
+		mem_all.neon_unpred++;
 		return;
 	}
 	if (ours.count == 0 && vfp_list_unpredictable(in->opcode) &&
@@ -1052,12 +1118,14 @@ int main(void)
 	test_kernel();
 	test_compiled();
 	test_random();
-	printf("  data transfers: %lu compared, %lu agree (%lu transfers), %lu differ, %lu VLDM/VSTM lists"
-	       " UNPREDICTABLE (capstone clamps them), %lu not compared (UNDEFINED/UNPREDICTABLE, LDC/STC,"
-	       " NEON, ARMv8)\n", mem_all.compared, mem_all.agreed, mem_all.transfers, mem_all.failed,
-	       mem_all.vfp_unpred, mem_all.skipped);
+	printf("  data transfers: %lu compared, %lu agree (%lu transfers; %lu VLDn/VSTn, %lu LDC/STC), %lu differ,"
+	       " %lu VLDM/VSTM lists UNPREDICTABLE (capstone clamps them), %lu VLDn/VSTn lists past D31"
+	       " (UNPREDICTABLE), %lu not compared (UNDEFINED/UNPREDICTABLE, ARMv8)\n",
+	       mem_all.compared, mem_all.agreed, mem_all.transfers, mem_all.neon_agreed, mem_all.coproc_agreed,
+	       mem_all.failed, mem_all.vfp_unpred, mem_all.neon_unpred, mem_all.skipped);
 	CHECK_EQ(mem_all.failed, 0);
 	CHECK(mem_all.agreed > 1000000);
+	CHECK(mem_all.neon_agreed > 1000 && mem_all.coproc_agreed > 10000);
 	printf("  accepted disagreements:\n");
 	for (int r = 0; r < R_NREASONS; r++)
 		if (reason_count[r])

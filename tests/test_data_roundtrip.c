@@ -1,7 +1,8 @@
 /* test_data_roundtrip.c - ETMv3 data trace round trip against an emulator.
  *
  * tests/programs-data/mem.c (loads and stores of every kind) is built for
- * ARM and Thumb at -O0 and -O1, bare metal, and run under Unicorn, whose
+ * ARM and Thumb at -O0 and -O1, and neon.c (Advanced SIMD VLDn / VSTn of
+ * every form) for ARM and Thumb at -O1, bare metal, and run under Unicorn, whose
  * memory hooks write the execution log (scripts/unicorn_log.py). Each log
  * goes through `csdec gen --exec-log` in every data trace mode (both,
  * address, value), in order and out of order, and `csdec decode --insn
@@ -10,6 +11,10 @@
  * the mode traces), each data record right after its instruction's record;
  * the range decode must give the same accesses. `csdec coverage` and
  * `csdec profile` give the same output with and without the data records.
+ * Data-only traces (`gen --data-only`, ETMCR[20]) in the same modes must
+ * give every 32-bit transfer (a doubleword is two, low word first) with
+ * the address and value the mode traces, and nothing of the instructions:
+ * no instruction or range records, no "insn", "dir" or "size" keys.
  * Skipped (with the reason) without the cross compiler or python3-unicorn.
  */
 #include <stdint.h>
@@ -125,6 +130,54 @@ static void check_decode(const char *dir, int addr_on, int value_on, int insn_mo
 	       bad || na != n_log_acc ? " DIFFER" : " exact");
 }
 
+/* A data-only decode of dir against the log's transfers. */
+static void check_decode_data_only(const char *dir, int addr_on, int value_on, int insn_mode, const char *what)
+{
+	char cmd[4096];
+	snprintf(cmd, sizeof cmd, "%s decode %s--format jsonl %s", getenv("CSD_TOOL"), insn_mode ? "--insn " : "", dir);
+	FILE *p = popen(cmd, "r");
+	CHECK(p != NULL);
+	if (!p)
+		return;
+	static char line[4096];
+	size_t na = 0, nt = 0, bad = 0, errors = 0, flow = 0;
+	unsigned half = 0;
+	while (fgets(line, sizeof line, p)) {
+		if (strstr(line, "\"type\":\"error\""))
+			errors++;
+		if (strstr(line, "\"type\":\"insn\"") || strstr(line, "\"type\":\"range\""))
+			flow++;
+		if (!strstr(line, "\"type\":\"data\""))
+			continue;
+		uint64_t addr = 0, value = 0;
+		int has_addr = hex_key(line, "\"addr\":\"0x", &addr), has_value = hex_key(line, "\"value\":\"0x", &value);
+		const struct acc *e = na < n_log_acc ? &log_acc[na] : NULL;
+		uint32_t want_addr = e ? e->addr + 4 * half : 0;
+		uint64_t want_value = e ? (e->size == 8 ? (e->value >> (32 * half)) & 0xFFFFFFFFu : e->value) : 0;
+		if (!e || strstr(line, "\"insn\"") || strstr(line, "\"dir\"") || strstr(line, "\"size\"") ||
+		    has_addr != addr_on || has_value != value_on || (addr_on && addr != want_addr) ||
+		    (value_on && value != want_value)) {
+			if (bad++ < 5)
+				fprintf(stderr, "%s: transfer %zu: got %s  want %#x %#llx\n", what, nt, line, want_addr,
+					(unsigned long long)want_value);
+		}
+		nt++;
+		if (e && e->size == 8 && half == 0) {
+			half = 1;
+		} else {
+			half = 0;
+			na++;
+		}
+	}
+	CHECK_EQ(pclose(p), 0);
+	CHECK_EQ(na, n_log_acc);
+	CHECK_EQ(half, 0);
+	CHECK_EQ(flow, 0);
+	CHECK_EQ(bad, 0);
+	CHECK_EQ(errors, 0);
+	printf("  %-40s %zu transfers, %zu accesses%s\n", what, nt, na, bad || na != n_log_acc ? " DIFFER" : " exact");
+}
+
 int main(void)
 {
 	if (system("command -v arm-linux-gnueabihf-gcc >/dev/null 2>&1") != 0) {
@@ -141,9 +194,10 @@ int main(void)
 		CHECK(!"mkdtemp");
 		return check_done("test_data_roundtrip");
 	}
-	static const char *const variants[][2] = {
-		{ "arm-O0", "-marm -O0" }, { "arm-O1", "-marm -O1" },
-		{ "thumb-O0", "-mthumb -O0" }, { "thumb-O1", "-mthumb -O1" },
+	static const char *const variants[][3] = {
+		{ "arm-O0", "-marm -O0", "mem" }, { "arm-O1", "-marm -O1", "mem" },
+		{ "thumb-O0", "-mthumb -O0", "mem" }, { "thumb-O1", "-mthumb -O1", "mem" },
+		{ "neon-arm-O1", "-marm -O1", "neon" }, { "neon-thumb-O1", "-mthumb -O1", "neon" },
 	};
 	static const struct { const char *mode, *opt; int addr_on, value_on; } modes[] = {
 		{ "both", "", 1, 1 }, { "address", "", 1, 0 }, { "value", "", 0, 1 },
@@ -155,8 +209,8 @@ int main(void)
 		snprintf(cmd, sizeof cmd,
 			 "arm-linux-gnueabihf-gcc %s -g -nostdlib -ffreestanding -mgeneral-regs-only -march=armv7-a "
 			 "-mfloat-abi=softfp -Wa,--no-warn -T tests/programs-data/mem.ld -Wl,--build-id=none -o %s "
-			 "tests/programs-data/start.S tests/programs-data/mem.c",
-			 variants[v][1], elf);
+			 "tests/programs-data/start.S tests/programs-data/%s.c",
+			 variants[v][1], elf, variants[v][2]);
 		CHECK_EQ(system(cmd), 0);
 		snprintf(logp, sizeof logp, "%s.log", elf);
 		snprintf(cmd, sizeof cmd, "/usr/bin/python3 scripts/unicorn_log.py %s %s", elf, logp);
@@ -167,13 +221,16 @@ int main(void)
 		}
 		/* The program does what it is there for. */
 		CHECK(n_log_acc > 300);
-		size_t stores = 0, doubles = 0, bytes = 0;
+		size_t stores = 0, doubles = 0, bytes = 0, halves = 0;
 		for (size_t i = 0; i < n_log_acc; i++) {
 			stores += log_acc[i].dir == 2;
 			doubles += log_acc[i].size == 8;
 			bytes += log_acc[i].size == 1;
+			halves += log_acc[i].size == 2;
 		}
 		CHECK(stores > 50 && doubles >= 6 && bytes > 20);
+		if (!strcmp(variants[v][2], "neon"))
+			CHECK(doubles > 20 && bytes > 100 && halves > 50);
 		/* coverage and profile ignore the data records: the same
 		 * output as from the trace without data. */
 		snprintf(cmd, sizeof cmd,
@@ -197,6 +254,19 @@ int main(void)
 			snprintf(what, sizeof what, "%s %s%s%s ranges", variants[v][0], modes[m].mode,
 				 *modes[m].opt ? " " : "", modes[m].opt);
 			check_decode(dir, modes[m].addr_on, modes[m].value_on, 0, what);
+			/* The same, data only. */
+			snprintf(dir, sizeof dir, "%s/snap-%s-%s%s-data-only", tmp, variants[v][0], modes[m].mode,
+				 modes[m].opt);
+			snprintf(cmd, sizeof cmd,
+				 "%s gen --exec-log %s --elf %s --protocol etm3 --data-trace %s %s --data-only -o %s 2>/dev/null "
+				 "&& %s packets --format jsonl %s | grep -q '\"data_only\":true'",
+				 getenv("CSD_TOOL"), logp, elf, modes[m].mode, modes[m].opt, dir, getenv("CSD_TOOL"), dir);
+			CHECK_EQ(system(cmd), 0);
+			for (int im = 1; im >= 0; im--) {
+				snprintf(what, sizeof what, "%s %s%s%s data-only%s", variants[v][0], modes[m].mode,
+					 *modes[m].opt ? " " : "", modes[m].opt, im ? "" : " ranges");
+				check_decode_data_only(dir, modes[m].addr_on, modes[m].value_on, im, what);
+			}
 		}
 	}
 	snprintf(cmd, sizeof cmd, "rm -rf %s", tmp);

@@ -21,13 +21,21 @@
  *   exception_exit              ETMv3
  *   cycle_count N               ETMv3 cycle count packet
  *   timestamp VALUE [cycles=N]
+ *   data [addr=A] [value=V]     ETMv3 Normal data (value: V's bytes, as the
+ *                               SS field gives them)
+ *   placeholder tag=T [addr=A]  ETMv3 out-of-order placeholder
+ *   ooo_data tag=T value=V      ETMv3 out-of-order data
+ *   store_failed | value_not_traced | data_suppressed
  *   mode range | insn           decode in that mode; the `>` lines after it
  *                               are its records (a file may hold both)
  *   > TYPE [key=value | flag]...
  * A record line names the record type (csd_rec_type_name) and the fields
- * to check: addr, last, end, count, target, exception, cycles, timestamp (numbers),
- * cond (pass / fail / unknown), isa (arm / thumb / thumbee / jazelle), and
- * flags that must be set: link, taken, branch, return_stack, cancelled.
+ * to check: addr, last, end, count, target, exception, cycles, timestamp,
+ * size (numbers), cond (pass / fail / unknown), isa (arm / thumb /
+ * thumbee / jazelle), and flags that must be set: link, taken, branch,
+ * return_stack, cancelled, store, data_addr, data_value, no_insn (data
+ * records), or must not be: !FLAG; why=WORD: an error record's reason
+ * holds WORD.
  * Fields not named are not checked; the number of records must match.
  * CONTEXT and NOSYNC records are left out (no case is about them).
  * With CSD_FLOW_TEXT_SHOW set, every decoded record is printed (for
@@ -220,6 +228,31 @@ static void packet_line(struct flow_case *c, char **w, int n, int lineno)
 	} else if (strcmp(w[0], "timestamp") == 0 && n == 2 && parse_num(w[1], &v)) {
 		p.type = CSD_PKT_TIMESTAMP;
 		p.timestamp = v;
+	} else if (strcmp(w[0], "data") == 0 || strcmp(w[0], "placeholder") == 0 || strcmp(w[0], "ooo_data") == 0) {
+		p.type = w[0][0] == 'd' ? CSD_PKT_NORMAL_DATA : w[0][0] == 'p' ? CSD_PKT_OOO_PLACEHOLDER : CSD_PKT_OOO_DATA;
+		for (int i = 1; i < n; i++) {
+			if (strncmp(w[i], "addr=", 5) == 0 && p.type != CSD_PKT_OOO_DATA && parse_num(w[i] + 5, &v)) {
+				p.flags |= CSD_PKTF_DATA_ADDR;
+				p.data_addr = (uint32_t)v;
+			} else if (strncmp(w[i], "value=", 6) == 0 && p.type != CSD_PKT_OOO_PLACEHOLDER &&
+				   parse_num(w[i] + 6, &v) && v <= 0xFFFFFFFFu) {
+				p.flags |= CSD_PKTF_DATA_VALUE;
+				p.data_value = (uint32_t)v;
+				p.data_size = v == 0 ? 0 : v < 0x100 ? 1 : v < 0x10000 ? 2 : 4;
+			} else if (strncmp(w[i], "tag=", 4) == 0 && p.type != CSD_PKT_NORMAL_DATA && parse_num(w[i] + 4, &v) &&
+				   v >= 1 && v <= 3) {
+				p.tag = (uint8_t)v;
+			} else {
+				fail_line(c, lineno, "unknown data field", w[i]);
+				return;
+			}
+		}
+	} else if (strcmp(w[0], "store_failed") == 0 && n == 1) {
+		p.type = CSD_PKT_STORE_FAILED;
+	} else if (strcmp(w[0], "value_not_traced") == 0 && n == 1) {
+		p.type = CSD_PKT_VALUE_NOT_TRACED;
+	} else if (strcmp(w[0], "data_suppressed") == 0 && n == 1) {
+		p.type = CSD_PKT_DATA_SUPPRESSED;
 	} else {
 		fail_line(c, lineno, "cannot read the line", w[0]);
 		return;
@@ -308,16 +341,20 @@ static int record_matches(struct flow_case *c, const struct csd_record *r, const
 	} flags[] = {
 		{ "link", CSD_RECF_LINK },       { "taken", CSD_RECF_TAKEN },
 		{ "branch", CSD_RECF_BRANCH },   { "return_stack", CSD_RECF_RETURN_STACK },
-		{ "cancelled", CSD_RECF_CANCELLED },
+		{ "cancelled", CSD_RECF_CANCELLED }, { "store", CSD_RECF_STORE },
+		{ "data_addr", CSD_RECF_DATA_ADDR }, { "data_value", CSD_RECF_DATA_VALUE },
+		{ "no_insn", CSD_RECF_DATA_NO_INSN },
 	};
 	for (int i = 1; i < n; i++) {
 		char *eq = strchr(w[i], '=');
 		int known = 0;
 		if (!eq) {
+			const int neg = w[i][0] == '!';
+			const char *name = w[i] + neg;
 			for (size_t k = 0; k < sizeof(flags) / sizeof(flags[0]); k++)
-				if (strcmp(w[i], flags[k].name) == 0) {
+				if (strcmp(name, flags[k].name) == 0) {
 					known = 1;
-					if (!(r->flags & flags[k].flag))
+					if ((!(r->flags & flags[k].flag)) != neg)
 						return 0;
 				}
 			if (!known)
@@ -329,6 +366,12 @@ static int record_matches(struct flow_case *c, const struct csd_record *r, const
 		uint64_t v;
 		if (strcmp(key, "cond") == 0) {
 			if (strcmp(csd_cond_name(r->cond), val) != 0)
+				return 0;
+			continue;
+		}
+		if (strcmp(key, "why") == 0) {
+			/* an error record's reason holds this word */
+			if (!r->error || !strstr(r->error, val))
 				return 0;
 			continue;
 		}
@@ -361,6 +404,8 @@ static int record_matches(struct flow_case *c, const struct csd_record *r, const
 			got = (r->flags & CSD_RECF_CYCLES) ? r->cycles : UINT64_MAX;
 		else if (strcmp(key, "timestamp") == 0)
 			got = r->timestamp;
+		else if (strcmp(key, "size") == 0)
+			got = r->size;
 		else {
 			fail_line(c, e->lineno, "unknown record field", key);
 			continue;

@@ -82,6 +82,9 @@ void cli_deliver_record(struct run_ctx *ctx, struct source_slot *s, const struct
 			s->shown_tid = s->tid;
 		}
 	}
+	if (ctx->data_only && r->type != CSD_REC_DATA && r->type != CSD_REC_DATA_LOST && r->type != CSD_REC_ERROR &&
+	    r->type != CSD_REC_TRUNCATED)
+		return;
 	if (ctx->on_record)
 		ctx->on_record(ctx, s, r);
 	else if (ctx->format == FMT_JSONL)
@@ -462,6 +465,8 @@ void cli_parse_options(int argc, char **argv, struct options *o, enum cli_mode m
 				die_usage("unknown order '%s' (expected time or capture)", v);
 		} else if (decode && strcmp(a, "--insn") == 0) {
 			o->insn = 1;
+		} else if (decode && strcmp(a, "--data-only") == 0) {
+			o->data_only = 1;
 		} else if (decode && (v = cli_opt_value(argc, argv, &i, "--trace"))) {
 			o->trace = v;
 		} else if (decode && (v = cli_opt_value(argc, argv, &i, "--protocol"))) {

@@ -75,6 +75,8 @@ struct run_ctx {
 	int (*insn_mode)(struct run_ctx *ctx, const struct csd_trace_config *cfg);
 	/* A source's records are all delivered; its image still exists. */
 	void (*on_source_end)(struct run_ctx *ctx, struct source_slot *s);
+	/* decode --data-only: print only the data records and the errors. */
+	int data_only;
 };
 
 /* Hand one record to the context's handler or printer. */
@@ -91,6 +93,7 @@ struct options {
 	enum out_format format;
 	int insn;
 	int capture_order;      /* --order capture: no interleaving by timestamp */
+	int data_only;          /* decode --data-only */
 	/* decode without a snapshot */
 	const char *trace;
 	int protocol;

@@ -3,7 +3,7 @@
  * The tool (tools/) is the only place in csdec that prints.
  *
  *   csdec packets <snapshot-dir>|<perf.data> [--id ID]... [--format text|jsonl]
- *   csdec decode  <snapshot-dir>|<perf.data> [--id ID]... [--format text|jsonl|none] [--insn]
+ *   csdec decode  <snapshot-dir>|<perf.data> [--id ID]... [--format text|jsonl|none] [--insn] [--data-only]
  *   csdec decode  --trace FILE --protocol etm3|ptm [--formatted] [--trace-id ID]
  *                 [--reg NAME=VALUE]... [--image FILE@ADDR]... [--elf FILE[@BIAS]]...
  *   csdec gen     --qemu-log LOG --elf ELF --protocol ptm|etm3 ... -o DIR
@@ -69,7 +69,7 @@ static void usage_packets(FILE *out)
 static void usage_decode(FILE *out)
 {
 	fprintf(out,
-		"Usage: csdec decode <snapshot-dir> [--id ID]... [--format text|jsonl|none] [--insn]\n"
+		"Usage: csdec decode <snapshot-dir> [--id ID]... [--format text|jsonl|none] [--insn] [--data-only]\n"
 		"       csdec decode <perf.data> [--symfs DIR] [--buildid-dir DIR] [--vmlinux FILE] [options]\n"
 		"       csdec decode --trace FILE --protocol etm3|ptm [--formatted] [--trace-id ID]\n"
 		"                    [--reg NAME=VALUE]... [--sysfs DIR] [--image FILE@ADDR]... [--elf FILE[@BIAS]]...\n"
@@ -87,6 +87,11 @@ static void usage_decode(FILE *out)
 		"  --insn             one record per instruction instead of ranges:\n"
 		"                     {\"type\":\"insn\",\"addr\":\"0x...\",\"isa\":\"A32|T32|...\",\n"
 		"                      \"size\":N,\"cond\":\"pass|fail|unknown\",\"cycles\":N}\n"
+		"  --data-only        ETMv3 data trace: only the data accesses (instruction,\n"
+		"                     direction, size, address, value), \"data\" and\n"
+		"                     \"data_lost\" records, with the \"error\" and \"truncated\"\n"
+		"                     records; a data-only trace (ETMCR bit 20) has no\n"
+		"                     instruction, so its records have no \"insn\", \"dir\", \"size\"\n"
 		"Without a snapshot:\n"
 		"  --trace FILE       the captured trace (- for standard input)\n"
 		"  --protocol P       etm3 or ptm\n"
@@ -131,6 +136,7 @@ static int cmd_decode(int argc, char **argv)
 	cli_parse_options(argc, argv, &o, CLI_DECODE, usage_decode, NULL, NULL);
 	memset(&ctx, 0, sizeof(ctx));
 	ctx.format = o.format;
+	ctx.data_only = o.data_only;
 	/* Printed records of several sources come out in timestamp order. */
 	if (ctx.format != FMT_NONE && !o.capture_order) {
 		ctx.merge = merge_new(cli_deliver_record, cli_deliver_order_note);

@@ -12,7 +12,7 @@
  *             [--context-id-bytes N] [--sync-period BYTES]
  *             [--formatted[=port] [--trace-id ID]] -o DIR
  *   csdec gen --exec-log LOG --elf ELF --protocol etm3
- *             [--data-trace both|address|value] [--out-of-order] ... -o DIR
+ *             [--data-trace both|address|value] [--out-of-order] [--data-only] ... -o DIR
  *   csdec gen ... --perf-data FILE [--perf-data-version 1|2]
  *             [--perf-aux-size BYTES]
  *
@@ -121,6 +121,9 @@ static void gen_usage(FILE *out)
 		"                          accesses: both (addresses and values), address, value\n"
 		"  --out-of-order          data trace: every second single load's value comes\n"
 		"                          out of order, after a placeholder packet\n"
+		"  --data-only             data trace only, no instruction trace (ETMCR bit 20):\n"
+		"                          data-only I-syncs and the data packets, nothing else\n"
+		"                          (not with --cycle-accurate or --timestamps)\n"
 		"  --elf ELF               the program (its PT_LOAD segments become the memory dumps)\n"
 		"  --protocol P            ptm or etm3; repeat for several sources of one run\n"
 		"  --cycle-accurate        cycle-accurate trace (ETMCR bit 12)\n"
@@ -381,7 +384,7 @@ int csd_cmd_gen(int argc, char **argv)
 	unsigned perf_version = 2;
 	uint64_t perf_aux_size = CSDI_PERF_AUX_SIZE_DEFAULT;
 	int protocols[MAX_SOURCES], nproto = 0;
-	int ca = 0, ts = 0, rs = 0, cid_bytes = 0, trace_id = 0x10, mprof = 0, ooo = 0;
+	int ca = 0, ts = 0, rs = 0, cid_bytes = 0, trace_id = 0x10, mprof = 0, ooo = 0, data_only = 0;
 	uint32_t data_bits = 0;   /* ETMCR[3:2] */
 	const char *core_type = "Cortex-A15";
 	uint64_t repeat = 1;
@@ -414,6 +417,8 @@ int csd_cmd_gen(int argc, char **argv)
 			i++;
 		} else if (!strcmp(a, "--out-of-order")) {
 			ooo = 1;
+		} else if (!strcmp(a, "--data-only")) {
+			data_only = 1;
 		} else if (!strcmp(a, "--elf") && v) {
 			elf = v;
 			i++;
@@ -502,6 +507,10 @@ int csd_cmd_gen(int argc, char **argv)
 		gen_fail("%s", "--data-trace and --out-of-order need the data accesses of --exec-log");
 	if (ooo && !data_bits)
 		gen_fail("%s", "--out-of-order needs --data-trace");
+	if (data_only && !data_bits)
+		gen_fail("%s", "--data-only needs --data-trace");
+	if (data_only && (ca || ts))
+		gen_fail("%s", "--data-only traces no instructions: no cycles or timestamps to go with them");
 	for (int i = 0; i < nproto; i++)
 		if (data_bits && protocols[i] != CSD_PROTO_ETM3)
 			gen_fail("%s", "data trace is an ETMv3 feature (--protocol etm3)");
@@ -551,7 +560,8 @@ int csd_cmd_gen(int argc, char **argv)
 		s->cfg.trace.size = sizeof(s->cfg.trace);
 		s->cfg.trace.protocol = (uint32_t)protocols[i];
 		s->cfg.trace.etmcr = (uint32_t)ca << 12 | (uint32_t)ts << 28 | (uint32_t)(ptm && rs) << 29 |
-				     (uint32_t)(cid_bytes == 4 ? 3 : cid_bytes) << 14 | data_bits << 2;
+				     (uint32_t)(cid_bytes == 4 ? 3 : cid_bytes) << 14 | data_bits << 2 |
+				     (uint32_t)data_only << 20;
 		s->cfg.data_out_of_order = ooo;
 		/* ID and configuration registers as a Cortex-A15 PTM / Cortex-A7
 		 * ETM report them (the TC2 capture's values). */

@@ -496,14 +496,20 @@ static void print_data_text(FILE *out, const struct source_slot *s, const struct
 	struct line_buf b = { .n = 0 };
 	if (s->perf)
 		lb_add(&b, "cpu%" PRId32 " ", s->cpu);
-	lb_add(&b, "0x%02x         %-5s %" PRIu64 " ", s->id, r->flags & CSD_RECF_STORE ? "store" : "load", r->size);
+	const int no_insn = (r->flags & CSD_RECF_DATA_NO_INSN) != 0;
+	if (no_insn)    /* data-only trace: direction and size not traced */
+		lb_add(&b, "0x%02x         data    ", s->id);
+	else
+		lb_add(&b, "0x%02x         %-5s %" PRIu64 " ", s->id, r->flags & CSD_RECF_STORE ? "store" : "load",
+		       r->size);
 	if (r->flags & CSD_RECF_DATA_ADDR)
 		lb_add(&b, "[0x%08" PRIx64 "]", r->addr);
 	else
 		lb_add(&b, "[?]");
 	if (r->flags & CSD_RECF_DATA_VALUE)
-		lb_add(&b, " = 0x%0*" PRIx64, value_digits(r->size), r->target);
-	lb_add(&b, "  (insn 0x%08" PRIx64 ")", r->last);
+		lb_add(&b, " = 0x%0*" PRIx64, no_insn ? 8 : value_digits(r->size), r->target);
+	if (!no_insn)
+		lb_add(&b, "  (insn 0x%08" PRIx64 ")", r->last);
 	print_line(out, &b);
 }
 
@@ -639,17 +645,21 @@ static void print_insn_json(FILE *out, const struct source_slot *s, const struct
 }
 
 /* {"type":"data","id":N,"insn":"0x<pc>","dir":"load"|"store","size":N,
- * "addr":"0x...","value":"0x..."}, addr and value only when traced. */
+ * "addr":"0x...","value":"0x..."}, addr and value only when traced; insn,
+ * dir and size only when the instruction is known (not in a data-only
+ * trace, where the value is of one 32-bit transfer). */
 static void print_data_json(FILE *out, const struct source_slot *s, const struct csd_record *r)
 {
+	const int no_insn = (r->flags & CSD_RECF_DATA_NO_INSN) != 0;
 	fprintf(out, "{\"type\":\"data\",\"id\":%u", s->id);
 	json_perf(out, s);
-	fprintf(out, ",\"insn\":\"0x%08" PRIx64 "\",\"dir\":\"%s\",\"size\":%" PRIu64, r->last,
-		r->flags & CSD_RECF_STORE ? "store" : "load", r->size);
+	if (!no_insn)
+		fprintf(out, ",\"insn\":\"0x%08" PRIx64 "\",\"dir\":\"%s\",\"size\":%" PRIu64, r->last,
+			r->flags & CSD_RECF_STORE ? "store" : "load", r->size);
 	if (r->flags & CSD_RECF_DATA_ADDR)
 		fprintf(out, ",\"addr\":\"0x%08" PRIx64 "\"", r->addr);
 	if (r->flags & CSD_RECF_DATA_VALUE)
-		fprintf(out, ",\"value\":\"0x%0*" PRIx64 "\"", value_digits(r->size), r->target);
+		fprintf(out, ",\"value\":\"0x%0*" PRIx64 "\"", no_insn ? 8 : value_digits(r->size), r->target);
 	fputs("}\n", out);
 }
 
