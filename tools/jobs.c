@@ -24,7 +24,8 @@
  *
  * A source belongs to one worker, which alone calls its decoder and reads
  * its image (an image caches its last lookup, so it is not shared between
- * threads).
+ * threads). A capture of one source gets one worker when the calling
+ * thread has printing or counting to do meanwhile.
  */
 #include <pthread.h>
 #include <stdlib.h>
@@ -485,7 +486,11 @@ struct jobs *jobs_new(struct run_ctx *ctx, int jobs)
 	for (int id = 0; id < MAX_IDS; id++)
 		nslots += ctx->slot[id] != NULL;
 	int nw = jobs < nslots ? jobs : nslots;
-	if (nw < 2)
+	/* One source: its worker decodes while this thread prints or counts
+	 * (with nothing printed or counted there is nothing to overlap). */
+	if (nslots == 1 && jobs > 1 && (ctx->format != FMT_NONE || ctx->on_record || ctx->on_packet))
+		nw = 1;
+	else if (nw < 2)
 		return NULL;
 	struct jobs *j = calloc(1, sizeof(*j));
 	if (!j)

@@ -9,8 +9,9 @@
 struct jobs;
 
 /* Workers for the sources of ctx->slot (at most `jobs` threads; each
- * source belongs to one of them). NULL when threads or memory cannot be
- * had: the caller then decodes serially. */
+ * source belongs to one of them; one source gets a worker when ctx prints
+ * or counts). NULL when that gives no second thread, or threads or memory
+ * cannot be had: the caller then decodes serially. */
 struct jobs *jobs_new(struct run_ctx *ctx, int jobs);
 
 /* A demultiplexer event, in capture order: trace bytes of source s
