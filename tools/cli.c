@@ -102,7 +102,7 @@ void cli_deliver_order_note(struct run_ctx *ctx, struct source_slot *s, const ch
 		print_order_text(ctx->out, s, reason, waiting);
 }
 
-void cli_take_record(struct run_ctx *ctx, struct source_slot *s, const struct csd_record *r)
+void cli_count_record(struct source_slot *s, const struct csd_record *r)
 {
 	s->items++;
 	if (r->type == CSD_REC_INSN)
@@ -111,6 +111,11 @@ void cli_take_record(struct run_ctx *ctx, struct source_slot *s, const struct cs
 		s->insns += r->count;
 	else if (r->type == CSD_REC_ERROR)
 		s->errors++;
+}
+
+void cli_take_record(struct run_ctx *ctx, struct source_slot *s, const struct csd_record *r)
+{
+	cli_count_record(s, r);
 	if (ctx->merge)
 		merge_push(ctx->merge, ctx, s, r);
 	else

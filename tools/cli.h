@@ -159,6 +159,8 @@ void cli_drain_slot(struct run_ctx *ctx, struct source_slot *s);
 /* One record / packet of s, as cli_drain_slot hands each on (counted, then
  * to the merge, handler or printer). */
 void cli_take_record(struct run_ctx *ctx, struct source_slot *s, const struct csd_record *r);
+/* The counting part of cli_take_record (items, instructions, errors of s). */
+void cli_count_record(struct source_slot *s, const struct csd_record *r);
 void cli_take_packet(struct run_ctx *ctx, struct source_slot *s, const struct csd_packet *p);
 /* Stop the run (exit 2) when the output stream has failed. */
 void cli_check_output(struct run_ctx *ctx);

@@ -39,7 +39,7 @@
 #define OUT_RING 4             /* output blocks a worker has made, not yet taken */
 #define IN_BYTES (64 * 1024)   /* trace bytes per input block (a longer run gets a block its size) */
 #define IN_EVENTS 1024
-#define OUT_ITEMS 1024
+#define OUT_ITEMS 4096
 #define SEQ_MAX (1u << 16)
 
 enum { EV_DATA, EV_FINISH };
@@ -110,6 +110,9 @@ struct jobs {
 	pthread_cond_t cv_main;   /* the calling thread waits here */
 	pthread_cond_t cv_work;   /* the workers wait here */
 	int stop;
+	/* Nothing but the counts is wanted of the records (decode --format
+	 * none): the workers count them and pass none on. */
+	int count_only;
 	int nw;
 	struct worker *w;
 	int wof[MAX_IDS];         /* worker of each trace ID */
@@ -160,12 +163,20 @@ static void drain_to(struct jobs *j, struct worker *w, struct source_slot *s)
 	if (s->flow) {
 		const struct csd_record *batch;
 		int n;
-		while ((n = csd_flow_next_batch(s->flow, &batch)) > 0)
+		while ((n = csd_flow_next_batch(s->flow, &batch)) > 0) {
+			if (j->count_only) {
+				/* s's counts are read by the calling thread
+				 * only after the workers are joined. */
+				for (int i = 0; i < n; i++)
+					cli_count_record(s, &batch[i]);
+				continue;
+			}
 			for (int i = 0; i < n; i++) {
 				struct item *it = emit(j, w);
 				it->kind = IT_RECORD;
 				it->u.r = batch[i];
 			}
+		}
 		return;
 	}
 	struct csd_packet p;
@@ -497,6 +508,7 @@ struct jobs *jobs_new(struct run_ctx *ctx, int jobs)
 		return NULL;
 	j->ctx = ctx;
 	j->nw = nw;
+	j->count_only = ctx->format == FMT_NONE && !ctx->on_record && !ctx->on_packet && !ctx->merge;
 	j->w = calloc((size_t)nw, sizeof(*j->w));
 	j->seq = malloc(SEQ_MAX * sizeof(*j->seq));
 	int ok = j->w && j->seq;
