@@ -2,7 +2,9 @@
 # inputs, runs alternating in one process tree (bench/bench_run.c), and the
 # memory check on a 1 GB trace. Results and how to read them: BENCHMARKS.md.
 #
-#   make bench              every input below, BENCH_ROUNDS rounds each
+#   make bench              every input below, BENCH_ROUNDS rounds each; then
+#                           the --jobs row (bench/jobs_scaling.sh: the whole
+#                           tool, --jobs 1 against 2, in $(B)/bench/jobs.md)
 #   make bench-mem          a 1 GB trace (TC2 repeated, made in $(B)/bench and
 #                           deleted afterwards) must decode within
 #                           BENCH_MEM_LIMIT_MB of peak RSS beyond the image
@@ -89,6 +91,8 @@ bench: $(BENCH_BINS) $(B)/csdec bench-inputs
 	$(BENCH_DIR)/bench_run --rounds $(BENCH_ROUNDS) --bin $(BENCH_DIR) --tool $(B)/csdec \
 	  --md $(BENCH_DIR)/results.md --hostile $(notdir $(BENCH_HOSTILE))=$(BENCH_HOSTILE) tc2=$(BENCH_TC2) \
 	  $(foreach d,$(BENCH_GEN_DIRS),$(notdir $(d))=$(d))
+	sh bench/jobs_scaling.sh $(B)/csdec $(BENCH_ROUNDS) tc2=$(BENCH_TC2):none \
+	  $(notdir $(word 1,$(BENCH_GEN_DIRS)))=$(word 1,$(BENCH_GEN_DIRS)):jsonl | tee $(BENCH_DIR)/jobs.md
 
 bench-mem: $(BENCH_DIR)/csdec_bench $(BENCH_DIR)/bench_run $(B)/csdec
 	@rm -rf $(BENCH_DIR)/tc2-1024mb

@@ -11,6 +11,7 @@
 
 #include "cli.h"
 #include "file.h"
+#include "jobs.h"
 #include "merge.h"
 #include "symbols.h"
 #include "progress.h"
@@ -43,7 +44,7 @@ void die_io(const char *fmt, ...)
 
 /* A write error (a full disk, a closed pipe when SIGPIPE is ignored) ends
  * the run at once: decoding on would only produce more output to lose. */
-static void check_output(struct run_ctx *ctx)
+void cli_check_output(struct run_ctx *ctx)
 {
 	if (ferror(ctx->out)) {
 		int e = errno;
@@ -104,6 +105,40 @@ void cli_deliver_order_note(struct run_ctx *ctx, struct source_slot *s, const ch
 		print_order_text(ctx->out, s, reason, waiting);
 }
 
+void cli_count_record(struct source_slot *s, const struct csd_record *r)
+{
+	s->items++;
+	if (r->type == CSD_REC_INSN)
+		s->insns++;
+	else if (r->type == CSD_REC_RANGE)
+		s->insns += r->count;
+	else if (r->type == CSD_REC_ERROR)
+		s->errors++;
+}
+
+void cli_take_record(struct run_ctx *ctx, struct source_slot *s, const struct csd_record *r)
+{
+	cli_count_record(s, r);
+	if (ctx->merge)
+		merge_push(ctx->merge, ctx, s, r);
+	else
+		cli_deliver_record(ctx, s, r);
+}
+
+void cli_take_packet(struct run_ctx *ctx, struct source_slot *s, const struct csd_packet *p)
+{
+	if ((++s->items & 255) == 0)
+		cli_check_output(ctx);
+	if (p->type == CSD_PKT_ERROR)
+		s->errors++;
+	if (ctx->on_packet)
+		ctx->on_packet(ctx, s, p);
+	else if (ctx->format == FMT_JSONL)
+		print_packet_json_src(ctx->out, s->id, s, p);
+	else if (ctx->format == FMT_TEXT)
+		print_packet_text_src(ctx->out, s->id, s, p);
+}
+
 void cli_drain_slot(struct run_ctx *ctx, struct source_slot *s)
 {
 	if (s->flow) {
@@ -112,37 +147,15 @@ void cli_drain_slot(struct run_ctx *ctx, struct source_slot *s)
 		const struct csd_record *batch;
 		int n;
 		while ((n = csd_flow_next_batch(s->flow, &batch)) > 0) {
-			for (int i = 0; i < n; i++) {
-				const struct csd_record *r = &batch[i];
-				s->items++;
-				if (r->type == CSD_REC_INSN)
-					s->insns++;
-				else if (r->type == CSD_REC_RANGE)
-					s->insns += r->count;
-				else if (r->type == CSD_REC_ERROR)
-					s->errors++;
-				if (ctx->merge)
-					merge_push(ctx->merge, ctx, s, r);
-				else
-					cli_deliver_record(ctx, s, r);
-			}
-			check_output(ctx);
+			for (int i = 0; i < n; i++)
+				cli_take_record(ctx, s, &batch[i]);
+			cli_check_output(ctx);
 		}
 		return;
 	}
 	struct csd_packet p;
-	while ((s->etm3 ? csd_etm3_pkt_next(s->etm3, &p) : csd_ptm_pkt_next(s->ptm, &p)) == 0) {
-		if ((++s->items & 255) == 0)
-			check_output(ctx);
-		if (p.type == CSD_PKT_ERROR)
-			s->errors++;
-		if (ctx->on_packet)
-			ctx->on_packet(ctx, s, &p);
-		else if (ctx->format == FMT_JSONL)
-			print_packet_json_src(ctx->out, s->id, s, &p);
-		else if (ctx->format == FMT_TEXT)
-			print_packet_text_src(ctx->out, s->id, s, &p);
-	}
+	while ((s->etm3 ? csd_etm3_pkt_next(s->etm3, &p) : csd_ptm_pkt_next(s->ptm, &p)) == 0)
+		cli_take_packet(ctx, s, &p);
 }
 
 void cli_report_frame_error(struct run_ctx *ctx, const struct csd_frame_out *fo)
@@ -161,19 +174,26 @@ void cli_report_frame_error(struct run_ctx *ctx, const struct csd_frame_out *fo)
 		fprintf(ctx->out, "---- %8" PRIu64 "  %-11s  %s\n", fo->offset, kind, why);
 }
 
-static void drain_frames(struct run_ctx *ctx, csd_frame_decoder *fd)
+static void drain_frames(struct run_ctx *ctx, csd_frame_decoder *fd, struct jobs *jobs)
 {
 	struct csd_frame_out fo;
 	while (csd_frame_next(fd, &fo) == 0) {
 		if (fo.event == CSD_FRAME_ERROR || fo.event == CSD_FRAME_ALIGN_INFERRED ||
 		    fo.event == CSD_FRAME_TRUNCATED) {
-			cli_report_frame_error(ctx, &fo);
+			if (jobs)
+				jobs_frame_note(jobs, &fo);
+			else
+				cli_report_frame_error(ctx, &fo);
 			continue;
 		}
 		if (fo.event != CSD_FRAME_DATA || fo.bytes.id >= MAX_IDS)
 			continue;
 		struct source_slot *s = ctx->slot[fo.bytes.id];
-		if (s && cli_slot_feed(s, &fo.bytes) == 0)
+		if (!s)
+			continue;
+		if (jobs)
+			jobs_data(jobs, s, &fo.bytes);
+		else if (cli_slot_feed(s, &fo.bytes) == 0)
 			cli_drain_slot(ctx, s);
 	}
 }
@@ -221,6 +241,9 @@ static int run_buffer(struct run_ctx *ctx, const char *path, uint32_t frame_form
 		free(chunk);
 		return -1;
 	}
+	/* Several sources: each decoded on a worker (jobs.c), the results
+	 * handed on here in the serial order. */
+	struct jobs *jobs = ctx->jobs > 1 ? jobs_new(ctx, ctx->jobs) : NULL;
 	uint64_t off = 0;
 	size_t n;
 	int rc = 0;
@@ -242,23 +265,27 @@ static int run_buffer(struct run_ctx *ctx, const char *path, uint32_t frame_form
 			break;
 		n = (size_t)got;
 		csd_frame_feed(fd, chunk, n, off);
-		drain_frames(ctx, fd);
+		drain_frames(ctx, fd, jobs);
 		off += n;
 		progress_update(&pg, off);
 	}
 	progress_end(&pg);
 	csd_frame_finish(fd);
-	drain_frames(ctx, fd);
-	for (int id = 0; id < MAX_IDS; id++) {
-		struct source_slot *s = ctx->slot[id];
-		if (s) {
-			cli_slot_finish(s);
-			cli_drain_slot(ctx, s);
+	drain_frames(ctx, fd, jobs);
+	if (jobs) {
+		jobs_finish(jobs);
+	} else {
+		for (int id = 0; id < MAX_IDS; id++) {
+			struct source_slot *s = ctx->slot[id];
+			if (s) {
+				cli_slot_finish(s);
+				cli_drain_slot(ctx, s);
+			}
 		}
 	}
 	if (ctx->merge)
 		merge_flush(ctx->merge, ctx);
-	check_output(ctx);
+	cli_check_output(ctx);
 	csd_frame_free(fd);
 	free(chunk);
 	if (f != stdin)
@@ -446,6 +473,7 @@ void cli_parse_options(int argc, char **argv, struct options *o, enum cli_mode m
 	o->format = FMT_TEXT;
 	o->trace_id = -1;
 	o->frame_format = CSD_FRAME_RAW;
+	o->jobs = 0;
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
 		if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
@@ -456,6 +484,11 @@ void cli_parse_options(int argc, char **argv, struct options *o, enum cli_mode m
 		} else if ((v = cli_opt_value(argc, argv, &i, "--id"))) {
 			o->want[parse_id(v)] = 1;
 			o->any_id = 1;
+		} else if ((v = cli_opt_value(argc, argv, &i, "--jobs"))) {
+			uint64_t n = parse_number(v, "number of jobs");
+			if (n < 1 || n > JOBS_MAX)
+				die_usage("bad number of jobs '%s' (expected 1..%d)", v, JOBS_MAX);
+			o->jobs = (int)n;
 		} else if ((v = cli_opt_value(argc, argv, &i, "--format"))) {
 			o->format = parse_format(v, decode);
 		} else if (decode && (v = cli_opt_value(argc, argv, &i, "--order"))) {
@@ -795,6 +828,7 @@ int cli_run(struct options *o, struct run_ctx *ctx, enum slot_kind kind)
 {
 	if (!ctx->out)
 		ctx->out = stdout;
+	ctx->jobs = o->jobs ? o->jobs : jobs_default();
 	/* The text listing is one line per instruction (with its mnemonic). */
 	int listing = kind == SLOT_FLOW && ctx->format == FMT_TEXT && !ctx->on_record;
 	struct symtab *syms = NULL;

@@ -77,6 +77,8 @@ struct run_ctx {
 	void (*on_source_end)(struct run_ctx *ctx, struct source_slot *s);
 	/* decode --data-only: print only the data records and the errors. */
 	int data_only;
+	/* Threads that may decode (--jobs; 1: all on the calling thread). */
+	int jobs;
 };
 
 /* Hand one record to the context's handler or printer. */
@@ -111,7 +113,11 @@ struct options {
 	const char *symfs;          /* --symfs DIR: DIR + the recorded path */
 	const char *buildid_dir;    /* --buildid-dir DIR (default ~/.debug) */
 	const char *vmlinux;        /* --vmlinux FILE: the kernel's code */
+	int jobs;                   /* --jobs N (0: the online cores) */
 };
+
+/* The most --jobs a command takes. */
+#define JOBS_MAX 256
 
 /* A command's own options: return 1 if argv[*i] (and maybe the following
  * arguments, advancing *i) was taken, 0 if it is not one. */
@@ -153,6 +159,14 @@ int cli_slot_feed(struct source_slot *s, const struct csd_bytes *b);
 void cli_slot_finish(struct source_slot *s);
 /* Hand the decoded packets / records of s on (merge, handler or printer). */
 void cli_drain_slot(struct run_ctx *ctx, struct source_slot *s);
+/* One record / packet of s, as cli_drain_slot hands each on (counted, then
+ * to the merge, handler or printer). */
+void cli_take_record(struct run_ctx *ctx, struct source_slot *s, const struct csd_record *r);
+/* The counting part of cli_take_record (items, instructions, errors of s). */
+void cli_count_record(struct source_slot *s, const struct csd_record *r);
+void cli_take_packet(struct run_ctx *ctx, struct source_slot *s, const struct csd_packet *p);
+/* Stop the run (exit 2) when the output stream has failed. */
+void cli_check_output(struct run_ctx *ctx);
 void cli_report_frame_error(struct run_ctx *ctx, const struct csd_frame_out *fo);
 /* Add the --image and --elf files to img (exits on errors). */
 void cli_load_extra_images(const struct options *o, csd_image *img);

@@ -45,6 +45,8 @@ static void usage_coverage(FILE *out)
 		"                     (genhtml FILE makes HTML); needs DWARF line info\n"
 		"  --insns            also list every instruction with its count\n"
 		"  --id ID            only this trace ID; may be repeated\n"
+		"  --jobs N           decode on up to N threads, one source per thread (default:\n"
+		"                     the online cores; 1: all on one); the result is the same\n"
 		"Other options as for 'csdec decode' (--trace, --protocol, --reg, --image...).\n"
 		"\n"
 		"Exit status: 0 clean, 1 the trace had errors (coverage of what decoded\n"

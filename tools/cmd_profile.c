@@ -51,6 +51,8 @@ static void usage_profile(FILE *out)
 		"                     or instr; the weights add up to the profile's total\n"
 		"  --elf FILE[@BIAS]  symbols and code of the program; may be repeated\n"
 		"  --id ID            only this trace ID; may be repeated\n"
+		"  --jobs N           decode on up to N threads, one source per thread (default:\n"
+		"                     the online cores; 1: all on one); the result is the same\n"
 		"Other options as for 'csdec decode' (--trace, --protocol, --reg, --image...).\n"
 		"\n"
 		"Exit status: 0 clean, 1 the trace had errors (the profile of what decoded\n"

@@ -122,6 +122,8 @@ static void usage_timeline(FILE *out)
 		"  --max-events N     write at most N spans and instant events (default\n"
 		"                     1000000, 0: no limit); the rest is cut with a message\n"
 		"  --id ID            only this trace ID; may be repeated\n"
+		"  --jobs N           decode on up to N threads, one source per thread (default:\n"
+		"                     the online cores; 1: all on one); the result is the same\n"
 		"Other options as for 'csdec decode' (--trace, --protocol, --reg, --image...).\n"
 		"\n"
 		"Exit status: 0 clean, 1 the trace had errors (the timeline of what decoded\n"

@@ -48,7 +48,7 @@ static void usage(FILE *out)
 static void usage_packets(FILE *out)
 {
 	fprintf(out,
-		"Usage: csdec packets <snapshot-dir> [--id ID]... [--format text|jsonl]\n"
+		"Usage: csdec packets <snapshot-dir> [--id ID]... [--format text|jsonl] [--jobs N]\n"
 		"       csdec packets <perf.data> [options]\n"
 		"\n"
 		"List the packets of each ETMv3 / PTM trace source of a CoreSight snapshot\n"
@@ -61,6 +61,8 @@ static void usage_packets(FILE *out)
 		"                   \"packet\" (kind), \"id\", \"offset\" and the decoded fields;\n"
 		"                   from a perf.data file also \"cpu\", and \"pid\" / \"tid\"\n"
 		"                   where known\n"
+		"  --jobs N         decode on up to N threads, one source per thread (default:\n"
+		"                   the online cores; 1: all on one); the output is the same\n"
 		"\n"
 		"Exit status: 0 clean, 1 the trace had errors (all decodable packets were\n"
 		"still printed), 2 usage or I/O error.\n");
@@ -69,7 +71,7 @@ static void usage_packets(FILE *out)
 static void usage_decode(FILE *out)
 {
 	fprintf(out,
-		"Usage: csdec decode <snapshot-dir> [--id ID]... [--format text|jsonl|none] [--insn] [--data-only]\n"
+		"Usage: csdec decode <snapshot-dir> [--id ID]... [--format text|jsonl|none] [--insn] [--data-only] [--jobs N]\n"
 		"       csdec decode <perf.data> [--symfs DIR] [--buildid-dir DIR] [--vmlinux FILE] [options]\n"
 		"       csdec decode --trace FILE --protocol etm3|ptm [--formatted] [--trace-id ID]\n"
 		"                    [--reg NAME=VALUE]... [--sysfs DIR] [--image FILE@ADDR]... [--elf FILE[@BIAS]]...\n"
@@ -91,7 +93,10 @@ static void usage_decode(FILE *out)
 		"                     direction, size, address, value), \"data\" and\n"
 		"                     \"data_lost\" records, with the \"error\" and \"truncated\"\n"
 		"                     records; a data-only trace (ETMCR bit 20) has no\n"
-		"                     instruction, so its records have no \"insn\", \"dir\", \"size\"\n"
+		"                     instruction, so its records have no \"insn\", \"dir\" or \"size\"\n"
+		"  --jobs N           decode on up to N threads, one source of a snapshot per\n"
+		"                     thread (default: the online cores; 1: all on one);\n"
+		"                     the output is the same whatever N\n"
 		"Without a snapshot:\n"
 		"  --trace FILE       the captured trace (- for standard input)\n"
 		"  --protocol P       etm3 or ptm\n"

@@ -1,0 +1,548 @@
+/*
+ * jobs.c - the sources of a capture decoded on worker threads.
+ *
+ * The serial pipeline hands each run of a source's bytes to its decoder
+ * and passes on what the decoder then gives, before the next run. What a
+ * decoder gives depends on its own bytes only, so a worker can decode a
+ * source's runs anywhere, as long as the calling thread hands the results
+ * on in the serial order: after each run, exactly what that run made. The
+ * calling thread demultiplexes and keeps a sequence of events (a run of
+ * source S, a frame note); each worker appends, after the output of each
+ * run, an end mark; and the calling thread walks the sequence, taking each
+ * run's output up to its mark from that run's worker. So the merge, the
+ * handlers and the printers see the same calls in the same order as with
+ * one thread, from the same thread.
+ *
+ * Memory is bounded: the runs waiting for a worker, the output waiting for
+ * the calling thread and the sequence each have a fixed number of blocks
+ * or entries, and whoever finds one full waits (the calling thread handing
+ * on what it can meanwhile). No cycle of waits: the oldest event of the
+ * sequence has its bytes with its worker (pending runs are given to the
+ * workers before the calling thread waits), and that worker's output
+ * queue holds nothing older than it, so the calling thread can always take
+ * from it.
+ *
+ * A source belongs to one worker, which alone calls its decoder and reads
+ * its image (an image caches its last lookup, so it is not shared between
+ * threads). A capture of one source gets one worker when the calling
+ * thread has printing or counting to do meanwhile.
+ */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "jobs.h"
+#include "merge.h"
+
+#define IN_RING 4              /* runs' blocks given to a worker, not yet decoded */
+#define OUT_RING 4             /* output blocks a worker has made, not yet taken */
+#define IN_BYTES (64 * 1024)   /* trace bytes per input block (a longer run gets a block its size) */
+#define IN_EVENTS 1024
+#define OUT_ITEMS 4096
+#define SEQ_MAX (1u << 16)
+
+enum { EV_DATA, EV_FINISH };
+
+struct in_event {
+	uint8_t kind;
+	uint8_t id;
+	uint8_t has_offsets;
+	size_t pos, size;
+	uint64_t base;
+};
+
+struct in_block {
+	struct in_block *next;  /* in the free list */
+	size_t nev, used, cap;
+	uint8_t *data;          /* cap bytes */
+	uint64_t *offsets;      /* cap offsets, once a run had them */
+	struct in_event ev[IN_EVENTS];
+};
+
+enum { IT_RECORD, IT_PACKET, IT_END };
+
+struct item {
+	uint32_t kind;
+	union {
+		struct csd_record r;
+		struct csd_packet p;
+	} u;
+};
+
+struct out_block {
+	struct out_block *next;
+	size_t n;
+	struct item it[OUT_ITEMS];
+};
+
+struct worker {
+	struct jobs *j;
+	pthread_t th;
+	/* Shared, under j->mu. */
+	struct in_block *in[IN_RING];
+	unsigned in_head, in_len;
+	struct out_block *out[OUT_RING];
+	unsigned out_head, out_len;
+	struct in_block *in_free;
+	struct out_block *out_free;
+	/* The calling thread's: the block being filled, the block being read. */
+	struct in_block *cur_in;
+	struct out_block *rd;
+	size_t rd_pos;
+	/* The worker's: the block being filled. */
+	struct out_block *cur_out;
+};
+
+/* An event of the sequence: a run or the end of source `id` on worker
+ * `worker`, or (worker -1) a frame note. */
+struct seq_entry {
+	int worker;
+	uint8_t id;
+	uint32_t event;
+	uint64_t offset;
+	const char *reason;
+};
+
+struct jobs {
+	struct run_ctx *ctx;
+	pthread_mutex_t mu;
+	pthread_cond_t cv_main;   /* the calling thread waits here */
+	pthread_cond_t cv_work;   /* the workers wait here */
+	int stop;
+	/* Nothing but the counts is wanted of the records (decode --format
+	 * none): the workers count them and pass none on. */
+	int count_only;
+	int nw;
+	struct worker *w;
+	int wof[MAX_IDS];         /* worker of each trace ID */
+	struct seq_entry *seq;
+	size_t seq_head, seq_len;
+};
+
+int jobs_default(void)
+{
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+	return n < 1 ? 1 : n > 1024 ? 1024 : (int)n;
+}
+
+/* ---- worker side ---- */
+
+/* Give the block being filled to the calling thread (waits for room). */
+static void publish_out_locked(struct jobs *j, struct worker *w)
+{
+	while (w->out_len == OUT_RING)
+		pthread_cond_wait(&j->cv_work, &j->mu);
+	w->out[(w->out_head + w->out_len) % OUT_RING] = w->cur_out;
+	w->out_len++;
+	w->cur_out = NULL;
+	pthread_cond_signal(&j->cv_main);
+}
+
+static struct item *emit(struct jobs *j, struct worker *w)
+{
+	if (w->cur_out && w->cur_out->n == OUT_ITEMS) {
+		pthread_mutex_lock(&j->mu);
+		publish_out_locked(j, w);
+		pthread_mutex_unlock(&j->mu);
+	}
+	if (!w->cur_out) {
+		/* OUT_RING + 2 blocks exist: at most OUT_RING queued and one
+		 * being read, so one is free. */
+		pthread_mutex_lock(&j->mu);
+		w->cur_out = w->out_free;
+		w->out_free = w->cur_out->next;
+		pthread_mutex_unlock(&j->mu);
+		w->cur_out->n = 0;
+	}
+	return &w->cur_out->it[w->cur_out->n++];
+}
+
+static void drain_to(struct jobs *j, struct worker *w, struct source_slot *s)
+{
+	if (s->flow) {
+		const struct csd_record *batch;
+		int n;
+		while ((n = csd_flow_next_batch(s->flow, &batch)) > 0) {
+			if (j->count_only) {
+				/* s's counts are read by the calling thread
+				 * only after the workers are joined. */
+				for (int i = 0; i < n; i++)
+					cli_count_record(s, &batch[i]);
+				continue;
+			}
+			for (int i = 0; i < n; i++) {
+				struct item *it = emit(j, w);
+				it->kind = IT_RECORD;
+				it->u.r = batch[i];
+			}
+		}
+		return;
+	}
+	struct csd_packet p;
+	while ((s->etm3 ? csd_etm3_pkt_next(s->etm3, &p) : csd_ptm_pkt_next(s->ptm, &p)) == 0) {
+		struct item *it = emit(j, w);
+		it->kind = IT_PACKET;
+		it->u.p = p;
+	}
+}
+
+static void run_block(struct jobs *j, struct worker *w, const struct in_block *b)
+{
+	for (size_t i = 0; i < b->nev; i++) {
+		const struct in_event *e = &b->ev[i];
+		struct source_slot *s = j->ctx->slot[e->id];
+		if (e->kind == EV_DATA) {
+			struct csd_bytes by = {
+				.data = b->data + e->pos,
+				.size = e->size,
+				.offsets = e->has_offsets ? b->offsets + e->pos : NULL,
+				.base = e->base,
+				.id = e->id,
+			};
+			if (cli_slot_feed(s, &by) == 0)
+				drain_to(j, w, s);
+		} else {
+			cli_slot_finish(s);
+			drain_to(j, w, s);
+		}
+		emit(j, w)->kind = IT_END;
+	}
+}
+
+static void *worker_main(void *arg)
+{
+	struct worker *w = arg;
+	struct jobs *j = w->j;
+	pthread_mutex_lock(&j->mu);
+	for (;;) {
+		if (!w->in_len && w->cur_out && w->cur_out->n) {
+			/* Nothing to do: what is made goes out now, not when
+			 * the block is full. */
+			publish_out_locked(j, w);
+			continue;
+		}
+		if (!w->in_len) {
+			if (j->stop)
+				break;
+			pthread_cond_wait(&j->cv_work, &j->mu);
+			continue;
+		}
+		struct in_block *b = w->in[w->in_head];
+		w->in_head = (w->in_head + 1) % IN_RING;
+		w->in_len--;
+		pthread_cond_signal(&j->cv_main);
+		pthread_mutex_unlock(&j->mu);
+		run_block(j, w, b);
+		pthread_mutex_lock(&j->mu);
+		b->next = w->in_free;
+		w->in_free = b;
+	}
+	pthread_mutex_unlock(&j->mu);
+	return NULL;
+}
+
+/* ---- calling thread ---- */
+
+/* Hand on what the oldest events of the sequence have ready. 1 if
+ * anything was. */
+static int consume(struct jobs *j)
+{
+	struct run_ctx *ctx = j->ctx;
+	int moved = 0;
+	while (j->seq_len) {
+		const struct seq_entry *e = &j->seq[j->seq_head];
+		if (e->worker < 0) {
+			struct csd_frame_out fo;
+			memset(&fo, 0, sizeof(fo));
+			fo.event = e->event;
+			fo.offset = e->offset;
+			fo.reason = e->reason;
+			cli_report_frame_error(ctx, &fo);
+			j->seq_head = (j->seq_head + 1) % SEQ_MAX;
+			j->seq_len--;
+			moved = 1;
+			continue;
+		}
+		struct worker *w = &j->w[e->worker];
+		if (!w->rd) {
+			pthread_mutex_lock(&j->mu);
+			if (w->out_len) {
+				w->rd = w->out[w->out_head];
+				w->out_head = (w->out_head + 1) % OUT_RING;
+				w->out_len--;
+				pthread_cond_broadcast(&j->cv_work);
+			}
+			pthread_mutex_unlock(&j->mu);
+			if (!w->rd)
+				return moved;
+			w->rd_pos = 0;
+		}
+		struct source_slot *s = ctx->slot[e->id];
+		int ended = 0, recs = 0;
+		while (w->rd_pos < w->rd->n) {
+			const struct item *it = &w->rd->it[w->rd_pos++];
+			if (it->kind == IT_END) {
+				ended = 1;
+				break;
+			}
+			if (it->kind == IT_RECORD) {
+				cli_take_record(ctx, s, &it->u.r);
+				recs = 1;
+			} else {
+				cli_take_packet(ctx, s, &it->u.p);
+			}
+		}
+		if (recs)
+			cli_check_output(ctx);
+		moved = 1;
+		if (w->rd_pos == w->rd->n) {
+			pthread_mutex_lock(&j->mu);
+			w->rd->next = w->out_free;
+			w->out_free = w->rd;
+			pthread_cond_broadcast(&j->cv_work);
+			pthread_mutex_unlock(&j->mu);
+			w->rd = NULL;
+		}
+		if (ended) {
+			j->seq_head = (j->seq_head + 1) % SEQ_MAX;
+			j->seq_len--;
+		}
+	}
+	return moved;
+}
+
+static int publish_in_locked(struct jobs *j, struct worker *w)
+{
+	if (w->in_len == IN_RING)
+		return 0;
+	w->in[(w->in_head + w->in_len) % IN_RING] = w->cur_in;
+	w->in_len++;
+	w->cur_in = NULL;
+	pthread_cond_broadcast(&j->cv_work);
+	return 1;
+}
+
+/* Make progress or wait for a worker: hand on what is ready; else give
+ * the workers every pending run and wait until one of them has done
+ * something. The caller checks again for what it needs. */
+static void step(struct jobs *j)
+{
+	if (consume(j))
+		return;
+	pthread_mutex_lock(&j->mu);
+	for (int i = 0; i < j->nw; i++)
+		if (j->w[i].cur_in && j->w[i].cur_in->nev)
+			publish_in_locked(j, &j->w[i]);
+	int ready = 0;
+	if (j->seq_len) {
+		const struct seq_entry *e = &j->seq[j->seq_head];
+		ready = e->worker < 0 || j->w[e->worker].out_len > 0;
+	}
+	if (!ready)
+		pthread_cond_wait(&j->cv_main, &j->mu);
+	pthread_mutex_unlock(&j->mu);
+}
+
+static void grow_array(void **p, size_t n, size_t elem)
+{
+	void *q = realloc(*p, n * elem);
+	if (!q)
+		die_io("out of memory");
+	*p = q;
+}
+
+/* Worker w's block being filled, with room for an event of `need` bytes
+ * (and their offsets when `offsets`). */
+static struct in_block *in_block(struct jobs *j, struct worker *w, size_t need, int offsets)
+{
+	for (;;) {
+		struct in_block *b = w->cur_in;
+		if (b && b->nev < IN_EVENTS && b->cap - b->used >= need && (!offsets || b->offsets))
+			return b;
+		if (b && b->nev) {
+			pthread_mutex_lock(&j->mu);
+			int done = publish_in_locked(j, w);
+			pthread_mutex_unlock(&j->mu);
+			if (done)
+				consume(j);
+			else
+				step(j);
+			continue;
+		}
+		if (!b) {
+			pthread_mutex_lock(&j->mu);
+			b = w->in_free;
+			if (b)
+				w->in_free = b->next;
+			pthread_mutex_unlock(&j->mu);
+			if (!b && !(b = calloc(1, sizeof(*b))))
+				die_io("out of memory");
+			b->nev = b->used = 0;
+			w->cur_in = b;
+		}
+		size_t cap = b->cap < need ? (need > IN_BYTES ? need : IN_BYTES) : b->cap;
+		if (cap != b->cap || !b->data) {
+			grow_array((void **)&b->data, cap ? cap : 1, 1);
+			if (b->offsets)
+				grow_array((void **)&b->offsets, cap ? cap : 1, sizeof(uint64_t));
+			b->cap = cap;
+		}
+		if (offsets && !b->offsets)
+			grow_array((void **)&b->offsets, b->cap ? b->cap : 1, sizeof(uint64_t));
+		return b;
+	}
+}
+
+static void seq_push(struct jobs *j, const struct seq_entry *e)
+{
+	while (j->seq_len == SEQ_MAX)
+		step(j);
+	j->seq[(j->seq_head + j->seq_len) % SEQ_MAX] = *e;
+	j->seq_len++;
+}
+
+static void add_event(struct jobs *j, int kind, uint8_t id, const struct csd_bytes *by)
+{
+	struct worker *w = &j->w[j->wof[id]];
+	size_t need = by ? by->size : 0;
+	int offsets = by && by->offsets;
+	/* The sequence first: waiting for room in it may give the worker
+	 * the block being filled, which must then hold whole events only. */
+	struct seq_entry se = { .worker = j->wof[id], .id = id };
+	seq_push(j, &se);
+	struct in_block *b = in_block(j, w, need, offsets);
+	struct in_event *e = &b->ev[b->nev++];
+	e->kind = (uint8_t)kind;
+	e->id = id;
+	e->has_offsets = (uint8_t)offsets;
+	e->pos = b->used;
+	e->size = need;
+	e->base = by ? by->base : 0;
+	if (need) {
+		memcpy(b->data + b->used, by->data, need);
+		if (offsets)
+			memcpy(b->offsets + b->used, by->offsets, need * sizeof(uint64_t));
+	}
+	b->used += need;
+}
+
+void jobs_data(struct jobs *j, struct source_slot *s, const struct csd_bytes *b)
+{
+	add_event(j, EV_DATA, s->id, b);
+}
+
+void jobs_frame_note(struct jobs *j, const struct csd_frame_out *fo)
+{
+	struct seq_entry se = { .worker = -1, .event = fo->event, .offset = fo->offset, .reason = fo->reason };
+	seq_push(j, &se);
+}
+
+static void jobs_stop(struct jobs *j, int started)
+{
+	pthread_mutex_lock(&j->mu);
+	j->stop = 1;
+	pthread_cond_broadcast(&j->cv_work);
+	pthread_mutex_unlock(&j->mu);
+	for (int i = 0; i < started; i++)
+		pthread_join(j->w[i].th, NULL);
+	for (int i = 0; i < j->nw; i++) {
+		struct worker *w = &j->w[i];
+		struct in_block *ib = w->in_free;
+		if (w->cur_in) {
+			w->cur_in->next = ib;
+			ib = w->cur_in;
+		}
+		for (unsigned k = 0; k < w->in_len; k++) {
+			struct in_block *b = w->in[(w->in_head + k) % IN_RING];
+			b->next = ib;
+			ib = b;
+		}
+		for (struct in_block *b = ib, *nx; b; b = nx) {
+			nx = b->next;
+			free(b->data);
+			free(b->offsets);
+			free(b);
+		}
+		for (unsigned k = 0; k < w->out_len; k++)
+			free(w->out[(w->out_head + k) % OUT_RING]);
+		for (struct out_block *b = w->out_free, *nx; b; b = nx) {
+			nx = b->next;
+			free(b);
+		}
+		free(w->rd);
+		free(w->cur_out);
+	}
+	pthread_mutex_destroy(&j->mu);
+	pthread_cond_destroy(&j->cv_main);
+	pthread_cond_destroy(&j->cv_work);
+	free(j->seq);
+	free(j->w);
+	free(j);
+}
+
+void jobs_finish(struct jobs *j)
+{
+	for (int id = 0; id < MAX_IDS; id++)
+		if (j->ctx->slot[id])
+			add_event(j, EV_FINISH, (uint8_t)id, NULL);
+	while (j->seq_len)
+		step(j);
+	jobs_stop(j, j->nw);
+}
+
+struct jobs *jobs_new(struct run_ctx *ctx, int jobs)
+{
+	int nslots = 0;
+	for (int id = 0; id < MAX_IDS; id++)
+		nslots += ctx->slot[id] != NULL;
+	int nw = jobs < nslots ? jobs : nslots;
+	/* One source: its worker decodes while this thread prints or counts
+	 * (with nothing printed or counted there is nothing to overlap). */
+	if (nslots == 1 && jobs > 1 && (ctx->format != FMT_NONE || ctx->on_record || ctx->on_packet))
+		nw = 1;
+	else if (nw < 2)
+		return NULL;
+	struct jobs *j = calloc(1, sizeof(*j));
+	if (!j)
+		return NULL;
+	j->ctx = ctx;
+	j->nw = nw;
+	j->count_only = ctx->format == FMT_NONE && !ctx->on_record && !ctx->on_packet && !ctx->merge;
+	j->w = calloc((size_t)nw, sizeof(*j->w));
+	j->seq = malloc(SEQ_MAX * sizeof(*j->seq));
+	int ok = j->w && j->seq;
+	for (int i = 0; ok && i < nw; i++)
+		for (int k = 0; k < OUT_RING + 2; k++) {
+			struct out_block *b = malloc(sizeof(*b));
+			if (!b) {
+				ok = 0;
+				break;
+			}
+			b->next = j->w[i].out_free;
+			j->w[i].out_free = b;
+		}
+	pthread_mutex_init(&j->mu, NULL);
+	pthread_cond_init(&j->cv_main, NULL);
+	pthread_cond_init(&j->cv_work, NULL);
+	if (!ok) {
+		if (!j->w)
+			j->nw = 0;
+		jobs_stop(j, 0);
+		return NULL;
+	}
+	for (int id = 0, k = 0; id < MAX_IDS; id++)
+		if (ctx->slot[id])
+			j->wof[id] = k++ % nw;
+	int started = 0;
+	for (; started < nw; started++) {
+		j->w[started].j = j;
+		if (pthread_create(&j->w[started].th, NULL, worker_main, &j->w[started]) != 0)
+			break;
+	}
+	if (started < nw) {
+		jobs_stop(j, started);
+		return NULL;
+	}
+	return j;
+}
