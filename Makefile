@@ -131,7 +131,7 @@ test-san: $(SAN_TESTS)
 # recorded programs, their generated snapshots, prog_trace.h's program),
 # OpenCSD, Linux perf, Python, a browser. `make test` runs those too.
 CHECK_NEEDS_MORE := arm_isa cli_port coverage data_roundtrip frame listing ocsd_diff ocsd_packets \
-	perf_compare perf_enc profile programs_m python qemu_log roundtrip roundtrip_m roundtrip_perf \
+	perf_compare perf_enc profile programs_m python qemu_data qemu_log roundtrip roundtrip_m roundtrip_perf \
 	timeline tool_limits viewer
 CHECK_NAMES := $(filter-out $(CHECK_NEEDS_MORE:%=test_%),$(TEST_SRC:tests/%.c=%))
 check: $(CHECK_NAMES:%=$(B)/tests/%) $(CHECK_NAMES:%=$(B)/tests-san/%) all $(B)/san-tool/csdec

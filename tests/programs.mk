@@ -8,6 +8,9 @@
 #     build/programs/<name>-<arm|thumb>-<O0|O2>.o    its object (codegen check)
 #     build/programs/<name>-<arm|thumb>-<O0|O2>.log  qemu -d exec log
 #     build/programs/<name>-<arm|thumb>-<O0|O2>.out  the program's stdout
+#     build/programs/<name>-<arm|thumb>-<O0|O2>.mem  a second run's data
+#                        accesses (our TCG plugin, tests/qemu_memlog.c) ...
+#     build/programs/<name>-<arm|thumb>-<O0|O2>.mexec  ... and its -d exec log
 #   make programs-check  also proves with objdump that the compiler emitted
 #                        what each program is there for (tables, IT, veneers)
 #
@@ -23,6 +26,8 @@ PROG_NAMES    := $(sort $(basename $(notdir $(wildcard tests/programs/*.c))))
 PROG_VARIANTS := arm-O0 arm-O2 thumb-O0 thumb-O2
 PROG_ELFS := $(foreach n,$(PROG_NAMES),$(foreach v,$(PROG_VARIANTS),$(PROG_DIR)/$(n)-$(v)))
 PROG_LOGS := $(PROG_ELFS:=.log)
+PROG_MEMS := $(PROG_ELFS:=.mem)
+PROG_PLUGIN := $(PROG_DIR)/qemu_memlog.so
 
 export CSD_PROGRAMS := $(abspath $(PROG_DIR))
 
@@ -49,7 +54,7 @@ PROG_MAX_LOG_BLOCKS := 400000
 
 .PHONY: programs programs-check
 
-programs: $(PROG_LOGS)
+programs: $(PROG_LOGS) $(PROG_MEMS)
 
 # One compile rule and one link rule per instruction set and optimisation
 # level; $* is the program name.
@@ -77,6 +82,39 @@ $(PROG_DIR)/%.log: $(PROG_DIR)/%
 	  || { echo "$(PROG_QEMU) run of $< failed" >&2; rm -f $*.log.tmp $*.out.tmp; exit 1; }
 	mv $(PROG_DIR)/$*.out.tmp $(PROG_DIR)/$*.out
 	mv $(PROG_DIR)/$*.log.tmp $@
+
+# The data accesses (tests/test_qemu_data.c): the .log run again (same
+# directory, argv[0], environment and stdout to a file, whose block size
+# glibc's stdio goes by; the same output) with our plugin loaded, which
+# writes the accesses of each instruction, and -d exec again, which gives
+# each instruction's instruction set (the plugin cannot read the CPSR).
+# The plugin is built for the host, with the project's warnings.
+$(PROG_PLUGIN): tests/qemu_memlog.c tests/programs.mk
+	@mkdir -p $(dir $@)
+	$(CC) -std=c11 -D_POSIX_C_SOURCE=200809L -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes \
+	  -Wmissing-prototypes -O2 -fPIC -shared -fvisibility=hidden -o $@ $<
+# Whether qemu-arm loads the plugin: "ok", or the reason it refused it
+# (a qemu built without plugin support, or another plugin API version),
+# which the .mem files then carry for the test to report as a skip.
+$(PROG_DIR)/memlog.probe: $(PROG_PLUGIN) $(PROG_DIR)/bare-arm-O0
+	@rm -f $@
+	cd $(PROG_DIR) && if timeout $(PROG_TIMEOUT) env -i "$$(command -v $(PROG_QEMU))" \
+	    -plugin $(abspath $(PROG_PLUGIN)),out=/dev/null ./bare-arm-O0 </dev/null >/dev/null 2>memlog.probe.err; \
+	  then echo ok > memlog.probe.tmp; \
+	  else echo "# $(PROG_QEMU) refused the plugin: $$(head -n 1 memlog.probe.err)" > memlog.probe.tmp; fi; \
+	  rm -f memlog.probe.err
+	mv $(PROG_DIR)/memlog.probe.tmp $@
+$(PROG_DIR)/%.mem: $(PROG_DIR)/% $(PROG_DIR)/%.log $(PROG_DIR)/memlog.probe
+	@rm -f $@ $(PROG_DIR)/$*.mexec
+	if [ "$$(cat $(PROG_DIR)/memlog.probe)" != ok ]; then cp $(PROG_DIR)/memlog.probe $@; exit 0; fi; \
+	cd $(PROG_DIR) && ulimit -f $(PROG_MAX_LOG_BLOCKS) && \
+	  timeout $(PROG_TIMEOUT) env -i "$$(command -v $(PROG_QEMU))" -0 $* $(PROG_ONE_INSN) \
+	    -d exec,nochain -D $*.mexec.tmp -plugin $(abspath $(PROG_PLUGIN)),out=$*.mem.tmp ./$* </dev/null >$*.mout.tmp \
+	  && cmp -s $*.mout.tmp $*.out \
+	  || { echo "$(PROG_QEMU) run of $< with the plugin failed" >&2; rm -f $*.mexec.tmp $*.mem.tmp $*.mout.tmp; exit 1; }; \
+	rm $*.mout.tmp && mv $*.mexec.tmp $*.mexec && mv $*.mem.tmp $*.mem
+
+test-plain test-san: $(PROG_MEMS)
 
 programs-check: $(PROG_LOGS) $(PROG_ELFS:=.o)
 	sh tests/programs/check_codegen.sh $(PROG_DIR)
