@@ -44,7 +44,7 @@ static int etm3_init(csd_flow_decoder *dec)
 
 static void etm3_fini(csd_flow_decoder *dec)
 {
-	free(dec->u.etm3.segs);
+	csdi_etm3_memo_free(dec->u.etm3.segs, dec->u.etm3.seg_log2);
 	dec->u.etm3.segs = NULL;
 	csdi_etm3_data_free(dec);
 	csd_etm3_pkt_free(dec->etm3);

@@ -152,6 +152,7 @@ static inline unsigned seg_slot(uint64_t key, const uint64_t *bytes, unsigned lo
 
 /* A zeroed memo table of 2^log2 entries; NULL if memory is short. */
 struct csdi_etm3_seg *csdi_etm3_memo_new(unsigned log2);
+void csdi_etm3_memo_free(struct csdi_etm3_seg *t, unsigned log2);
 /* Twice the entries when the working set does not fit (see etm3_memo.c);
  * resets the counts either way. */
 void csdi_etm3_memo_grow(struct csdi_etm3_state *s);

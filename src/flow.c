@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "flow.h"
+#include "zeroed.h"
 
 static const char *const rec_names[CSD_REC_TYPE_COUNT] = {
 	[CSD_REC_RANGE] = "range",
@@ -105,16 +106,9 @@ csd_flow_decoder *csd_flow_new(const struct csd_flow_config *cfg)
 	dec->cfg = c;
 	dec->pkt = &dec->pkts[0];
 	dec->insn_mode = (c.flags & CSD_FLOW_INSN) != 0;
-	/* Zeroed here, page by page, rather than by calloc's fresh pages
-	 * on first touch: that was a page fault in the middle of the
-	 * decoding loops for every 4 KiB of the cache (about 1,000 on TC2's
-	 * flow decode, 5 % of its time). (malloc + memset would be made
-	 * calloc again by the compiler; aligned_alloc is not.) */
-	const size_t cache_size = CSDI_BLOCK_CACHE * sizeof(*dec->cache);
-	_Static_assert(CSDI_BLOCK_CACHE * sizeof(struct csdi_block) % 64 == 0, "aligned_alloc takes whole lines");
-	dec->cache = aligned_alloc(64, cache_size);
-	if (dec->cache)
-		memset(dec->cache, 0, cache_size);
+	/* Fresh zero pages (zeroed.h): a small capture touches a few of
+	 * the cache's pages and pays for no others. */
+	dec->cache = csdi_zeroed_new(CSDI_BLOCK_CACHE * sizeof(*dec->cache), 0);
 	dec->ops = c.trace.protocol == CSD_PROTO_ETM3 ? &csdi_etm3_flow_ops : &csdi_ptm_flow_ops;
 	if (!dec->cache || dec->ops->init(dec) != CSD_OK) {
 		csd_flow_free(dec);
@@ -129,7 +123,7 @@ void csd_flow_free(csd_flow_decoder *dec)
 		return;
 	if (dec->ops)
 		dec->ops->fini(dec);
-	free(dec->cache);
+	csdi_zeroed_free(dec->cache, CSDI_BLOCK_CACHE * sizeof(*dec->cache));
 	free(dec);
 }
 
