@@ -690,7 +690,7 @@ static inline __attribute__((always_inline)) size_t run_range(csd_flow_decoder *
 								int *aborted, struct csdi_etm3_run_last *last)
 {
 	struct csdi_etm3_state *s = &dec->u.etm3;
-	if (!build && s->segs && s->seg_misses >= 1024)
+	if (!build && s->segs && s->seg_misses >= SEG_GROW_MISSES(s->seg_log2))
 		csdi_etm3_memo_grow(s);
 	/* (a's address must not escape: it is to stay in registers.) */
 	int alt;

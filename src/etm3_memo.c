@@ -24,15 +24,15 @@ void csdi_etm3_memo_free(struct csdi_etm3_seg *t, unsigned log2)
 	csdi_zeroed_free(t, ((size_t)1 << log2) * sizeof(struct csdi_etm3_seg));
 }
 
-/* Twice the entries once at least 1024 lookups dropped an entry to make
- * room, and more than one in 128 did: the working set does not fit (the
- * 59 MB gen-etm3 input meets 11,978 distinct segments, TC2's sources a
- * few thousand, which fit). The old entries move to their slots in the
+/* Twice the entries once SEG_GROW_MISSES lookups dropped an entry to
+ * make room, and more than one in 128 did: the working set does not fit
+ * (the 59 MB gen-etm3 input meets 11,978 distinct segments, TC2's sources
+ * a few thousand). The old entries move to their slots in the
  * new table (making them again was 4 % of gen-etm3's instructions); where
  * both ways are taken, the one that comes later is dropped. */
 void csdi_etm3_memo_grow(struct csdi_etm3_state *s)
 {
-	if (s->seg_misses >= 1024 && s->seg_log2 < SEG_SLOTS_LOG2_MAX && s->seg_misses > s->seg_lookups / 128) {
+	if (s->seg_misses >= SEG_GROW_MISSES(s->seg_log2) && s->seg_log2 < SEG_SLOTS_LOG2_MAX && s->seg_misses > s->seg_lookups / 128) {
 		struct csdi_etm3_seg *t = csdi_etm3_memo_new(s->seg_log2 + 1);
 		if (t) {
 			const size_t old_n = (size_t)1 << s->seg_log2;

@@ -108,7 +108,8 @@ csd_flow_decoder *csd_flow_new(const struct csd_flow_config *cfg)
 	dec->insn_mode = (c.flags & CSD_FLOW_INSN) != 0;
 	/* Fresh zero pages (zeroed.h): a small capture touches a few of
 	 * the cache's pages and pays for no others. */
-	dec->cache = csdi_zeroed_new(CSDI_BLOCK_CACHE * sizeof(*dec->cache), 0);
+	dec->cache = csdi_zeroed_new(CSDI_BLOCK_CACHE_MIN * sizeof(*dec->cache), 0);
+	dec->cache_mask = CSDI_BLOCK_CACHE_MIN - 2;
 	dec->ops = c.trace.protocol == CSD_PROTO_ETM3 ? &csdi_etm3_flow_ops : &csdi_ptm_flow_ops;
 	if (!dec->cache || dec->ops->init(dec) != CSD_OK) {
 		csd_flow_free(dec);
@@ -123,7 +124,7 @@ void csd_flow_free(csd_flow_decoder *dec)
 		return;
 	if (dec->ops)
 		dec->ops->fini(dec);
-	csdi_zeroed_free(dec->cache, CSDI_BLOCK_CACHE * sizeof(*dec->cache));
+	csdi_zeroed_free(dec->cache, ((size_t)dec->cache_mask + 2) * sizeof(*dec->cache));
 	free(dec);
 }
 
@@ -152,6 +153,26 @@ int csd_flow_last_packet(const csd_flow_decoder *dec, struct csd_packet *pkt)
 	return CSD_OK;
 }
 
+/* A block cache of twice the entries once the misses since it had its
+ * size reach twice its entries (its blocks are dropped: they are made
+ * again as they are met). Only here, between calls, where no block
+ * pointer is held but the ETMv3 range cursor, which is let go. */
+static void cache_fit(csd_flow_decoder *dec)
+{
+	const size_t n = (size_t)dec->cache_mask + 2;
+	if (dec->cache_misses < 2 * n || n >= CSDI_BLOCK_CACHE)
+		return;
+	dec->cache_misses = 0;
+	struct csdi_block *t = csdi_zeroed_new(2 * n * sizeof(*t), 0);
+	if (!t)
+		return;         /* the cache keeps its size */
+	csdi_zeroed_free(dec->cache, n * sizeof(*t));
+	dec->cache = t;
+	dec->cache_mask = (uint32_t)(2 * n - 2);
+	if (dec->cfg.trace.protocol == CSD_PROTO_ETM3)
+		dec->u.etm3.blk = NULL;
+}
+
 /* Work until records are ready to deliver and the queue is well filled
  * (0; filling it saves calls per record), or until the input is used up
  * with nothing ready (CSD_EAGAIN / CSD_EEOS). */
@@ -160,6 +181,7 @@ static int produce(csd_flow_decoder *dec)
 	/* Cached blocks are valid for this image generation only (the
 	 * image may gain sections between calls, never during one). */
 	dec->img_gen = csdi_image_generation(dec->cfg.image) + 1;
+	cache_fit(dec);
 	for (;;) {
 		if (dec->qready && csdi_flow_room(dec) <= CSDI_FLOW_QPRODUCE)
 			return CSD_OK;

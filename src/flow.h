@@ -26,7 +26,12 @@
 #define CSDI_FLOW_QPRODUCE (CSDI_FLOW_QLOW + 48)
 /* Instructions per cached block; longer straight runs are chained. */
 #define CSDI_BLOCK_MAX 64
+/* Block cache entries: CSDI_BLOCK_CACHE_MIN to begin with, twice as
+ * many (up to CSDI_BLOCK_CACHE) each time the misses since the last size
+ * reach twice the entries: a small capture's few blocks fit the small
+ * table, and touch few pages of it (flow.c, cache_fit). */
 #define CSDI_BLOCK_CACHE 16384
+#define CSDI_BLOCK_CACHE_MIN 1024
 /* Give up walking after this many blocks without reaching a waypoint
  * (a corrupt image or trace could otherwise walk for a very long time). */
 #define CSDI_WALK_MAX_BLOCKS (1u << 16)
@@ -198,6 +203,8 @@ struct csd_flow_decoder {
 	int qmark_valid;           /* the current packet ends the hold */
 
 	struct csdi_block *cache;
+	uint32_t cache_mask;      /* entries - 2: the first way of a set */
+	uint32_t cache_misses;    /* since the cache had its size */
 	uint64_t img_gen;         /* image generation + 1, as blocks are stamped */
 	/* PTM range mode: where walks through long straight-line code end
 	 * (made when first needed; walk_cache.h); NULL otherwise. Block
@@ -326,7 +333,7 @@ const struct csdi_block *csdi_flow_block_miss(csd_flow_decoder *dec, struct csdi
 static inline const struct csdi_block *csdi_flow_block(csd_flow_decoder *dec, uint32_t addr, uint8_t isa)
 {
 	uint32_t h = (addr >> 1) ^ (addr >> 15) ^ isa;
-	struct csdi_block *b = &dec->cache[h & (CSDI_BLOCK_CACHE - 2)];
+	struct csdi_block *b = &dec->cache[h & dec->cache_mask];
 	if (b->gen == dec->img_gen && b->start == addr && b->isa == isa)
 		return b;
 	if (b[1].gen == dec->img_gen && b[1].start == addr && b[1].isa == isa)
