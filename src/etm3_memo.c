@@ -9,14 +9,17 @@
 #include "etm3_memo.h"
 #include "zeroed.h"
 
-/* A zeroed memo table of 2^log2 entries (zeroed.h: the pages a decode
- * never touches cost nothing); NULL if memory is short. In 2 MiB pages
- * where the system has them: lookups go anywhere in it, and the TLB
- * misses of small pages cost gen-etm3 1 - 3 %. (Both sizes, 2 and 4 MiB,
- * are whole huge pages.) */
+/* A zeroed memo table of 2^log2 entries (zeroed.h); NULL if memory is
+ * short. In 2 MiB pages where the system has them: lookups go anywhere in
+ * it, and the TLB misses of small pages cost gen-etm3 1 - 3 %; a small
+ * capture's first lookup then makes one page, zeroed by the system at
+ * once, which measured cheaper than small pages faulted in here and
+ * there. A grown table's pages are made at once: the trace has shown it
+ * will fill them. (Both sizes, 2 and 4 MiB, are whole huge pages.) */
 struct csdi_etm3_seg *csdi_etm3_memo_new(unsigned log2)
 {
-	return csdi_zeroed_new(((size_t)1 << log2) * sizeof(struct csdi_etm3_seg), 1);
+	return csdi_zeroed_new(((size_t)1 << log2) * sizeof(struct csdi_etm3_seg),
+			       CSDI_ZEROED_HUGE | (log2 > SEG_SLOTS_LOG2 ? CSDI_ZEROED_POPULATE : 0));
 }
 
 void csdi_etm3_memo_free(struct csdi_etm3_seg *t, unsigned log2)
@@ -24,15 +27,15 @@ void csdi_etm3_memo_free(struct csdi_etm3_seg *t, unsigned log2)
 	csdi_zeroed_free(t, ((size_t)1 << log2) * sizeof(struct csdi_etm3_seg));
 }
 
-/* Twice the entries once SEG_GROW_MISSES lookups dropped an entry to
- * make room, and more than one in 128 did: the working set does not fit
- * (the 59 MB gen-etm3 input meets 11,978 distinct segments, TC2's sources
- * a few thousand). The old entries move to their slots in the
+/* Twice the entries once at least 1024 lookups dropped an entry to make
+ * room, and more than one in 128 did: the working set does not fit (the
+ * 59 MB gen-etm3 input meets 11,978 distinct segments, TC2's sources a
+ * few thousand, which fit). The old entries move to their slots in the
  * new table (making them again was 4 % of gen-etm3's instructions); where
  * both ways are taken, the one that comes later is dropped. */
 void csdi_etm3_memo_grow(struct csdi_etm3_state *s)
 {
-	if (s->seg_misses >= SEG_GROW_MISSES(s->seg_log2) && s->seg_log2 < SEG_SLOTS_LOG2_MAX && s->seg_misses > s->seg_lookups / 128) {
+	if (s->seg_misses >= 1024 && s->seg_log2 < SEG_SLOTS_LOG2_MAX && s->seg_misses > s->seg_lookups / 128) {
 		struct csdi_etm3_seg *t = csdi_etm3_memo_new(s->seg_log2 + 1);
 		if (t) {
 			const size_t old_n = (size_t)1 << s->seg_log2;

@@ -28,15 +28,16 @@
 #define SEG_WORDS (SEG_LEN / 8)
 #define SEG_RECS 8
 _Static_assert(SEG_RECS + 1 < CSDI_FLOW_QPRODUCE - CSDI_FLOW_QLOW, "a segment's records fit in the slack");
-/* Entries: 2^10 to begin with (256 KiB: a small capture's segments fit,
- * and it touches few pages), twice as many each time the working set
- * shows it does not fit (csdi_etm3_memo_grow), up to 2^14 (4 MiB). */
-#define SEG_SLOTS_LOG2 10
+/* Entries: 2^13 to begin with (2 MiB, one huge page, made when first
+ * touched), 2^14 once the working set shows it does not fit (seg_grow). */
+#define SEG_SLOTS_LOG2 13
+/* The table is made after this many P-headers in range mode: entries
+ * pay for themselves only on code met again, and making one costs more
+ * than running its headers once (a small capture's ETMv3 sources decoded
+ * with 16 % fewer instructions without it). */
+#define SEG_MEMO_AFTER 32768
 #define SEG_SLOTS_LOG2_MAX 14
 _Static_assert(SEG_SLOTS_LOG2_MAX <= 16, "an entry's index fits its successor hint (next)");
-/* Dropped entries that show it: a quarter of the table's entries, at
- * most 1024 (and more than one lookup in 128, csdi_etm3_memo_grow). */
-#define SEG_GROW_MISSES(log2) ((log2) >= 12 ? 1024u : (1u << (log2)) / 4)
 
 /* (20 bytes, so that an entry is four cache lines: the table's lines are
  * what a lookup waits for. Ranges whose fields do not fit these widths are

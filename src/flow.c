@@ -153,9 +153,11 @@ int csd_flow_last_packet(const csd_flow_decoder *dec, struct csd_packet *pkt)
 	return CSD_OK;
 }
 
-/* A block cache of twice the entries once the misses since it had its
- * size reach twice its entries (its blocks are dropped: they are made
- * again as they are met). Only here, between calls, where no block
+/* The block cache at its full size once the misses since it was made
+ * reach twice its entries: the trace has shown that it is not a small
+ * capture. Its blocks move to their slots in the new table (where both
+ * ways are taken, the later is dropped); its pages are made at once, as
+ * the trace will fill them. Only here, between calls, where no block
  * pointer is held but the ETMv3 range cursor, which is let go. */
 static void cache_fit(csd_flow_decoder *dec)
 {
@@ -163,12 +165,23 @@ static void cache_fit(csd_flow_decoder *dec)
 	if (dec->cache_misses < 2 * n || n >= CSDI_BLOCK_CACHE)
 		return;
 	dec->cache_misses = 0;
-	struct csdi_block *t = csdi_zeroed_new(2 * n * sizeof(*t), 0);
+	struct csdi_block *t = csdi_zeroed_new(CSDI_BLOCK_CACHE * sizeof(*t), CSDI_ZEROED_POPULATE);
 	if (!t)
 		return;         /* the cache keeps its size */
+	const uint32_t mask = CSDI_BLOCK_CACHE - 2;
+	for (size_t k = 0; k < n; k++) {
+		const struct csdi_block *b = &dec->cache[k];
+		if (!b->gen)
+			continue;
+		struct csdi_block *g = &t[csdi_flow_block_hash(b->start, b->isa) & mask];
+		if (g->gen)
+			g++;
+		if (!g->gen)
+			*g = *b;
+	}
 	csdi_zeroed_free(dec->cache, n * sizeof(*t));
 	dec->cache = t;
-	dec->cache_mask = (uint32_t)(2 * n - 2);
+	dec->cache_mask = mask;
 	if (dec->cfg.trace.protocol == CSD_PROTO_ETM3)
 		dec->u.etm3.blk = NULL;
 }

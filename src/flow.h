@@ -26,10 +26,9 @@
 #define CSDI_FLOW_QPRODUCE (CSDI_FLOW_QLOW + 48)
 /* Instructions per cached block; longer straight runs are chained. */
 #define CSDI_BLOCK_MAX 64
-/* Block cache entries: CSDI_BLOCK_CACHE_MIN to begin with, twice as
- * many (up to CSDI_BLOCK_CACHE) each time the misses since the last size
- * reach twice the entries: a small capture's few blocks fit the small
- * table, and touch few pages of it (flow.c, cache_fit). */
+/* Block cache entries: CSDI_BLOCK_CACHE_MIN to begin with, CSDI_BLOCK_CACHE
+ * once the misses reach twice that: a small capture's blocks fit the small
+ * table, and touch few pages (flow.c, cache_fit). */
 #define CSDI_BLOCK_CACHE 16384
 #define CSDI_BLOCK_CACHE_MIN 1024
 /* Give up walking after this many blocks without reaching a waypoint
@@ -132,6 +131,7 @@ struct csdi_etm3_state {
 	/* Range mode: outcomes of short runs of P-headers from a code
 	 * position (etm3_flow.c, "Segment memo"); NULL without one. */
 	struct csdi_etm3_seg *segs;
+	uint64_t seg_wait;        /* P-headers to run before the table is made */
 	unsigned seg_log2;        /* the table has 2^seg_log2 entries */
 	uint64_t seg_lookups, seg_misses; /* since it was made (seg_grow) */
 	/* Data trace (ETMCR[3:2]): etm3_data.c; NULL when off. */
@@ -330,10 +330,13 @@ const struct csdi_block *csdi_flow_block_miss(csd_flow_decoder *dec, struct csdi
  * mapping refilled TC2's kernel blocks over and over; a hit is a few
  * operations, which is why this is inline). A block's slot may be given
  * to another block by any later lookup. */
+static inline uint32_t csdi_flow_block_hash(uint32_t addr, uint8_t isa)
+{
+	return (addr >> 1) ^ (addr >> 15) ^ isa;
+}
 static inline const struct csdi_block *csdi_flow_block(csd_flow_decoder *dec, uint32_t addr, uint8_t isa)
 {
-	uint32_t h = (addr >> 1) ^ (addr >> 15) ^ isa;
-	struct csdi_block *b = &dec->cache[h & dec->cache_mask];
+	struct csdi_block *b = &dec->cache[csdi_flow_block_hash(addr, isa) & dec->cache_mask];
 	if (b->gen == dec->img_gen && b->start == addr && b->isa == isa)
 		return b;
 	if (b[1].gen == dec->img_gen && b[1].start == addr && b[1].isa == isa)

@@ -11,12 +11,17 @@
 #define HUGE_PAGE ((size_t)2 << 20)
 
 #ifdef MAP_ANONYMOUS
-void *csdi_zeroed_new(size_t size, int huge)
+void *csdi_zeroed_new(size_t size, unsigned flags)
 {
 	if (size == 0)
 		return NULL;
+	int mflags = MAP_PRIVATE | MAP_ANONYMOUS;
+#ifdef MAP_POPULATE
+	if (flags & CSDI_ZEROED_POPULATE)
+		mflags |= MAP_POPULATE;
+#endif
 #ifdef MADV_HUGEPAGE
-	if (huge && size % HUGE_PAGE == 0) {
+	if ((flags & CSDI_ZEROED_HUGE) && size % HUGE_PAGE == 0) {
 		/* Map one huge page more and keep the aligned part. */
 		if (size > SIZE_MAX - HUGE_PAGE)
 			return NULL;
@@ -30,12 +35,14 @@ void *csdi_zeroed_new(size_t size, int huge)
 		if (span - head > size)
 			munmap(m + head + size, span - head - size);
 		madvise(m + head, size, MADV_HUGEPAGE);
+#ifdef MADV_POPULATE_WRITE
+		if (flags & CSDI_ZEROED_POPULATE)
+			madvise(m + head, size, MADV_POPULATE_WRITE);
+#endif
 		return m + head;
 	}
-#else
-	(void)huge;
 #endif
-	void *m = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	void *m = mmap(NULL, size, PROT_READ | PROT_WRITE, mflags, -1, 0);
 	return m == MAP_FAILED ? NULL : m;
 }
 
@@ -45,9 +52,9 @@ void csdi_zeroed_free(void *p, size_t size)
 		munmap(p, size);
 }
 #else
-void *csdi_zeroed_new(size_t size, int huge)
+void *csdi_zeroed_new(size_t size, unsigned flags)
 {
-	(void)huge;
+	(void)flags;
 	if (size == 0)
 		return NULL;
 	void *p = aligned_alloc(64, (size + 63) / 64 * 64);

@@ -10,10 +10,18 @@
 
 #include <stddef.h>
 
-/* size bytes, all zero, aligned to 64 (to 2 MiB, in huge pages where the
- * system has them, if huge is set and size is a multiple of 2 MiB); NULL
- * if memory is short. */
-void *csdi_zeroed_new(size_t size, int huge);
+enum {
+	/* In 2 MiB pages where the system has them, aligned to 2 MiB (if
+	 * size is a multiple of 2 MiB). */
+	CSDI_ZEROED_HUGE = 1,
+	/* Every page made now, in one call, where the system can: for a
+	 * table that a long decode has shown it will fill (a page fault
+	 * each in the decoding loop costs more). */
+	CSDI_ZEROED_POPULATE = 2,
+};
+/* size bytes, all zero, aligned to 64 at least; flags CSDI_ZEROED_*;
+ * NULL if memory is short. */
+void *csdi_zeroed_new(size_t size, unsigned flags);
 /* Frees a table of csdi_zeroed_new (size as it was made; p may be NULL). */
 void csdi_zeroed_free(void *p, size_t size);
 
