@@ -326,14 +326,15 @@ void csdi_flow_block_fill(csd_flow_decoder *dec, struct csdi_block *b, uint32_t 
  * moves to the second. */
 const struct csdi_block *csdi_flow_block_miss(csd_flow_decoder *dec, struct csdi_block *b, uint32_t addr,
 					      uint8_t isa);
-/* The block starting at addr in isa (cached, two ways per set: direct
- * mapping refilled TC2's kernel blocks over and over; a hit is a few
- * operations, which is why this is inline). A block's slot may be given
- * to another block by any later lookup. */
+/* The set of the block starting at addr in isa (before the mask). */
 static inline uint32_t csdi_flow_block_hash(uint32_t addr, uint8_t isa)
 {
 	return (addr >> 1) ^ (addr >> 15) ^ isa;
 }
+/* The block starting at addr in isa (cached, two ways per set: direct
+ * mapping refilled TC2's kernel blocks over and over; a hit is a few
+ * operations, which is why this is inline). A block's slot may be given
+ * to another block by any later lookup. */
 static inline const struct csdi_block *csdi_flow_block(csd_flow_decoder *dec, uint32_t addr, uint8_t isa)
 {
 	struct csdi_block *b = &dec->cache[csdi_flow_block_hash(addr, isa) & dec->cache_mask];
