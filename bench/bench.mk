@@ -8,6 +8,10 @@
 #   make bench-mem          a 1 GB trace (TC2 repeated, made in $(B)/bench and
 #                           deleted afterwards) must decode within
 #                           BENCH_MEM_LIMIT_MB of peak RSS beyond the image
+#   make bench-tool         only the whole-process table: `csdec decode
+#                           --format none` against OpenCSD's flow decode as a
+#                           process (ocsd_bench flow), on the single TC2
+#                           capture and on TC2 x200 (BENCH_WHOLE)
 #   make bench-callgrind    instruction counts (valgrind --tool=callgrind) of
 #                           csdec's packet and flow decoding of the TC2 input
 #   make bench-bins         just the harnesses
@@ -34,11 +38,18 @@ BENCH_PROG ?= switch-thumb-O2
 BENCH_GEN_DIRS ?= $(BENCH_DIR)/gen-ptm-$(BENCH_GEN_MB)mb $(BENCH_DIR)/gen-etm3-$(BENCH_GEN_MB)mb
 BENCH_HOSTILE_MB ?= 8
 BENCH_HOSTILE := $(BENCH_DIR)/hostile-walk-$(BENCH_HOSTILE_MB)mb
+# Whole processes (bench_run --whole): TC2's 32 KB capture as recorded, and
+# its buffer 200 times over. OpenCSD's trc_pkt_lister is not packaged by
+# Debian (and its source package could not be fetched here: BENCHMARKS.md),
+# so OpenCSD's side is ocsd_bench's flow decode as a whole process.
+BENCH_TC2_X200 := $(BENCH_DIR)/tc2-200x
+BENCH_WHOLE := tc2=$(SHARED)/traces/TC2 tc2-x200=$(BENCH_TC2_X200)
+BENCH_OCSD_VERSION := $(shell $(PKG_CONFIG) --modversion libopencsd 2>/dev/null)
 BENCH_BINS := $(BENCH_DIR)/csdec_bench $(BENCH_DIR)/ocsd_bench $(BENCH_DIR)/bench_run $(BENCH_DIR)/bench_gen \
 	      $(BENCH_DIR)/bench_hostile
 BENCH_OCSD_LIBS := -lopencsd_c_api -lopencsd
 
-.PHONY: bench bench-bins bench-mem bench-callgrind bench-inputs
+.PHONY: bench bench-bins bench-mem bench-callgrind bench-inputs bench-tool
 
 $(BENCH_DIR)/csdec_bench: bench/csdec_bench.c bench/bench_common.h $(LIB_OBJ)
 	@mkdir -p $(dir $@)
@@ -65,6 +76,10 @@ $(BENCH_DIR)/tc2-%mb/.stamp: bench/repeat_snapshot.sh
 	@mkdir -p $(BENCH_DIR)
 	sh bench/repeat_snapshot.sh $(SHARED)/traces/TC2 $(@D) $*
 	@touch $@
+$(BENCH_DIR)/tc2-%x/.stamp: bench/repeat_snapshot.sh
+	@mkdir -p $(BENCH_DIR)
+	sh bench/repeat_snapshot.sh $(SHARED)/traces/TC2 $(@D) $*x
+	@touch $@
 
 # Generated inputs: a test program's run replayed by `csdec gen --repeat`
 # (gen-ptm-56mb: protocol ptm, 56 MiB).
@@ -85,14 +100,20 @@ $(BENCH_DIR)/hostile-walk-%mb/.stamp: $(BENCH_DIR)/bench_hostile
 	$(BENCH_DIR)/bench_hostile $* $(@D)
 	@touch $@
 
-bench-inputs: $(BENCH_TC2)/.stamp $(BENCH_GEN_DIRS:%=%/.stamp) $(BENCH_HOSTILE)/.stamp
+bench-inputs: $(BENCH_TC2)/.stamp $(BENCH_GEN_DIRS:%=%/.stamp) $(BENCH_HOSTILE)/.stamp $(BENCH_TC2_X200)/.stamp
+
+BENCH_WHOLE_ARGS = $(foreach w,$(BENCH_WHOLE),--whole $(w)) --ocsd-version '$(BENCH_OCSD_VERSION)'
 
 bench: $(BENCH_BINS) $(B)/csdec bench-inputs
 	$(BENCH_DIR)/bench_run --rounds $(BENCH_ROUNDS) --bin $(BENCH_DIR) --tool $(B)/csdec \
 	  --md $(BENCH_DIR)/results.md --hostile $(notdir $(BENCH_HOSTILE))=$(BENCH_HOSTILE) tc2=$(BENCH_TC2) \
-	  $(foreach d,$(BENCH_GEN_DIRS),$(notdir $(d))=$(d))
+	  $(foreach d,$(BENCH_GEN_DIRS),$(notdir $(d))=$(d)) $(BENCH_WHOLE_ARGS)
 	sh bench/jobs_scaling.sh $(B)/csdec $(BENCH_ROUNDS) tc2=$(BENCH_TC2):none \
 	  $(notdir $(word 1,$(BENCH_GEN_DIRS)))=$(word 1,$(BENCH_GEN_DIRS)):jsonl | tee $(BENCH_DIR)/jobs.md
+
+bench-tool: $(BENCH_BINS) $(B)/csdec $(BENCH_TC2_X200)/.stamp
+	$(BENCH_DIR)/bench_run --rounds $(BENCH_ROUNDS) --bin $(BENCH_DIR) --tool $(B)/csdec \
+	  --md $(BENCH_DIR)/results-tool.md $(BENCH_WHOLE_ARGS)
 
 bench-mem: $(BENCH_DIR)/csdec_bench $(BENCH_DIR)/bench_run $(B)/csdec
 	@rm -rf $(BENCH_DIR)/tc2-1024mb

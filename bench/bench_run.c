@@ -3,7 +3,8 @@
  * harnesses (and the csdec tool) on each input, alternating them round by
  * round in child processes, and prints the table of BENCHMARKS.md.
  *
- *   bench_run [--rounds N] [--bin DIR] [--tool CSDEC] [--md FILE] [--hostile NAME=DIR] NAME=SNAPSHOT_DIR...
+ *   bench_run [--rounds N] [--bin DIR] [--tool CSDEC] [--md FILE] [--hostile NAME=DIR]
+ *             [--whole NAME=DIR]... [--ocsd-version V] NAME=SNAPSHOT_DIR...
  *   bench_run --mem-check LIMIT_MB [--bin DIR] NAME=SNAPSHOT_DIR
  *
  * Per input and round, in this order: csdec flow, OpenCSD flow, csdec
@@ -25,6 +26,14 @@
  * input, the median of the rounds' ratios of its MB/s to that input's flow
  * MB/s (paired like the OpenCSD ratio; the target: at least 0.1, a tenth of
  * normal trace's speed), with their range.
+ *
+ * --whole: an input (repeatable) for whole processes as users run them:
+ * `csdec decode DIR --format none` against OpenCSD's flow decode from
+ * process start to end (ocsd_bench flow, its user + system time, which
+ * includes loading the library, the snapshot and the dumps), alternating
+ * round by round; a third table gives both CPU times (medians) and the
+ * median of the rounds' ratios. --ocsd-version names the library's
+ * version in it.
  *
  * --mem-check runs csdec's flow and packet decoding and `csdec decode
  * --format none` once each and fails (exit 1) if peak RSS beyond the image
@@ -51,6 +60,7 @@
 
 struct run {
 	double seconds;        /* the harness's own timing, or CPU time of the whole tool run */
+	double process_seconds; /* CPU time (user + system) of the whole child process */
 	uint64_t bytes, insns, items, errors, image_bytes;
 	long maxrss_kb;
 };
@@ -120,9 +130,10 @@ static struct run run_child(char *const argv[], int parse)
 		exit(2);
 	}
 	r.maxrss_kb = ru.ru_maxrss;
-	if (!parse) {
-		r.seconds = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec * 1e-6 +
+	r.process_seconds = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec * 1e-6 +
 			    (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec * 1e-6;
+	if (!parse) {
+		r.seconds = r.process_seconds;
 		return r;
 	}
 	const char *line = strstr(buf, "RESULT ");
@@ -151,6 +162,12 @@ static struct run run_harness(const char *name, const char *mode, const char *di
 static struct run run_tool_jsonl(const char *dir)
 {
 	char *argv[] = { (char *)tool, "decode", (char *)dir, "--insn", "--format", "jsonl", NULL };
+	return run_child(argv, 0);
+}
+
+static struct run run_tool_none(const char *dir)
+{
+	char *argv[] = { (char *)tool, "decode", (char *)dir, "--format", "none", NULL };
 	return run_child(argv, 0);
 }
 
@@ -258,6 +275,27 @@ static void hostile_table(FILE *out, const char *name, const struct series *h, c
 	fprintf(out, "\n");
 }
 
+/* The whole-process table: per input, the tool's runs t[i] and OpenCSD's
+ * o[i] (their process_seconds), alternating. */
+static void whole_table(FILE *out, const char *ocsd_version, struct series *t, struct series *o,
+			const char *const *names, int n)
+{
+	fprintf(out, "\n| input | csdec decode --format none, CPU ms | OpenCSD %s flow decode (ocsd_bench), "
+		     "CPU ms | csdec / OpenCSD | rounds' range |\n", ocsd_version);
+	fprintf(out, "| --- | ---: | ---: | ---: | ---: |\n");
+	for (int i = 0; i < n; i++) {
+		struct series tc = t[i], oc = o[i];
+		for (int r = 0; r < tc.n; r++) {
+			tc.r[r].seconds = tc.r[r].process_seconds;
+			oc.r[r].seconds = oc.r[r].process_seconds;
+		}
+		double med, lo, hi;
+		round_ratios(&tc, &oc, &med, &lo, &hi);
+		fprintf(out, "| %s (%.2f MB) | %.1f | %.1f | **%.1fx** | %.1fx - %.1fx |\n", names[i],
+			(double)oc.r[0].bytes / 1e6, median_seconds(&tc) * 1e3, median_seconds(&oc) * 1e3, med, lo, hi);
+	}
+}
+
 static int mem_check(double limit_mb, const char *name, const char *dir)
 {
 	int fail = 0;
@@ -296,6 +334,9 @@ int main(int argc, char **argv)
 	const char *names[MAX_INPUTS], *dirs[MAX_INPUTS];
 	int ninputs = 0;
 	char *hostile = NULL, *hostile_dir = NULL;
+	const char *whole_names[MAX_INPUTS], *whole_dirs[MAX_INPUTS];
+	int nwhole = 0;
+	const char *ocsd_version = "";
 
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
@@ -315,6 +356,14 @@ int main(int argc, char **argv)
 			hostile = argv[++i];
 			hostile_dir = strchr(hostile, '=');
 			*hostile_dir++ = 0;
+		} else if (strcmp(a, "--whole") == 0 && i + 1 < argc && strchr(argv[i + 1], '=') && nwhole < MAX_INPUTS) {
+			char *eq = strchr(argv[++i], '=');
+			*eq = 0;
+			whole_names[nwhole] = argv[i];
+			whole_dirs[nwhole] = eq + 1;
+			nwhole++;
+		} else if (strcmp(a, "--ocsd-version") == 0 && i + 1 < argc) {
+			ocsd_version = argv[++i];
 		} else if (strcmp(a, "--mem-check") == 0 && i + 1 < argc) {
 			mem_limit = atof(argv[++i]);
 		} else if (strchr(a, '=') && a[0] != '-' && ninputs < MAX_INPUTS) {
@@ -325,12 +374,12 @@ int main(int argc, char **argv)
 			ninputs++;
 		} else {
 			fprintf(stderr, "usage: bench_run [--rounds N] [--bin DIR] [--tool CSDEC] [--md FILE] "
-					"[--hostile NAME=DIR] NAME=DIR...\n"
+					"[--hostile NAME=DIR] [--whole NAME=DIR]... [--ocsd-version V] NAME=DIR...\n"
 					"       bench_run --mem-check LIMIT_MB [--bin DIR] NAME=DIR\n");
 			return 2;
 		}
 	}
-	if (ninputs == 0) {
+	if (ninputs == 0 && (nwhole == 0 || mem_limit >= 0)) {
 		fprintf(stderr, "bench_run: no input\n");
 		return 2;
 	}
@@ -342,9 +391,11 @@ int main(int argc, char **argv)
 		fprintf(stderr, "bench_run: cannot write %s\n", md);
 		return 2;
 	}
-	header(stdout);
-	if (mdf)
-		header(mdf);
+	if (ninputs) {
+		header(stdout);
+		if (mdf)
+			header(mdf);
+	}
 	/* The hostile input's runs: all, and beside each input's flow runs. */
 	static struct series h_all, h_beside[MAX_INPUTS], flow[MAX_INPUTS];
 	for (int in = 0; in < ninputs; in++) {
@@ -393,6 +444,19 @@ int main(int argc, char **argv)
 				hostile_table(k ? mdf : stdout, hostile, &h_all, h_beside, flow, names, ninputs);
 		fprintf(stderr, "%s: instructions csdec %" PRIu64 "; csdec errors %" PRIu64 "\n", hostile,
 			h_all.r[0].insns, h_all.r[0].errors);
+	}
+	if (nwhole) {
+		static struct series wt[MAX_INPUTS], wo[MAX_INPUTS];
+		for (int in = 0; in < nwhole; in++) {
+			for (int r = 0; r < rounds; r++) {
+				wt[in].r[r] = run_tool_none(whole_dirs[in]);
+				wo[in].r[r] = run_harness("ocsd_bench", "flow", whole_dirs[in]);
+				wt[in].n = wo[in].n = r + 1;
+			}
+		}
+		for (int k = 0; k < 2; k++)
+			if (k ? mdf != NULL : 1)
+				whole_table(k ? mdf : stdout, ocsd_version, wt, wo, whole_names, nwhole);
 	}
 	if (mdf)
 		fclose(mdf);

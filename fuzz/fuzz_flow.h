@@ -387,6 +387,7 @@ static inline int fuzz_flow_run(uint32_t protocol, const uint8_t *data, size_t s
 	struct fuzz_split sp;
 	struct fuzz_walk wk = { (h.misc & FUZZ_MISC_SHORT_WALK) ? 5 : 0, 0 };
 	fuzz_split_init(&sp, 0, 0);
+	fc.flags = CSD_FLOW_MEMO_AT_ONCE;
 	fuzz_flow_decode(&fc, &st, &sp, &wk, &ranges);
 	fc.flags = CSD_FLOW_INSN;
 	fuzz_split_init(&sp, h.split_mode, h.split_seed);

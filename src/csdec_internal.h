@@ -7,10 +7,10 @@
  *     for measuring the packet layer at speed (bench/csdec_bench.c) and for
  *     checking that the fast loops give the packets of the general parse
  *     (test_pkt_brief, the packet fuzzers).
- *   - CSD_FLOW_NO_MEMO: a flow decoder flag (struct csd_flow_config
- *     `flags`) that turns the ETMv3 segment memo off, so that tests and
- *     fuzzers can check that decoding with and without it gives the same
- *     records.
+ *   - CSD_FLOW_NO_MEMO, CSD_FLOW_MEMO_AT_ONCE: flow decoder flags
+ *     (struct csd_flow_config `flags`) that turn the ETMv3 segment memo
+ *     off, or on from the first header, so that tests and fuzzers can
+ *     check that decoding with and without it gives the same records.
  */
 #ifndef CSDEC_INTERNAL_H
 #define CSDEC_INTERNAL_H
@@ -21,6 +21,12 @@
  * position (etm3_memo.h). The records are the same; the speed and the
  * memory are not (BENCHMARKS.md). */
 #define CSD_FLOW_NO_MEMO (1u << 1)
+/* ETMv3 range mode: the segment memo from the first P-header, rather than
+ * once the trace has shown it is not a small capture (etm3_memo.h,
+ * SEG_MEMO_AFTER), so that the tests' and fuzzers' small inputs, decoded
+ * with and without it, check it. (A high bit: the public flags grow from
+ * the low ones.) */
+#define CSD_FLOW_MEMO_AT_ONCE (1u << 30)
 
 /** The atoms of one packet in brief (their number is `num_atoms`). */
 struct csd_brief_atoms {

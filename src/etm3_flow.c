@@ -35,16 +35,21 @@ static int etm3_init(csd_flow_decoder *dec)
 	 * memory for its state, data packets are ignored. */
 	csdi_etm3_data_new(dec);
 	/* Without the table the loop does the work itself (allocation
-	 * failure costs speed, nothing else). */
-	if (!dec->insn_mode && !(dec->cfg.flags & CSD_FLOW_NO_MEMO) && !dec->u.etm3.data)
-		dec->u.etm3.segs = csdi_etm3_memo_new(SEG_SLOTS_LOG2);
+	 * failure costs speed, nothing else). It is made once the trace
+	 * has shown it is not a small capture (run_range). */
+	if (!dec->insn_mode && !(dec->cfg.flags & CSD_FLOW_NO_MEMO) && !dec->u.etm3.data) {
+		if (dec->cfg.flags & CSD_FLOW_MEMO_AT_ONCE)
+			dec->u.etm3.segs = csdi_etm3_memo_new(SEG_SLOTS_LOG2);
+		else
+			dec->u.etm3.seg_wait = SEG_MEMO_AFTER;
+	}
 	dec->u.etm3.seg_log2 = SEG_SLOTS_LOG2;
 	return CSD_OK;
 }
 
 static void etm3_fini(csd_flow_decoder *dec)
 {
-	free(dec->u.etm3.segs);
+	csdi_etm3_memo_free(dec->u.etm3.segs, dec->u.etm3.seg_log2);
 	dec->u.etm3.segs = NULL;
 	csdi_etm3_data_free(dec);
 	csd_etm3_pkt_free(dec->etm3);
@@ -692,6 +697,7 @@ static inline __attribute__((always_inline)) size_t run_range(csd_flow_decoder *
 	struct csdi_etm3_state *s = &dec->u.etm3;
 	if (!build && s->segs && s->seg_misses >= 1024)
 		csdi_etm3_memo_grow(s);
+
 	/* (a's address must not escape: it is to stay in registers.) */
 	int alt;
 	const struct csdi_etm3_istate *const ist = csdi_etm3_pkt_addr_state(dec->etm3, &alt);
@@ -773,6 +779,15 @@ static inline __attribute__((always_inline)) size_t run_range(csd_flow_decoder *
 		i++;
 	}
 	cursor_store(dec, &c);
+	if (!build && s->seg_wait) {
+		/* (The memo is made once SEG_MEMO_AFTER headers ran.) */
+		if (s->seg_wait > i) {
+			s->seg_wait -= i;
+		} else {
+			s->seg_wait = 0;
+			s->segs = csdi_etm3_memo_new(SEG_SLOTS_LOG2);
+		}
+	}
 	return i;
 }
 

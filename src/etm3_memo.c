@@ -1,5 +1,3 @@
-/* (_DEFAULT_SOURCE: madvise's MADV_HUGEPAGE.) */
-#define _DEFAULT_SOURCE
 /*
  * etm3_memo.c - the ETMv3 segment memo's table (etm3_memo.h): making it,
  * growing it when the working set does not fit, and building an entry by
@@ -7,34 +5,26 @@
  */
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 
 #include "etm3_memo.h"
+#include "zeroed.h"
 
-/* A zeroed memo table of 2^log2 entries, cache-line aligned; NULL if
- * memory is short. In 2 MiB pages where the system has them (madvise):
- * lookups go anywhere in it, and the TLB misses of small pages cost
- * gen-etm3 1 - 3 %. (Both sizes, 2 and 4 MiB, are whole huge pages.) */
+/* A zeroed memo table of 2^log2 entries (zeroed.h); NULL if memory is
+ * short. In 2 MiB pages where the system has them: lookups go anywhere in
+ * it, and the TLB misses of small pages cost gen-etm3 1 - 3 %; a small
+ * capture's first lookup then makes one page, zeroed by the system at
+ * once, which measured cheaper than small pages faulted in here and
+ * there. A grown table's pages are made at once: the trace has shown it
+ * will fill them. (Both sizes, 2 and 4 MiB, are whole huge pages.) */
 struct csdi_etm3_seg *csdi_etm3_memo_new(unsigned log2)
 {
-	size_t sz = ((size_t)1 << log2) * sizeof(struct csdi_etm3_seg);
-	size_t align = 64;
-#ifdef MADV_HUGEPAGE
-	const size_t huge = (size_t)2 << 20;
-	if (sz >= huge) {
-		align = huge;
-		sz = (sz + huge - 1) / huge * huge;
-	}
-#endif
-	struct csdi_etm3_seg *t = aligned_alloc(align, sz);
-	if (!t)
-		return NULL;
-#ifdef MADV_HUGEPAGE
-	if (align > 64)
-		madvise(t, sz, MADV_HUGEPAGE);
-#endif
-	memset(t, 0, sz);
-	return t;
+	return csdi_zeroed_new(((size_t)1 << log2) * sizeof(struct csdi_etm3_seg),
+			       CSDI_ZEROED_HUGE | (log2 > SEG_SLOTS_LOG2 ? CSDI_ZEROED_POPULATE : 0));
+}
+
+void csdi_etm3_memo_free(struct csdi_etm3_seg *t, unsigned log2)
+{
+	csdi_zeroed_free(t, ((size_t)1 << log2) * sizeof(struct csdi_etm3_seg));
 }
 
 /* Twice the entries once at least 1024 lookups dropped an entry to make
@@ -59,7 +49,7 @@ void csdi_etm3_memo_grow(struct csdi_etm3_state *s)
 				if (!g->gen)
 					*g = *e;
 			}
-			free(s->segs);
+			csdi_etm3_memo_free(s->segs, s->seg_log2);
 			s->segs = t;
 			s->seg_log2++;
 		}

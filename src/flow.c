@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "flow.h"
+#include "zeroed.h"
 
 static const char *const rec_names[CSD_REC_TYPE_COUNT] = {
 	[CSD_REC_RANGE] = "range",
@@ -111,16 +112,10 @@ csd_flow_decoder *csd_flow_new(const struct csd_flow_config *cfg)
 	dec->cfg = c;
 	dec->pkt = &dec->pkts[0];
 	dec->insn_mode = (c.flags & CSD_FLOW_INSN) != 0;
-	/* Zeroed here, page by page, rather than by calloc's fresh pages
-	 * on first touch: that was a page fault in the middle of the
-	 * decoding loops for every 4 KiB of the cache (about 1,000 on TC2's
-	 * flow decode, 5 % of its time). (malloc + memset would be made
-	 * calloc again by the compiler; aligned_alloc is not.) */
-	const size_t cache_size = CSDI_BLOCK_CACHE * sizeof(*dec->cache);
-	_Static_assert(CSDI_BLOCK_CACHE * sizeof(struct csdi_block) % 64 == 0, "aligned_alloc takes whole lines");
-	dec->cache = aligned_alloc(64, cache_size);
-	if (dec->cache)
-		memset(dec->cache, 0, cache_size);
+	/* Fresh zero pages (zeroed.h): a small capture touches a few of
+	 * the cache's pages and pays for no others. */
+	dec->cache = csdi_zeroed_new(CSDI_BLOCK_CACHE_MIN * sizeof(*dec->cache), 0);
+	dec->cache_mask = CSDI_BLOCK_CACHE_MIN - 2;
 	dec->ops = c.trace.protocol == CSD_PROTO_ETM3 ? &csdi_etm3_flow_ops : &csdi_ptm_flow_ops;
 	if (!dec->cache || dec->ops->init(dec) != CSD_OK) {
 		csd_flow_free(dec);
@@ -135,7 +130,7 @@ void csd_flow_free(csd_flow_decoder *dec)
 		return;
 	if (dec->ops)
 		dec->ops->fini(dec);
-	free(dec->cache);
+	csdi_zeroed_free(dec->cache, ((size_t)dec->cache_mask + 2) * sizeof(*dec->cache));
 	free(dec);
 }
 
@@ -164,6 +159,39 @@ int csd_flow_last_packet(const csd_flow_decoder *dec, struct csd_packet *pkt)
 	return CSD_OK;
 }
 
+/* The block cache at its full size once the misses since it was made
+ * reach twice its entries: the trace has shown that it is not a small
+ * capture. Its blocks move to their slots in the new table (where both
+ * ways are taken, the later is dropped); its pages are made at once, as
+ * the trace will fill them. Only here, between calls, where no block
+ * pointer is held but the ETMv3 range cursor, which is let go. */
+static void cache_fit(csd_flow_decoder *dec)
+{
+	const size_t n = (size_t)dec->cache_mask + 2;
+	if (dec->cache_misses < 2 * n || n >= CSDI_BLOCK_CACHE)
+		return;
+	dec->cache_misses = 0;
+	struct csdi_block *t = csdi_zeroed_new(CSDI_BLOCK_CACHE * sizeof(*t), CSDI_ZEROED_POPULATE);
+	if (!t)
+		return;         /* the cache keeps its size */
+	const uint32_t mask = CSDI_BLOCK_CACHE - 2;
+	for (size_t k = 0; k < n; k++) {
+		const struct csdi_block *b = &dec->cache[k];
+		if (!b->gen)
+			continue;
+		struct csdi_block *g = &t[csdi_flow_block_hash(b->start, b->isa) & mask];
+		if (g->gen)
+			g++;
+		if (!g->gen)
+			*g = *b;
+	}
+	csdi_zeroed_free(dec->cache, n * sizeof(*t));
+	dec->cache = t;
+	dec->cache_mask = mask;
+	if (dec->cfg.trace.protocol == CSD_PROTO_ETM3)
+		dec->u.etm3.blk = NULL;
+}
+
 /* Work until records are ready to deliver and the queue is well filled
  * (0; filling it saves calls per record), or until the input is used up
  * with nothing ready (CSD_EAGAIN / CSD_EEOS). */
@@ -172,6 +200,7 @@ static int produce(csd_flow_decoder *dec)
 	/* Cached blocks are valid for this image generation only (the
 	 * image may gain sections between calls, never during one). */
 	dec->img_gen = csdi_image_generation(dec->cfg.image) + 1;
+	cache_fit(dec);
 	for (;;) {
 		if (dec->qready && csdi_flow_room(dec) <= CSDI_FLOW_QPRODUCE)
 			return CSD_OK;

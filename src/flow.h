@@ -26,7 +26,11 @@
 #define CSDI_FLOW_QPRODUCE (CSDI_FLOW_QLOW + 48)
 /* Instructions per cached block; longer straight runs are chained. */
 #define CSDI_BLOCK_MAX 64
+/* Block cache entries: CSDI_BLOCK_CACHE_MIN to begin with, CSDI_BLOCK_CACHE
+ * once the misses reach twice that: a small capture's blocks fit the small
+ * table, and touch few pages (flow.c, cache_fit). */
 #define CSDI_BLOCK_CACHE 16384
+#define CSDI_BLOCK_CACHE_MIN 1024
 /* Give up walking after this many blocks without reaching a waypoint
  * (a corrupt image or trace could otherwise walk for a very long time). */
 #define CSDI_WALK_MAX_BLOCKS (1u << 16)
@@ -127,6 +131,7 @@ struct csdi_etm3_state {
 	/* Range mode: outcomes of short runs of P-headers from a code
 	 * position (etm3_flow.c, "Segment memo"); NULL without one. */
 	struct csdi_etm3_seg *segs;
+	uint64_t seg_wait;        /* P-headers to run before the table is made */
 	unsigned seg_log2;        /* the table has 2^seg_log2 entries */
 	uint64_t seg_lookups, seg_misses; /* since it was made (seg_grow) */
 	/* Data trace (ETMCR[3:2]): etm3_data.c; NULL when off. */
@@ -206,6 +211,8 @@ struct csd_flow_decoder {
 	int qmark_valid;           /* the current packet ends the hold */
 
 	struct csdi_block *cache;
+	uint32_t cache_mask;      /* entries - 2: the first way of a set */
+	uint32_t cache_misses;    /* since the cache had its size */
 	uint64_t img_gen;         /* image generation + 1, as blocks are stamped */
 	/* PTM range mode: where walks through long straight-line code end
 	 * (made when first needed; walk_cache.h); NULL otherwise. Block
@@ -327,14 +334,18 @@ void csdi_flow_block_fill(csd_flow_decoder *dec, struct csdi_block *b, uint32_t 
  * moves to the second. */
 const struct csdi_block *csdi_flow_block_miss(csd_flow_decoder *dec, struct csdi_block *b, uint32_t addr,
 					      uint8_t isa);
+/* The set of the block starting at addr in isa (before the mask). */
+static inline uint32_t csdi_flow_block_hash(uint32_t addr, uint8_t isa)
+{
+	return (addr >> 1) ^ (addr >> 15) ^ isa;
+}
 /* The block starting at addr in isa (cached, two ways per set: direct
  * mapping refilled TC2's kernel blocks over and over; a hit is a few
  * operations, which is why this is inline). A block's slot may be given
  * to another block by any later lookup. */
 static inline const struct csdi_block *csdi_flow_block(csd_flow_decoder *dec, uint32_t addr, uint8_t isa)
 {
-	uint32_t h = (addr >> 1) ^ (addr >> 15) ^ isa;
-	struct csdi_block *b = &dec->cache[h & (CSDI_BLOCK_CACHE - 2)];
+	struct csdi_block *b = &dec->cache[csdi_flow_block_hash(addr, isa) & dec->cache_mask];
 	if (b->gen == dec->img_gen && b->start == addr && b->isa == isa)
 		return b;
 	if (b[1].gen == dec->img_gen && b[1].start == addr && b[1].isa == isa)

@@ -196,6 +196,7 @@ const struct csdi_block *csdi_flow_block_miss(csd_flow_decoder *dec, struct csdi
 					      uint8_t isa)
 {
 	b[1] = b[0];
+	dec->cache_misses++;
 	csdi_flow_block_fill(dec, b, addr, isa);
 	return b;
 }

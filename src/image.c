@@ -3,7 +3,9 @@
  * from caller buffers, raw files and ELF PT_LOAD segments, plus an optional
  * read callback for everything else.
  *
- * Files are mapped, not copied, so a large image costs address space only.
+ * Files are read into memory, not mapped: a file that shrinks under a
+ * mapping makes the next read of the lost pages a SIGBUS, and image files
+ * are untrusted input like the trace.
  * Lookups first try the section that satisfied the previous one: code is
  * read in runs, so that hit rate is nearly 100%.
  */
@@ -14,22 +16,24 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "file.h"
 #include "image.h"
+#include "zeroed.h"
 
 #define ADDR_LIMIT (UINT64_C(1) << 32)
 #define CB_PAGE 4096
+/* File parts from this size on are read into pages of their own. */
+#define COPY_PAGED_MIN ((uint64_t)64 << 10)
 
 struct section {
 	uint64_t start, end;      /* [start, end) */
 	const uint8_t *data;      /* bytes of start */
 	void *owned;              /* malloc'ed copy to free, or NULL */
-	void *map;                /* mmap'ed region to unmap, or NULL */
-	size_t map_len;
+	void *pages;              /* or a copy in pages of its own (zeroed.h), */
+	size_t pages_len;         /* of this size */
 };
 
 struct piece {
@@ -72,8 +76,7 @@ void csd_image_free(csd_image *img)
 		return;
 	for (size_t i = 0; i < img->nsec; i++) {
 		free(img->sec[i].owned);
-		if (img->sec[i].map)
-			munmap(img->sec[i].map, img->sec[i].map_len);
+		csdi_zeroed_free(img->sec[i].pages, img->sec[i].pages_len);
 	}
 	free(img->sec);
 	free(img->map);
@@ -155,42 +158,45 @@ int csd_image_add_buffer(csd_image *img, uint64_t addr, const void *data, size_t
 	return CSD_OK;
 }
 
-/* Map [off, off+len) of an open file; the section data points at off. */
-static int add_mapped(csd_image *img, int fd, uint64_t off, uint64_t len, uint64_t addr)
+/* Read [off, off+len) of an open file into a section of its own; CSD_EIO
+ * with errno 0 if the file is shorter. A large part goes to pages made
+ * all at once (zeroed.h), as the read fills them: a fault per page costs
+ * more than the read. */
+static int add_copied(csd_image *img, int fd, uint64_t off, uint64_t len, uint64_t addr)
 {
-	long pg = sysconf(_SC_PAGESIZE);
-	uint64_t page = pg > 0 ? (uint64_t)pg : 4096;
-	uint64_t base = off - off % page;
-	size_t map_len = (size_t)(off - base + len);
-	void *m = mmap(NULL, map_len, PROT_READ, MAP_PRIVATE, fd, (off_t)base);
-	if (m == MAP_FAILED) {
-		/* Some files cannot be mapped (pipes, special files): copy. */
-		void *buf = malloc((size_t)len);
-		if (!buf)
-			return CSD_ENOMEM;
-		errno = 0;
-		ssize_t got = pread(fd, buf, (size_t)len, (off_t)off);
-		if (got < 0 || (uint64_t)got != len) {
-			free(buf);
-			return CSD_EIO;
-		}
-		struct section *s = add_section(img, addr, (size_t)len);
-		if (!s) {
-			free(buf);
-			return CSD_ENOMEM;
-		}
-		s->owned = buf;
-		s->data = buf;
-		return CSD_OK;
-	}
-	struct section *s = add_section(img, addr, (size_t)len);
-	if (!s) {
-		munmap(m, map_len);
+	if (len > SIZE_MAX)
 		return CSD_ENOMEM;
+	const int paged = len >= COPY_PAGED_MIN;
+	uint8_t *buf = paged ? csdi_zeroed_new((size_t)len, CSDI_ZEROED_POPULATE) : malloc((size_t)len);
+	if (!buf)
+		return CSD_ENOMEM;
+	uint64_t done = 0;
+	while (done < len) {
+		errno = 0;
+		ssize_t got = pread(fd, buf + done, (size_t)(len - done), (off_t)(off + done));
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got <= 0)
+			break;
+		done += (uint64_t)got;
 	}
-	s->map = m;
-	s->map_len = map_len;
-	s->data = (const uint8_t *)m + (off - base);
+	struct section *s = done == len ? add_section(img, addr, (size_t)len) : NULL;
+	if (!s) {
+		const int e = errno;
+		if (paged)
+			csdi_zeroed_free(buf, (size_t)len);
+		else
+			free(buf);
+		errno = e;
+		return done == len ? CSD_ENOMEM : CSD_EIO;
+	}
+	if (paged) {
+		s->pages = buf;
+		s->pages_len = (size_t)len;
+	} else {
+		s->owned = buf;
+	}
+	s->data = buf;
 	return CSD_OK;
 }
 
@@ -221,10 +227,10 @@ static int open_sized(csd_image *img, const char *path, uint64_t *fsize)
 	return fd;
 }
 
-/* add_mapped() with its failure described. */
+/* add_copied() with its failure described. */
 static int add_file_part(csd_image *img, const char *path, int fd, uint64_t off, uint64_t len, uint64_t addr)
 {
-	int rc = add_mapped(img, fd, off, len, addr);
+	int rc = add_copied(img, fd, off, len, addr);
 	if (rc == CSD_ENOMEM)
 		set_error(img, "%s: out of memory", path);
 	else if (rc < 0)

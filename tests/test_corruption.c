@@ -269,11 +269,11 @@ static void decode_packets(int s, struct decode *d)
 		csd_etm3_pkt_free(dec);
 }
 
-/* mode: 0 range records, 1 instruction records, 2 range records without
- * the ETMv3 segment memo. */
+/* mode: 0 range records (the ETMv3 segment memo from the first header),
+ * 1 instruction records, 2 range records without the memo. */
 static void decode_flow(int s, int mode, struct decode *d)
 {
-	static const uint32_t flags[3] = { 0, CSD_FLOW_INSN, CSD_FLOW_NO_MEMO };
+	static const uint32_t flags[3] = { CSD_FLOW_MEMO_AT_ONCE, CSD_FLOW_INSN, CSD_FLOW_NO_MEMO };
 	struct csd_flow_config fc;
 	memset(&fc, 0, sizeof(fc));
 	fc.size = sizeof(fc);

@@ -1,6 +1,7 @@
 /* Unit tests of the memory image: buffers, overrides, files, ELF PT_LOAD
  * segments, the read callback, and inaccessible memory. */
 #include <stdio.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "check.h"
@@ -193,11 +194,42 @@ static void test_many_sections(void)
 	csd_image_free(img);
 }
 
+/* A file that shrinks after it was added (another process truncating it:
+ * the image is untrusted input) leaves the image as it was read: no
+ * SIGBUS, as a mapping of the file would give on the lost pages. */
+static void test_file_shrinks(void)
+{
+	char path[] = "/tmp/csd_test_image_shrinkXXXXXX";
+	int fd = mkstemp(path);
+	CHECK(fd >= 0);
+	if (fd < 0)
+		return;
+	close(fd);
+	static uint8_t data[65536];
+	for (size_t i = 0; i < sizeof(data); i++)
+		data[i] = (uint8_t)(i * 13 + (i >> 8));
+	write_file(path, data, sizeof(data));
+	csd_image *img = csd_image_new();
+	CHECK_EQ(csd_image_add_file(img, path, 0, 0, 0x10000), CSD_OK);
+	CHECK_EQ(truncate(path, 0), 0);
+	size_t wrong = 0;
+	for (size_t at = 0; at < sizeof(data); at += 4093) {
+		uint8_t b[16];
+		const size_t want = sizeof(data) - at < sizeof(b) ? sizeof(data) - at : sizeof(b);
+		wrong += csd_image_read(img, 0x10000 + (uint32_t)at, b, sizeof(b)) != (int)want;
+		wrong += memcmp(b, data + at, want) != 0;
+	}
+	CHECK_EQ(wrong, 0);
+	csd_image_free(img);
+	unlink(path);
+}
+
 int main(void)
 {
 	test_buffers();
 	test_callback();
 	test_files();
 	test_many_sections();
+	test_file_shrinks();
 	return check_done("test_image");
 }

@@ -88,7 +88,7 @@ int main(void)
 		CHECK_EQ(csdi_gen_finish(g), 0);
 
 	struct flow_run a = { 0 }, b = { 0 };
-	csd_flow_decoder *with = decode(&bb, &gc.trace, img, 0, &a);
+	csd_flow_decoder *with = decode(&bb, &gc.trace, img, CSD_FLOW_MEMO_AT_ONCE, &a);
 	csd_flow_decoder *without = decode(&bb, &gc.trace, img, CSD_FLOW_NO_MEMO, &b);
 	printf("%zu trace bytes, %zu / %zu records, memo of 2^%u entries at the end\n", bb.n, a.n, b.n,
 	       with ? with->u.etm3.seg_log2 : 0);

@@ -124,7 +124,7 @@ static size_t compare_memo(const char *snap, unsigned id)
 	struct flow_run a, b;
 	memset(&a, 0, sizeof(a));
 	memset(&b, 0, sizeof(b));
-	CHECK_EQ(flow_run_snapshot_mode(snap, id, 0, 4093, FLOW_RUN_MIXED, &a), 0);
+	CHECK_EQ(flow_run_snapshot_mode(snap, id, CSD_FLOW_MEMO_AT_ONCE, 4093, FLOW_RUN_MIXED, &a), 0);
 	CHECK_EQ(flow_run_snapshot(snap, id, CSD_FLOW_NO_MEMO, 5, &b), 0);
 	size_t bad = a.n != b.n;
 	for (size_t i = 0; !bad && i < a.n; i++)

@@ -9,6 +9,42 @@
 
 #ifdef CSD_HAVE_CAPSTONE
 #include <capstone.h>
+#include <dlfcn.h>
+
+/* capstone is loaded when a listing first needs it, not linked: loading
+ * it applies some 77,000 relocations to its tables, which was a third of
+ * the page faults of a whole `csdec decode` of a small capture that
+ * prints no instruction. CSD_CAPSTONE_LIB is the library's file name
+ * (tools.mk). Without it, the listing is as without capstone. */
+static struct {
+	cs_err (*open)(cs_arch, cs_mode, csh *);
+	cs_err (*option)(csh, cs_opt_type, size_t);
+	bool (*disasm_iter)(csh, const uint8_t **, size_t *, uint64_t *, cs_insn *);
+	cs_insn *(*malloc)(csh);
+	void (*free)(cs_insn *, size_t);
+	cs_err (*close)(csh *);
+	int tried, ok;
+} cs;
+
+static int cs_load(void)
+{
+	if (cs.tried)
+		return cs.ok;
+	cs.tried = 1;
+	void *lib = dlopen(CSD_CAPSTONE_LIB, RTLD_NOW | RTLD_LOCAL);
+	if (!lib)
+		return 0;
+	/* (POSIX: dlsym's result converts to a function pointer.) */
+	cs.open = (cs_err (*)(cs_arch, cs_mode, csh *))dlsym(lib, "cs_open");
+	cs.option = (cs_err (*)(csh, cs_opt_type, size_t))dlsym(lib, "cs_option");
+	cs.disasm_iter = (bool (*)(csh, const uint8_t **, size_t *, uint64_t *, cs_insn *))dlsym(lib, "cs_disasm_iter");
+	cs.malloc = (cs_insn * (*)(csh)) dlsym(lib, "cs_malloc");
+	cs.free = (void (*)(cs_insn *, size_t))dlsym(lib, "cs_free");
+	cs.close = (cs_err (*)(csh *))dlsym(lib, "cs_close");
+	cs.ok = cs.open && cs.option && cs.disasm_iter && cs.malloc && cs.free && cs.close;
+	/* (The library stays loaded: the tool exits soon after.) */
+	return cs.ok;
+}
 
 struct disasm {
 	csh arm;
@@ -21,10 +57,10 @@ struct disasm {
 
 static int open_mode(csh *h, cs_mode mode)
 {
-	if (cs_open(CS_ARCH_ARM, mode, h) != CS_ERR_OK)
+	if (cs.open(CS_ARCH_ARM, mode, h) != CS_ERR_OK)
 		return 0;
 	/* r9-r12 as r-numbers, as DS-5 writes them (not sb, sl, fp, ip). */
-	cs_option(*h, CS_OPT_SYNTAX, CS_OPT_SYNTAX_NOREGNAME);
+	cs.option(*h, CS_OPT_SYNTAX, CS_OPT_SYNTAX_NOREGNAME);
 	return 1;
 }
 
@@ -90,7 +126,7 @@ static void build_narrow(struct disasm *d)
 		const uint8_t *code = b;
 		size_t n = 2;
 		uint64_t a = 0x1000;
-		if (cs_disasm_iter(d->thumb, &code, &n, &a, d->insn))
+		if (cs.disasm_iter(d->thumb, &code, &n, &a, d->insn))
 			narrow_find(d, d->insn->mnemonic, d->insn->op_str, 1);
 	}
 }
@@ -254,13 +290,15 @@ static void format_it(uint32_t hw, char *mn, size_t mncap, char *ops, size_t ops
 
 struct disasm *disasm_new(void)
 {
+	if (!cs_load())
+		return NULL;
 	struct disasm *d = calloc(1, sizeof(*d));
 	if (!d)
 		return NULL;
 	d->arm_ok = open_mode(&d->arm, CS_MODE_ARM);
 	d->thumb_ok = open_mode(&d->thumb, CS_MODE_THUMB);
 	if (d->arm_ok)
-		d->insn = cs_malloc(d->arm);
+		d->insn = cs.malloc(d->arm);
 	if (!d->arm_ok || !d->thumb_ok || !d->insn) {
 		disasm_free(d);
 		return NULL;
@@ -278,11 +316,11 @@ void disasm_free(struct disasm *d)
 		free(d->narrow);
 	}
 	if (d->insn)
-		cs_free(d->insn, 1);
+		cs.free(d->insn, 1);
 	if (d->arm_ok)
-		cs_close(&d->arm);
+		cs.close(&d->arm);
 	if (d->thumb_ok)
-		cs_close(&d->thumb);
+		cs.close(&d->thumb);
 	free(d);
 }
 
@@ -322,7 +360,7 @@ int disasm_insn(struct disasm *d, int isa, uint64_t addr, uint32_t opcode, uint3
 	}
 	const uint8_t *code = bytes;
 	uint64_t a = addr;
-	if (!cs_disasm_iter(h, &code, &n, &a, d->insn) || d->insn->size != size)
+	if (!cs.disasm_iter(h, &code, &n, &a, d->insn) || d->insn->size != size)
 		return -1;
 	char mn[CS_MNEMONIC_SIZE + 8], ops[160 + 16];
 	snprintf(mn, sizeof(mn), "%s", d->insn->mnemonic);

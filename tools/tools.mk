@@ -7,8 +7,12 @@ PKG_CONFIG ?= pkg-config
 
 ifeq ($(NO_CAPSTONE),)
 ifeq ($(shell $(PKG_CONFIG) --exists capstone 2>/dev/null && echo yes),yes)
-TOOL_CFLAGS += -DCSD_HAVE_CAPSTONE $(shell $(PKG_CONFIG) --cflags capstone)
-TOOL_LDLIBS += $(shell $(PKG_CONFIG) --libs capstone)
+# (Loaded when first needed, by its file name: tools/disasm.c.)
+CAPSTONE_LIB := $(shell objdump -p $$($(PKG_CONFIG) --variable=libdir capstone)/libcapstone.so 2>/dev/null | \
+		  sed -n 's/^ *SONAME *//p')
+TOOL_CFLAGS += -DCSD_HAVE_CAPSTONE -DCSD_CAPSTONE_LIB='"$(or $(CAPSTONE_LIB),libcapstone.so)"' \
+	       $(shell $(PKG_CONFIG) --cflags capstone)
+TOOL_LDLIBS += -ldl
 endif
 endif
 

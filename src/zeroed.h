@@ -1,0 +1,28 @@
+/*
+ * zeroed.h - large zeroed tables without writing the zeros: fresh
+ * anonymous pages read as zero, so a table costs a page fault for each
+ * page the decoding touches and nothing for the pages it never does
+ * (a small capture touches a few of a table sized for big ones). Where
+ * anonymous mappings are not available, an allocation and a memset.
+ */
+#ifndef CSDEC_ZEROED_H
+#define CSDEC_ZEROED_H
+
+#include <stddef.h>
+
+enum {
+	/* In 2 MiB pages where the system has them, aligned to 2 MiB (if
+	 * size is a multiple of 2 MiB). */
+	CSDI_ZEROED_HUGE = 1,
+	/* Every page made now, in one call, where the system can: for a
+	 * table that a long decode has shown it will fill (a page fault
+	 * each in the decoding loop costs more). */
+	CSDI_ZEROED_POPULATE = 2,
+};
+/* size bytes, all zero, aligned to 64 at least; flags CSDI_ZEROED_*;
+ * NULL if memory is short. */
+void *csdi_zeroed_new(size_t size, unsigned flags);
+/* Frees a table of csdi_zeroed_new (size as it was made; p may be NULL). */
+void csdi_zeroed_free(void *p, size_t size);
+
+#endif
