@@ -33,9 +33,11 @@ _Static_assert(SEG_RECS + 1 < CSDI_FLOW_QPRODUCE - CSDI_FLOW_QLOW, "a segment's 
 #define SEG_SLOTS_LOG2 13
 /* The table is made after this many P-headers in range mode: entries
  * pay for themselves only on code met again, and making one costs more
- * than running its headers once (a small capture's ETMv3 sources decoded
- * with 16 % fewer instructions without it). */
-#define SEG_MEMO_AFTER 32768
+ * than running its headers once, so a small capture (an ETB/ETF buffer)
+ * decodes without it; every header a long trace runs before the table
+ * exists costs the full price, so the count is no higher than such a
+ * capture needs. */
+#define SEG_MEMO_AFTER 16384
 #define SEG_SLOTS_LOG2_MAX 14
 _Static_assert(SEG_SLOTS_LOG2_MAX <= 16, "an entry's index fits its successor hint (next)");
 
