@@ -114,4 +114,28 @@ int csd_etm3_pkt_next_brief(csd_etm3_pkt_decoder *dec, struct csd_pkt_brief *out
  */
 int csd_ptm_pkt_next_brief(csd_ptm_pkt_decoder *dec, struct csd_pkt_brief *out, size_t cap, uint64_t *base);
 
+
+/*
+ * The semantic state of a decoder as a list of words (csd_flow_state_save,
+ * src/chunk.c): everything that can change what later bytes decode to,
+ * nothing that only makes decoding faster (caches, memo tables) or counts.
+ * Two decoders with equal lists decode the same bytes to the same records.
+ * `bad`: the decoder is not at a point where its state can be compared
+ * (a packet begun but not ended, a list too long); such a state equals
+ * none, which is always safe (the caller then decodes on).
+ */
+#define CSDI_SEM_WORDS 8192
+struct csdi_sem {
+	unsigned n;
+	int bad;
+	uint64_t w[CSDI_SEM_WORDS];
+};
+static inline void csdi_sem_put(struct csdi_sem *s, uint64_t v)
+{
+	if (s->n < CSDI_SEM_WORDS)
+		s->w[s->n++] = v;
+	else
+		s->bad = 1;
+}
+
 #endif
