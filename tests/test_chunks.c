@@ -270,9 +270,156 @@ static void scan_cases(void)
 	csd_flow_state_free(NULL);
 }
 
+/* A32 at 0x1000: a call and its return. */
+static const uint32_t rs_code[] = {
+	0xe3a00001, /* 0x1000 mov r0, #1 */
+	0xe2800001, /* 0x1004 add r0, r0, #1 */
+	0xe5901000, /* 0x1008 ldr r1, [r0] */
+	0xeb000003, /* 0x100c bl 0x1020 */
+	0xe1a00000, /* 0x1010 nop */
+	0xeafffff9, /* 0x1014 b 0x1000 */
+	0xe1a00000, /* 0x1018 nop */
+	0xe1a00000, /* 0x101c nop */
+	0xe2811001, /* 0x1020 add r1, r1, #1 */
+	0xe12fff1e, /* 0x1024 bx lr */
+};
+
+static void put_pkt(csd_ptm_encoder *pe, struct source *s, const struct csd_packet *p)
+{
+	uint8_t b[64];
+	int n = csd_ptm_enc_packet(pe, p, b, sizeof(b));
+	CHECK(n > 0);
+	if (n <= 0)
+		return;
+	struct csd_bytes in = { .data = b, .size = (size_t)n, .base = s->n };
+	source_add(s, &in);
+}
+
+static void put_sync(csd_ptm_encoder *pe, struct source *s, uint32_t addr)
+{
+	struct csd_packet p;
+	memset(&p, 0, sizeof(p));
+	p.type = CSD_PKT_ASYNC;
+	put_pkt(pe, s, &p);
+	memset(&p, 0, sizeof(p));
+	p.type = CSD_PKT_ISYNC;
+	p.addr = addr;
+	p.isa = CSD_ISA_ARM;
+	p.reason = CSD_REASON_PERIODIC;
+	p.flags = CSD_PKTF_ISA | CSD_PKTF_SECURITY;
+	put_pkt(pe, s, &p);
+}
+
+static void put_e(csd_ptm_encoder *pe, struct source *s)
+{
+	struct csd_packet p;
+	memset(&p, 0, sizeof(p));
+	p.type = CSD_PKT_ATOM;
+	p.atoms.num = 1;
+	p.atoms.en = 1;
+	put_pkt(pe, s, &p);
+}
+
+/*
+ * The fallback: PTM with the return stack, a call traced before a cut
+ * and its return (an E atom with no address: the target is popped) after
+ * the next sync point. At that sync point the chunk's decoder has an empty
+ * return stack where the serial one has the return address, and nothing
+ * else differs: the saved state must not match (a match would take the
+ * chunk's records, which cannot know where the return goes), and the join
+ * must give the serial records by decoding the chunk with the previous
+ * decoder.
+ */
+static void return_stack_fallback(void)
+{
+	const uint32_t etmcr = 1u << 29;
+	struct csd_trace_config tc = { .size = sizeof(tc), .protocol = CSD_PROTO_PTM, .etmcr = etmcr,
+				       .etmidr = 0x411CF312, .etmccer = 0x34C01AC2 };
+	csd_ptm_encoder *pe = csd_ptm_enc_new(&tc);
+	CHECK(pe != NULL);
+	if (!pe)
+		return;
+	static uint8_t mem[sizeof(rs_code)];
+	for (size_t i = 0; i < sizeof(rs_code) / 4; i++)
+		for (int k = 0; k < 4; k++)
+			mem[4 * i + (size_t)k] = (uint8_t)(rs_code[i] >> (8 * k));
+	csd_image *img = csd_image_new();
+	CHECK_EQ(csd_image_add_buffer(img, 0x1000, mem, sizeof(mem), 0), 0);
+	struct source src;
+	memset(&src, 0, sizeof(src));
+	put_sync(pe, &src, 0x1000);
+	put_e(pe, &src);            /* bl 0x1020: 0x1010 pushed */
+	put_sync(pe, &src, 0x1020); /* the cut */
+	put_sync(pe, &src, 0x1020); /* the chunk's first sync point */
+	put_e(pe, &src);            /* bx lr: to 0x1010, popped */
+	put_e(pe, &src);            /* b 0x1000 */
+	put_sync(pe, &src, 0x1000);
+	put_e(pe, &src);
+	csd_ptm_enc_free(pe);
+
+	size_t sync[8], nsync = 0;
+	CHECK_EQ(csd_sync_scan(src.data, src.n, 0, sync, 8, &nsync), 0);
+	CHECK_EQ(nsync, 3);
+	struct ctx c = { .src = &src };
+	c.fc.size = sizeof(c.fc);
+	c.fc.trace = &tc;
+	c.fc.image = img;
+	struct flow_run ser;
+	memset(&ser, 0, sizeof(ser));
+	serial(&c, &ser);
+	int popped = 0;
+	for (size_t i = 0; i < ser.n; i++)
+		if (ser.rec[i].type == CSD_REC_RANGE && ser.rec[i].last == 0x1024 &&
+		    (ser.rec[i].flags & CSD_RECF_RETURN_STACK))
+			popped = 1;
+	CHECK(popped);
+
+	/* The state at the first sync point after the cut differs. */
+	csd_flow_decoder *prev = csd_flow_new(&c.fc), *d = csd_flow_new(&c.fc);
+	struct flow_run junk;
+	memset(&junk, 0, sizeof(junk));
+	feed(&c, prev, 0, sync[1]);
+	feed(&c, d, sync[0], sync[1]);
+	flow_run_drain(prev, &junk, FLOW_RUN_NEXT);
+	flow_run_drain(d, &junk, FLOW_RUN_NEXT);
+	csd_flow_state *st = NULL;
+	CHECK_EQ(csd_flow_state_save(d, &st), 0);
+	CHECK_EQ(csd_flow_state_match(prev, st), 0);
+	csd_flow_state_free(st);
+	/* ... and that of a decoder that saw the same bytes matches. */
+	csd_flow_decoder *twin = csd_flow_new(&c.fc);
+	feed(&c, twin, 0, sync[1]);
+	flow_run_drain(twin, &junk, FLOW_RUN_NEXT);
+	CHECK_EQ(csd_flow_state_save(prev, &st), 0);
+	CHECK_EQ(csd_flow_state_match(twin, st), 1);
+	csd_flow_state_free(st);
+	csd_flow_free(twin);
+	csd_flow_free(d);
+	csd_flow_free(prev);
+	flow_run_free(&junk);
+
+	static const size_t steps[] = { 1, 2, 3 };
+	for (size_t s = 0; s < 3; s++) {
+		struct stats st2 = { 0 };
+		struct flow_run ch;
+		memset(&ch, 0, sizeof(ch));
+		chunked(&c, sync, nsync, steps[s], &ch, &st2);
+		CHECK_EQ(compare(&ser, &ch), 0);
+		CHECK_EQ(st2.matched, 0);
+		CHECK_EQ(st2.fallback, st2.joins);
+		CHECK(st2.joins > 0);
+		flow_run_free(&ch);
+	}
+	flow_run_free(&ser);
+	csd_image_free(img);
+	free(src.data);
+	free(src.off);
+}
+
 int main(void)
 {
 	scan_cases();
+	return_stack_fallback();
 	struct stats tc2 = { 0 }, gen = { 0 };
 	char dir[2048];
 	snprintf(dir, sizeof(dir), "%s/traces/TC2", check_shared_dir());
