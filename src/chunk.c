@@ -7,6 +7,7 @@
  */
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "flow.h"
 
@@ -36,8 +37,10 @@ int csd_sync_scan(const uint8_t *data, size_t size, size_t min_gap, size_t *cuts
 struct csd_flow_state {
 	uint32_t protocol;
 	int insn_mode;
+	int bad;
 	uint64_t records;
-	struct csdi_sem sem;
+	unsigned n;
+	uint64_t w[];           /* the semantic state's n words */
 };
 
 /* The decoder's whole semantic state into *s (zeroed by the caller). */
@@ -106,13 +109,23 @@ int csd_flow_state_save(const csd_flow_decoder *dec, csd_flow_state **out)
 {
 	if (!dec || !out || dec->qready || dec->finished)
 		return CSD_EINVAL;
-	csd_flow_state *st = calloc(1, sizeof(*st));
+	/* Counted first, then written into a state of that size. */
+	struct csdi_sem s;
+	memset(&s, 0, sizeof(s));
+	flow_sem(dec, &s);
+	csd_flow_state *st = malloc(sizeof(*st) + (size_t)s.n * sizeof(st->w[0]));
 	if (!st)
 		return CSD_ENOMEM;
+	unsigned n = s.n;
+	memset(&s, 0, sizeof(s));
+	s.w = st->w;
+	s.cap = n;
+	flow_sem(dec, &s);
 	st->protocol = dec->cfg.trace.protocol;
 	st->insn_mode = dec->insn_mode;
+	st->bad = s.bad;
 	st->records = dec->delivered;
-	flow_sem(dec, &st->sem);
+	st->n = n;
 	*out = st;
 	return CSD_OK;
 }
@@ -121,17 +134,15 @@ int csd_flow_state_match(const csd_flow_decoder *dec, const csd_flow_state *st)
 {
 	if (!dec || !st || dec->qready || st->protocol != dec->cfg.trace.protocol || st->insn_mode != dec->insn_mode)
 		return CSD_EINVAL;
-	if (st->sem.bad)
+	if (st->bad)
 		return 0;
-	struct csdi_sem *s = calloc(1, sizeof(*s));
-	if (!s)
-		return 0;       /* no match is always a right answer */
-	flow_sem(dec, s);
-	int eq = !s->bad && s->n == st->sem.n;
-	for (unsigned i = 0; eq && i < s->n; i++)
-		eq = s->w[i] == st->sem.w[i];
-	free(s);
-	return eq;
+	/* Word by word against the saved ones, nothing stored. */
+	struct csdi_sem s;
+	memset(&s, 0, sizeof(s));
+	s.ref = st->w;
+	s.ref_n = st->n;
+	flow_sem(dec, &s);
+	return !s.bad && !s.differ && s.n == st->n;
 }
 
 uint64_t csd_flow_state_records(const csd_flow_state *st)

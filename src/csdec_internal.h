@@ -121,21 +121,29 @@ int csd_ptm_pkt_next_brief(csd_ptm_pkt_decoder *dec, struct csd_pkt_brief *out, 
  * nothing that only makes decoding faster (caches, memo tables) or counts.
  * Two decoders with equal lists decode the same bytes to the same records.
  * `bad`: the decoder is not at a point where its state can be compared
- * (a packet begun but not ended, a list too long); such a state equals
- * none, which is always safe (the caller then decodes on).
+ * (a packet begun but not ended); such a state equals none, which is
+ * always safe (the caller then decodes on).
  */
-#define CSDI_SEM_WORDS 8192
 struct csdi_sem {
-	unsigned n;
+	unsigned n;             /* words put so far */
 	int bad;
-	uint64_t w[CSDI_SEM_WORDS];
+	/* Saving: up to cap words into w (the rest only counted). Comparing
+	 * (ref set): each word against ref[], differ set at the first that
+	 * is not the same. */
+	uint64_t *w;
+	unsigned cap;
+	const uint64_t *ref;
+	unsigned ref_n;
+	int differ;
 };
 static inline void csdi_sem_put(struct csdi_sem *s, uint64_t v)
 {
-	if (s->n < CSDI_SEM_WORDS)
-		s->w[s->n++] = v;
-	else
-		s->bad = 1;
+	if (s->ref) {
+		if (s->n >= s->ref_n || s->ref[s->n] != v)
+			s->differ = 1;
+	} else if (s->n < s->cap) {
+		s->w[s->n] = v;
+	}
+	s->n++;
 }
-
 #endif
