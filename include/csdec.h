@@ -776,7 +776,10 @@ int csd_flow_last_packet(const csd_flow_decoder *dec, struct csd_packet *pkt);
  * matches, chunk k-1's decoder decodes all of chunk k and the search goes
  * on with chunk k+1's saved states. Only equal states match, so the
  * result is always that of a serial decode; a point where the state cannot
- * be compared (a packet spanning it) just matches nothing.
+ * be compared (a packet spanning it) just matches nothing. States converge
+ * once the trace has restated everything; timestamp packets restate only
+ * the low bits that changed, so with timestamps on, chunks join by the
+ * fallback until a timestamp gives every bit.
  * ---------------------------------------------------------------------- */
 
 /**
