@@ -778,8 +778,8 @@ int csd_flow_last_packet(const csd_flow_decoder *dec, struct csd_packet *pkt);
  * result is always that of a serial decode; a point where the state cannot
  * be compared (a packet spanning it) just matches nothing. States converge
  * once the trace has restated everything; timestamp packets restate only
- * the low bits that changed, so with timestamps on, chunks join by the
- * fallback until a timestamp gives every bit.
+ * the low bits that changed, so after a cut preceded by timestamps a chunk
+ * joins by the fallback until a timestamp gives every bit.
  * ---------------------------------------------------------------------- */
 
 /**
