@@ -130,7 +130,7 @@ test-san: $(SAN_TESTS)
 # Left out are those needing more: the ARM cross compiler and qemu (the
 # recorded programs, their generated snapshots, prog_trace.h's program),
 # OpenCSD, Linux perf, Python, a browser. `make test` runs those too.
-CHECK_NEEDS_MORE := arm_isa cli_port coverage data_roundtrip frame listing ocsd_diff ocsd_packets \
+CHECK_NEEDS_MORE := arm_isa chunks cli_port coverage data_roundtrip frame listing ocsd_diff ocsd_packets \
 	perf_compare perf_enc profile programs_m python qemu_data qemu_log roundtrip roundtrip_m roundtrip_perf \
 	timeline tool_limits viewer
 CHECK_NAMES := $(filter-out $(CHECK_NEEDS_MORE:%=test_%),$(TEST_SRC:tests/%.c=%))

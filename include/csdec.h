@@ -756,6 +756,76 @@ int csd_flow_finish(csd_flow_decoder *dec);
  */
 int csd_flow_last_packet(const csd_flow_decoder *dec, struct csd_packet *pkt);
 
+/* ------------------------------------------------------------------------
+ * Chunked decoding of one source
+ *
+ * One source's bytes can be cut at synchronisation points into chunks that
+ * decode in parallel, each by a flow decoder of its own made with
+ * csd_flow_new() and fed from its cut (with the capture offsets of the
+ * whole input, so that records carry them). A chunk's decoder does not know
+ * what came before its cut (return stack, compressed addresses and
+ * timestamps, context), so its records are right only from where its
+ * state has become that of a decoder that saw everything. To find that
+ * point: chunk k's decoder is fed up to each of the first few sync points
+ * inside its chunk in turn, drained (csd_flow_next() until CSD_EAGAIN)
+ * and its state saved there (csd_flow_state_save()). Chunk k-1's decoder,
+ * after its own bytes, goes on with chunk k's, fed and drained up to the
+ * same points, and at each asks csd_flow_state_match(): at the first match
+ * it stops; its records so far, then chunk k's records from
+ * csd_flow_state_records() on, are those of a serial decode. If none
+ * matches, chunk k-1's decoder decodes all of chunk k and the search goes
+ * on with chunk k+1's saved states. Only equal states match, so the
+ * result is always that of a serial decode; a point where the state cannot
+ * be compared (a packet spanning it) just matches nothing. States converge
+ * once the trace has restated everything; timestamp packets restate only
+ * the low bits that changed, so after a cut preceded by timestamps a chunk
+ * joins by the fallback until a timestamp gives every bit.
+ * ---------------------------------------------------------------------- */
+
+/**
+ * Find the cut points of one source's bytes data[0 .. size): the positions
+ * (indices into data) where an A-sync sequence begins, at least five 0x00
+ * bytes then 0x80 (the same in ETMv3 and PTM; a longer run of zeros is
+ * cut at its first zero). Each is at least min_gap bytes after the
+ * previous one, the first at least min_gap bytes after position 0 (chunk
+ * 0 begins there); min_gap 0 gives every A-sync. Stores up to cap
+ * positions in ascending order into cuts and their number into *count;
+ * with cap reached it stops there (scan again from after the last).
+ * Errors: CSD_EINVAL (NULL count, NULL data with size > 0, NULL cuts with
+ * cap > 0).
+ */
+int csd_sync_scan(const uint8_t *data, size_t size, size_t min_gap, size_t *cuts, size_t cap, size_t *count);
+
+/** The semantic state of a flow decoder at one point (opaque). */
+typedef struct csd_flow_state csd_flow_state;
+
+/**
+ * Save the state of dec that decides what its later input decodes to
+ * (not its caches or counts), with the number of records it has delivered
+ * so far, into a new *out (free it with csd_flow_state_free()). Call it
+ * when the bytes fed end at a cut point and the decoder is drained
+ * (csd_flow_next() returned CSD_EAGAIN).
+ * Errors: CSD_EINVAL (NULL argument, records still to deliver, or after
+ * csd_flow_finish()), CSD_ENOMEM.
+ */
+int csd_flow_state_save(const csd_flow_decoder *dec, csd_flow_state **out);
+
+/**
+ * Whether dec, at the point in the same source where st was saved (fed
+ * up to the same byte and drained), is in the same state: 1 if so (the
+ * same bytes then decode to the same records), 0 if not (or if either is
+ * at a point where states cannot be compared).
+ * Errors: CSD_EINVAL (NULL argument, records still to deliver, or a
+ * decoder of another protocol or mode than st's).
+ */
+int csd_flow_state_match(const csd_flow_decoder *dec, const csd_flow_state *st);
+
+/** Records the decoder had delivered when st was saved (0 for NULL). */
+uint64_t csd_flow_state_records(const csd_flow_state *st);
+
+/** Free a saved state; NULL is ignored. */
+void csd_flow_state_free(csd_flow_state *st);
+
 /**
  * Name of an exception number as traced by the protocol of `cfg`, e.g.
  * "IRQ", "Data Abort", "SVC". For Cortex-M (cfg->core_profile CSD_CORE_M)

@@ -114,4 +114,36 @@ int csd_etm3_pkt_next_brief(csd_etm3_pkt_decoder *dec, struct csd_pkt_brief *out
  */
 int csd_ptm_pkt_next_brief(csd_ptm_pkt_decoder *dec, struct csd_pkt_brief *out, size_t cap, uint64_t *base);
 
+
+/*
+ * The semantic state of a decoder as a list of words (csd_flow_state_save,
+ * src/chunk.c): everything that can change what later bytes decode to,
+ * nothing that only makes decoding faster (caches, memo tables) or counts.
+ * Two decoders with equal lists decode the same bytes to the same records.
+ * `bad`: the decoder is not at a point where its state can be compared
+ * (a packet begun but not ended); such a state equals none, which is
+ * always safe (the caller then decodes on).
+ */
+struct csdi_sem {
+	unsigned n;             /* words put so far */
+	int bad;
+	/* Saving: up to cap words into w (the rest only counted). Comparing
+	 * (ref set): each word against ref[], differ set at the first that
+	 * is not the same. */
+	uint64_t *w;
+	unsigned cap;
+	const uint64_t *ref;
+	unsigned ref_n;
+	int differ;
+};
+static inline void csdi_sem_put(struct csdi_sem *s, uint64_t v)
+{
+	if (s->ref) {
+		if (s->n >= s->ref_n || s->ref[s->n] != v)
+			s->differ = 1;
+	} else if (s->n < s->cap) {
+		s->w[s->n] = v;
+	}
+	s->n++;
+}
 #endif

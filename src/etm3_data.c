@@ -98,6 +98,42 @@ void csdi_etm3_data_reset(csd_flow_decoder *dec)
 		d->ooo[t].used = 0;
 }
 
+void csdi_etm3_data_sem(const csd_flow_decoder *dec, struct csdi_sem *s)
+{
+	const struct csdi_etm3_data *d = dec->u.etm3.data;
+	/* The data instruction whose transfers the next data packets are,
+	 * and how far through them the trace is. */
+	csdi_sem_put(s, (uint64_t)d->have_insn);
+	if (d->have_insn) {
+		csdi_sem_put(s, d->insn);
+		csdi_sem_put(s, d->opcode);
+		csdi_sem_put(s, d->isa);
+		csdi_sem_put(s, (uint64_t)d->mem.dir | (uint64_t)d->mem.count << 8 | (uint64_t)d->mem.size << 16 |
+					(uint64_t)d->mem.flags << 24);
+		csdi_sem_put(s, d->beat);
+		csdi_sem_put(s, (uint64_t)d->lo_has_addr | (uint64_t)d->lo_has_value << 1);
+		csdi_sem_put(s, d->lo_addr);
+		csdi_sem_put(s, d->lo_value);
+	}
+	csdi_sem_put(s, (uint64_t)d->next_known);
+	if (d->next_known)
+		csdi_sem_put(s, d->next_addr);
+	/* The last record, which a Store failed packet takes back: its
+	 * place counted from the queue's head (ring positions differ
+	 * between decoders). */
+	csdi_sem_put(s, (uint64_t)d->last_valid);
+	if (d->last_valid) {
+		csdi_sem_put(s, (d->last_slot + CSDI_FLOW_QCAP - dec->qhead) % CSDI_FLOW_QCAP);
+		csdi_sem_put(s, d->last_offset);
+	}
+	/* Placeholders waiting for their data hold records back by ring
+	 * position: such a state is not compared. */
+	for (unsigned t = 1; t <= 3; t++)
+		if (d->ooo[t].used)
+			s->bad = 1;
+	/* Left out: addr_on, value_on, data_only (the configuration). */
+}
+
 /* Time passes for the placeholders on wait. */
 static void ooo_tick(struct csdi_etm3_data *d)
 {

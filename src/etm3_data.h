@@ -23,5 +23,7 @@ void csdi_etm3_data_hold(csd_flow_decoder *dec);
 /* Synchronisation lost: the data instruction and the placeholders are
  * forgotten (records already made stay as they are). */
 void csdi_etm3_data_reset(csd_flow_decoder *dec);
+/* The data trace's part of the decoder's semantic state (struct csdi_sem). */
+void csdi_etm3_data_sem(const csd_flow_decoder *dec, struct csdi_sem *s);
 
 #endif

@@ -1229,6 +1229,33 @@ static int etm3_next_packet(csd_flow_decoder *dec, struct csd_packet *pkt)
 	return csd_etm3_pkt_next(dec->etm3, pkt);
 }
 
+static void etm3_sem(const csd_flow_decoder *dec, struct csdi_sem *s)
+{
+	const struct csdi_etm3_state *e = &dec->u.etm3;
+	csdi_etm3_pkt_sem(dec->etm3, s);
+	/* Cycle-accurate W atoms not yet charged, an indirect branch whose
+	 * address packet is awaited, the held instruction record that a
+	 * cancel may take back, and what a cancel or a cycle count packet
+	 * after a gap would change. */
+	csdi_sem_put(s, e->pending_w);
+	csdi_sem_put(s, (uint64_t)e->wait_branch);
+	csdi_sem_put(s, (uint64_t)e->pending_insn);
+	if (e->pending_insn)
+		csdi_sem_rec(s, &e->held);
+	csdi_sem_put(s, e->prev_last);
+	csdi_sem_put(s, e->last_cycles);
+	csdi_sem_put(s, (uint64_t)e->cancelled);
+	csdi_sem_put(s, (uint64_t)e->data_only);
+	csdi_sem_put(s, (uint64_t)e->await_gap);
+	csdi_sem_put(s, e->gap_w);
+	if (e->data)
+		csdi_etm3_data_sem(dec, s);
+	/* Left out: the range cursor (blk, blk_start, cur, blk_idx), a
+	 * shortcut into the block cache that is looked up again whenever it
+	 * does not fit (cache_fit drops it); the segment memo (segs and its
+	 * counters), which replays what the P-headers would do anyway. */
+}
+
 const struct csdi_flow_ops csdi_etm3_flow_ops = {
 	.init = etm3_init,
 	.fini = etm3_fini,
@@ -1237,4 +1264,5 @@ const struct csdi_flow_ops csdi_etm3_flow_ops = {
 	.next_packet = etm3_next_packet,
 	.run = etm3_pheader_run,
 	.step = step,
+	.sem = etm3_sem,
 };

@@ -127,6 +127,9 @@ static inline unsigned csdi_etm3_ts_max_bytes(const struct csdi_etm3_cfg *c)
 size_t csdi_etm3_pkt_pheaders(const csd_etm3_pkt_decoder *dec, const uint8_t **hdr, const struct csd_atoms **atoms,
 			      const uint8_t **is_phdr);
 uint64_t csdi_etm3_pkt_offset(const csd_etm3_pkt_decoder *dec, size_t k);
+struct csdi_sem;
+/* The packet decoder's semantic state (struct csdi_sem, csdec_internal.h). */
+void csdi_etm3_pkt_sem(const csd_etm3_pkt_decoder *dec, struct csdi_sem *s);
 /* The same for all bytes at once: offset k is offsets[k], or base + k when
  * offsets is NULL. */
 void csdi_etm3_pkt_offsets(const csd_etm3_pkt_decoder *dec, const uint64_t **offsets, uint64_t *base);

@@ -335,6 +335,30 @@ int csd_etm3_pkt_finish(csd_etm3_pkt_decoder *dec)
 	return CSD_OK;
 }
 
+void csdi_etm3_pkt_sem(const csd_etm3_pkt_decoder *dec, struct csdi_sem *s)
+{
+	csdi_in_sem(&dec->in, s);
+	csdi_sem_put(s, (uint64_t)dec->synced);
+	/* A run of 0x00 or 0x66 bytes spans the point. */
+	csdi_sem_put(s, dec->run_byte);
+	csdi_sem_put(s, dec->run_len);
+	/* Decompression: branch addresses are deltas against ist.addr in
+	 * the alignment of ist.fam; ns / hyp / altisa carry over to
+	 * packets that do not restate them; data addresses and timestamps
+	 * are deltas too. */
+	csdi_sem_put(s, dec->ist.addr);
+	csdi_sem_put(s, dec->ist.fam);
+	csdi_sem_put(s, dec->ist.altisa);
+	csdi_sem_put(s, dec->ist.ns);
+	csdi_sem_put(s, dec->ist.hyp);
+	csdi_sem_put(s, dec->data_addr);
+	csdi_sem_put(s, dec->data_be);
+	csdi_sem_put(s, dec->ts_raw);
+	/* Left out: err (the reason of the packet just reported, set anew
+	 * with each error), cfg and the header tables (made from the
+	 * configuration). */
+}
+
 int csd_etm3_pkt_reset(csd_etm3_pkt_decoder *dec)
 {
 	if (!dec)

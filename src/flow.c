@@ -232,6 +232,7 @@ static inline void dequeue(csd_flow_decoder *dec, unsigned n)
 	dec->qlen -= n;
 	dec->qready -= n;
 	dec->qmark = dec->qmark > n ? dec->qmark - n : 0;
+	dec->delivered += n;
 }
 
 int csd_flow_next(csd_flow_decoder *dec, struct csd_record *rec)

@@ -157,6 +157,9 @@ struct csdi_flow_ops {
 	int (*run)(csd_flow_decoder *dec);
 	/* One step of dec->pkt, and the records that makes ready. */
 	void (*step)(csd_flow_decoder *dec);
+	/* The protocol's part of the semantic state (struct csdi_sem):
+	 * its packet decoder's and its own (chunk.c adds the rest). */
+	void (*sem)(const csd_flow_decoder *dec, struct csdi_sem *s);
 };
 extern const struct csdi_flow_ops csdi_etm3_flow_ops;
 extern const struct csdi_flow_ops csdi_ptm_flow_ops;
@@ -209,6 +212,7 @@ struct csd_flow_decoder {
 	struct csd_record q[CSDI_FLOW_QCAP];
 	unsigned qhead, qlen, qready, qmark;
 	int qmark_valid;           /* the current packet ends the hold */
+	uint64_t delivered;        /* records delivered so far (csd_flow_state_records) */
 
 	struct csdi_block *cache;
 	uint32_t cache_mask;      /* entries - 2: the first way of a set */
@@ -293,6 +297,26 @@ static inline __attribute__((always_inline)) void csdi_rec_range(struct csd_reco
 	r->cond = (uint8_t)(misc >> 8);
 	r->id = (uint8_t)(misc >> 32);
 #endif
+}
+
+/* Record r, every member, into a semantic state. */
+static inline void csdi_sem_rec(struct csdi_sem *s, const struct csd_record *r)
+{
+	csdi_sem_put(s, (uint64_t)r->type | (uint64_t)r->flags << 32);
+	csdi_sem_put(s, r->offset);
+	csdi_sem_put(s, r->addr);
+	csdi_sem_put(s, r->end);
+	csdi_sem_put(s, r->last);
+	csdi_sem_put(s, r->target);
+	csdi_sem_put(s, r->cycles);
+	csdi_sem_put(s, r->timestamp);
+	csdi_sem_put(s, (uint64_t)r->count | (uint64_t)r->opcode << 32);
+	csdi_sem_put(s, r->size);
+	csdi_sem_put(s, (uint64_t)r->isa | (uint64_t)r->cond << 8 | (uint64_t)r->reason << 16 |
+				(uint64_t)r->vmid << 24 | (uint64_t)r->id << 32 | (uint64_t)r->exception << 40);
+	csdi_sem_put(s, r->context_id);
+	/* Reasons are static strings: the same reason is the same pointer. */
+	csdi_sem_put(s, (uint64_t)(uintptr_t)r->error);
 }
 
 /* ---- flow_core.c ---- */

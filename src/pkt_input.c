@@ -190,3 +190,20 @@ int csdi_in_seek_async(struct csdi_input *in, struct csd_packet *pkt)
 	}
 	return 0;
 }
+
+void csdi_in_sem(const struct csdi_input *in, struct csdi_sem *s)
+{
+	/* Bytes given but not yet read, or the start of a packet kept from
+	 * an earlier run: the state is mid-packet, where no two decoders
+	 * are compared. */
+	if ((in->have_run && in->pos < in->run.size) || in->stage_len)
+		s->bad = 1;
+	csdi_sem_put(s, (uint64_t)in->finished);
+	/* The A-sync search: an unsynchronised decoder's progress through
+	 * bytes it is passing over (zero in a synchronised one). */
+	csdi_sem_put(s, in->skipped);
+	csdi_sem_put(s, in->zeros);
+	csdi_sem_put(s, (uint64_t)in->async_ready);
+	/* Left out: the run's pointers and offsets (where the caller's bytes
+	 * are, not what they mean) and view_len (scratch of the last view). */
+}

@@ -98,4 +98,7 @@ void csdi_in_fill(const struct csdi_input *in, const uint8_t *p, size_t n, struc
  */
 int csdi_in_seek_async(struct csdi_input *in, struct csd_packet *pkt);
 
+/* The input's part of a packet decoder's semantic state (struct csdi_sem). */
+void csdi_in_sem(const struct csdi_input *in, struct csdi_sem *s);
+
 #endif

@@ -943,6 +943,32 @@ static int ptm_next_packet(csd_flow_decoder *dec, struct csd_packet *pkt)
 	return csd_ptm_pkt_next(dec->ptm, pkt);
 }
 
+static void ptm_sem(const csd_flow_decoder *dec, struct csdi_sem *s)
+{
+	const struct csdi_ptm_state *p = &dec->u.ptm;
+	csdi_ptm_pkt_sem(dec->ptm, s);
+	/* The atoms of the current packet still to be walked. */
+	csdi_sem_put(s, p->atom_pos);
+	/* The return stack, newest first: where later returns go. */
+	csdi_sem_put(s, p->rstack_n);
+	for (unsigned i = 0; i < p->rstack_n; i++) {
+		unsigned k = (p->rstack_top + CSDI_RSTACK - i) % CSDI_RSTACK;
+		csdi_sem_put(s, p->rstack_addr[k]);
+		csdi_sem_put(s, p->rstack_isa[k]);
+	}
+	/* A walk suspended on a full queue goes on where it stopped. */
+	csdi_sem_put(s, (uint64_t)p->walk_active);
+	if (p->walk_active) {
+		csdi_sem_put(s, (uint64_t)p->walk_kind);
+		csdi_sem_put(s, (uint64_t)p->walk_atom);
+		csdi_sem_put(s, p->walk_stop);
+		csdi_sem_put(s, p->walk_count);
+	}
+	/* Left out: rstack_on (the configuration), walk_max_blocks,
+	 * walk_cache_bytes and walk_cache_off (settings, the same in
+	 * decoders made alike); the walk cache (it only shortens walks). */
+}
+
 const struct csdi_flow_ops csdi_ptm_flow_ops = {
 	.init = ptm_init,
 	.fini = ptm_fini,
@@ -951,4 +977,5 @@ const struct csdi_flow_ops csdi_ptm_flow_ops = {
 	.next_packet = ptm_next_packet,
 	.run = ptm_atom_run,
 	.step = step,
+	.sem = ptm_sem,
 };

@@ -346,6 +346,9 @@ size_t csdi_ptm_pkt_front(const struct csd_ptm_pkt_decoder *dec, const uint8_t *
 			  const uint8_t **en);
 void csdi_ptm_pkt_offsets(const struct csd_ptm_pkt_decoder *dec, const uint64_t **offsets, uint64_t *base);
 void csdi_ptm_pkt_skip(struct csd_ptm_pkt_decoder *dec, size_t n);
+struct csdi_sem;
+/* The packet decoder's semantic state (struct csdi_sem, csdec_internal.h). */
+void csdi_ptm_pkt_sem(const struct csd_ptm_pkt_decoder *dec, struct csdi_sem *s);
 
 /*
  * The atom packet at p (n bytes available): its length, its atoms (*num,

@@ -258,6 +258,22 @@ int csd_ptm_pkt_finish(csd_ptm_pkt_decoder *dec)
 	return CSD_OK;
 }
 
+void csdi_ptm_pkt_sem(const csd_ptm_pkt_decoder *dec, struct csdi_sem *s)
+{
+	csdi_in_sem(&dec->in, s);
+	csdi_sem_put(s, (uint64_t)dec->synced);
+	/* Decompression: the next branch address and timestamp are deltas
+	 * against these. */
+	csdi_sem_put(s, dec->addr);
+	csdi_sem_put(s, dec->isa);
+	csdi_sem_put(s, dec->ts);
+	/* A run of bytes being counted (A-sync zeros) spans the point. */
+	csdi_sem_put(s, (uint64_t)dec->run);
+	csdi_sem_put(s, dec->run_len);
+	/* Left out: cfg and the header tables (made from the configuration,
+	 * the same in any two decoders compared). */
+}
+
 int csd_ptm_pkt_reset(csd_ptm_pkt_decoder *dec)
 {
 	if (!dec)

@@ -1,0 +1,156 @@
+/*
+ * chunk.c - what chunked decoding of one source needs (csdec.h, "Chunked
+ * decoding of one source"): the cut points and the semantic state of a
+ * flow decoder, saved and compared. It sits beside flow.c at the top of
+ * the flow layers and reaches the protocols through their operations
+ * table only (the `sem` operation).
+ */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "flow.h"
+
+int csd_sync_scan(const uint8_t *data, size_t size, size_t min_gap, size_t *cuts, size_t cap, size_t *count)
+{
+	if (!count || (!data && size) || (!cuts && cap))
+		return CSD_EINVAL;
+	size_t n = 0, zeros = 0, next = min_gap;
+	for (size_t i = 0; i < size && n < cap; i++) {
+		if (data[i] == 0x00) {
+			zeros++;
+			continue;
+		}
+		if (data[i] == 0x80 && zeros >= 5) {
+			size_t at = i - zeros;
+			if (at >= next && at > 0) {
+				cuts[n++] = at;
+				next = at + (min_gap ? min_gap : 1);
+			}
+		}
+		zeros = 0;
+	}
+	*count = n;
+	return CSD_OK;
+}
+
+struct csd_flow_state {
+	uint32_t protocol;
+	int insn_mode;
+	int bad;
+	uint64_t records;
+	unsigned n;
+	uint64_t w[];           /* the semantic state's n words */
+};
+
+/* The decoder's whole semantic state into *s (zeroed by the caller). */
+static void flow_sem(const csd_flow_decoder *dec, struct csdi_sem *s)
+{
+	/* Only a drained decoder between packets is at a point. */
+	if (dec->qready || dec->pkt_active || dec->finished)
+		s->bad = 1;
+	dec->ops->sem(dec, s);
+	/* The last packet taken: kind and place (csd_flow_last_packet; its
+	 * other members may be rebuilt in brief by the fast paths). */
+	csdi_sem_put(s, (uint64_t)dec->have_pkt);
+	if (dec->have_pkt) {
+		csdi_sem_put(s, dec->pkt->type);
+		csdi_sem_put(s, dec->pkt->offset);
+	}
+	/* Where execution is and in what context: the next atoms are
+	 * followed from here, and CONTEXT records report changes to it. */
+	csdi_sem_put(s, (uint64_t)dec->synced);
+	csdi_sem_put(s, (uint64_t)dec->addr_valid);
+	if (dec->addr_valid)
+		csdi_sem_put(s, dec->addr);
+	csdi_sem_put(s, dec->isa);
+	csdi_sem_put(s, dec->itstate);
+	csdi_sem_put(s, (uint64_t)dec->ns | (uint64_t)dec->hyp << 1 | (uint64_t)dec->have_context_id << 2 |
+				(uint64_t)dec->have_vmid << 3);
+	csdi_sem_put(s, dec->context_id);
+	csdi_sem_put(s, dec->vmid);
+	csdi_sem_put(s, dec->wp_flags);
+	/* The range and the lost stretch being gathered into one record. */
+	const struct csdi_open_range *o = &dec->open;
+	csdi_sem_put(s, (uint64_t)o->active);
+	if (o->active) {
+		csdi_sem_put(s, o->start);
+		csdi_sem_put(s, o->last);
+		csdi_sem_put(s, o->end);
+		csdi_sem_put(s, o->count);
+		csdi_sem_put(s, o->cycles);
+		csdi_sem_put(s, (uint64_t)o->has_cycles | (uint64_t)o->isa << 8);
+		csdi_sem_put(s, o->offset);
+	}
+	csdi_sem_put(s, dec->open_cond);
+	const struct csdi_lost *l = &dec->lost;
+	csdi_sem_put(s, (uint64_t)l->active);
+	if (l->active) {
+		csdi_sem_put(s, (uint64_t)l->addr_known);
+		csdi_sem_put(s, l->addr);
+		csdi_sem_put(s, l->count);
+		csdi_sem_put(s, l->cycles);
+		csdi_sem_put(s, (uint64_t)l->has_cycles | (uint64_t)l->isa << 8);
+		csdi_sem_put(s, l->offset);
+	}
+	/* Records made but held back (an ETMv3 cancel may still take one
+	 * back), and where the hold ends. */
+	csdi_sem_put(s, dec->qlen);
+	for (unsigned k = 0; k < dec->qlen; k++)
+		csdi_sem_rec(s, &dec->q[(dec->qhead + k) % CSDI_FLOW_QCAP]);
+	csdi_sem_put(s, (uint64_t)dec->qmark_valid);
+	csdi_sem_put(s, dec->qmark);
+	/* Left out: cfg (the same in decoders of one source), the block
+	 * cache and walk cache (they only save work), delivered (it is the
+	 * count each chunk has of its own). */
+}
+
+int csd_flow_state_save(const csd_flow_decoder *dec, csd_flow_state **out)
+{
+	if (!dec || !out || dec->qready || dec->finished)
+		return CSD_EINVAL;
+	/* Counted first, then written into a state of that size. */
+	struct csdi_sem s;
+	memset(&s, 0, sizeof(s));
+	flow_sem(dec, &s);
+	csd_flow_state *st = malloc(sizeof(*st) + (size_t)s.n * sizeof(st->w[0]));
+	if (!st)
+		return CSD_ENOMEM;
+	unsigned n = s.n;
+	memset(&s, 0, sizeof(s));
+	s.w = st->w;
+	s.cap = n;
+	flow_sem(dec, &s);
+	st->protocol = dec->cfg.trace.protocol;
+	st->insn_mode = dec->insn_mode;
+	st->bad = s.bad;
+	st->records = dec->delivered;
+	st->n = n;
+	*out = st;
+	return CSD_OK;
+}
+
+int csd_flow_state_match(const csd_flow_decoder *dec, const csd_flow_state *st)
+{
+	if (!dec || !st || dec->qready || st->protocol != dec->cfg.trace.protocol || st->insn_mode != dec->insn_mode)
+		return CSD_EINVAL;
+	if (st->bad)
+		return 0;
+	/* Word by word against the saved ones, nothing stored. */
+	struct csdi_sem s;
+	memset(&s, 0, sizeof(s));
+	s.ref = st->w;
+	s.ref_n = st->n;
+	flow_sem(dec, &s);
+	return !s.bad && !s.differ && s.n == st->n;
+}
+
+uint64_t csd_flow_state_records(const csd_flow_state *st)
+{
+	return st ? st->records : 0;
+}
+
+void csd_flow_state_free(csd_flow_state *st)
+{
+	free(st);
+}

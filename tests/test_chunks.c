@@ -1,0 +1,454 @@
+/*
+ * Chunked decoding of one source (csdec.h, "Chunked decoding of one
+ * source"): the source is cut at sync points (every one, and every few),
+ * each chunk decoded by a fresh flow decoder that saves its state at the
+ * first sync points inside it, and the chunks joined as the header says:
+ * the previous decoder goes on into the next chunk until its state matches
+ * one saved there, else through the whole chunk. The joined records must
+ * equal the serial decode's, every field, in range and instruction mode,
+ * for every source of the TC2 snapshot and of the generated round-trip
+ * snapshots. The counts of matches and of fallbacks are checked too, so
+ * that neither path goes untried.
+ */
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "flow_run.h"
+
+/* States saved per chunk: the first sync points inside it. */
+#define SAVES 4
+
+struct source {
+	uint8_t *data;
+	uint64_t *off;
+	size_t n, cap;
+};
+
+static void source_add(struct source *s, const struct csd_bytes *b)
+{
+	if (s->n + b->size > s->cap) {
+		size_t c = s->cap ? s->cap : 65536;
+		while (c < s->n + b->size)
+			c *= 2;
+		s->data = realloc(s->data, c);
+		s->off = realloc(s->off, c * sizeof(*s->off));
+		if (!s->data || !s->off)
+			abort();
+		s->cap = c;
+	}
+	for (size_t i = 0; i < b->size; i++) {
+		s->data[s->n + i] = b->data[i];
+		s->off[s->n + i] = b->offsets ? b->offsets[i] : b->base + i;
+	}
+	s->n += b->size;
+}
+
+/* The bytes of source id in buffer file path (deframed as fmt says). */
+static int load_source(const char *path, int fmt, uint8_t id, struct source *s)
+{
+	size_t len;
+	uint8_t *file = check_read_file(path, &len);
+	if (!file)
+		return -1;
+	struct csd_frame_config frc = { .size = sizeof(frc), .format = fmt, .raw_id = id };
+	csd_frame_decoder *frd = csd_frame_new(&frc);
+	if (!frd) {
+		free(file);
+		return -1;
+	}
+	csd_frame_feed(frd, file, len, 0);
+	csd_frame_finish(frd);
+	struct csd_frame_out fo;
+	while (csd_frame_next(frd, &fo) == 0)
+		if (fo.event == CSD_FRAME_DATA && fo.bytes.id == id)
+			source_add(s, &fo.bytes);
+	csd_frame_free(frd);
+	free(file);
+	return 0;
+}
+
+struct ctx {
+	const struct source *src;
+	struct csd_flow_config fc;
+	uint8_t id;
+};
+
+static void feed(const struct ctx *c, csd_flow_decoder *d, size_t from, size_t to)
+{
+	if (to <= from)
+		return;
+	struct csd_bytes b = { .data = c->src->data + from, .size = to - from, .offsets = c->src->off + from,
+			       .id = c->id };
+	CHECK_EQ(csd_flow_feed(d, &b), 0);
+}
+
+struct stats {
+	size_t joins, matched, fallback, mismatched_saves, cuts;
+};
+
+/* Decode with a cut at every `step`-th sync point; the joined records into
+ * *out. */
+static void chunked(const struct ctx *c, const size_t *sync, size_t nsync, size_t step, struct flow_run *out,
+		    struct stats *st)
+{
+	size_t ncut = 0;
+	size_t *cut = malloc((nsync / step + 2) * sizeof(*cut));
+	cut[ncut++] = 0;
+	for (size_t i = step - 1; i < nsync; i += step)
+		cut[ncut++] = sync[i];
+	cut[ncut] = c->src->n;
+	st->cuts += ncut - 1;
+	csd_flow_decoder *prev = csd_flow_new(&c->fc);
+	feed(c, prev, 0, cut[1]);
+	flow_run_drain(prev, out, FLOW_RUN_NEXT);
+	size_t si = 0; /* first sync point after the current cut */
+	for (size_t k = 1; k < ncut; k++) {
+		/* Chunk k alone, saving its state at its first sync points. */
+		csd_flow_decoder *d = csd_flow_new(&c->fc);
+		struct flow_run rk;
+		memset(&rk, 0, sizeof(rk));
+		csd_flow_state *saved[SAVES];
+		size_t at[SAVES], nsave = 0, pos = cut[k];
+		while (si < nsync && sync[si] <= cut[k])
+			si++;
+		for (size_t j = si; j < nsync && sync[j] <= cut[k + 1] && nsave < SAVES; j++) {
+			feed(c, d, pos, sync[j]);
+			flow_run_drain(d, &rk, FLOW_RUN_NEXT);
+			pos = sync[j];
+			CHECK_EQ(csd_flow_state_save(d, &saved[nsave]), 0);
+			at[nsave++] = pos;
+		}
+		feed(c, d, pos, cut[k + 1]);
+		flow_run_drain(d, &rk, FLOW_RUN_NEXT);
+		/* The join: the previous decoder goes on into chunk k. */
+		st->joins++;
+		size_t ppos = cut[k];
+		int matched = 0;
+		for (size_t j = 0; j < nsave && !matched; j++) {
+			feed(c, prev, ppos, at[j]);
+			flow_run_drain(prev, out, FLOW_RUN_NEXT);
+			ppos = at[j];
+			int m = csd_flow_state_match(prev, saved[j]);
+			CHECK(m == 0 || m == 1);
+			if (m == 1) {
+				matched = 1;
+				uint64_t from = csd_flow_state_records(saved[j]);
+				CHECK(from <= rk.n);
+				for (size_t i = (size_t)from; i < rk.n; i++)
+					flow_run_push(out, &rk.rec[i]);
+			} else {
+				st->mismatched_saves++;
+			}
+		}
+		for (size_t j = 0; j < nsave; j++)
+			csd_flow_state_free(saved[j]);
+		if (matched) {
+			st->matched++;
+			csd_flow_free(prev);
+			prev = d;
+		} else {
+			st->fallback++;
+			feed(c, prev, ppos, cut[k + 1]);
+			flow_run_drain(prev, out, FLOW_RUN_NEXT);
+			csd_flow_free(d);
+		}
+		flow_run_free(&rk);
+	}
+	csd_flow_finish(prev);
+	flow_run_drain(prev, out, FLOW_RUN_NEXT);
+	csd_flow_free(prev);
+	free(cut);
+}
+
+static void serial(const struct ctx *c, struct flow_run *out)
+{
+	csd_flow_decoder *d = csd_flow_new(&c->fc);
+	feed(c, d, 0, c->src->n);
+	flow_run_drain(d, out, FLOW_RUN_NEXT);
+	csd_flow_finish(d);
+	flow_run_drain(d, out, FLOW_RUN_NEXT);
+	csd_flow_free(d);
+}
+
+static size_t compare(const struct flow_run *a, const struct flow_run *b)
+{
+	if (a->n != b->n)
+		return a->n > b->n ? a->n - b->n : b->n - a->n;
+	size_t bad = 0;
+	for (size_t i = 0; i < a->n; i++)
+		bad += !flow_run_same(&a->rec[i], &b->rec[i]);
+	return bad;
+}
+
+static void one_source(const char *dir, const struct csd_snapshot *snap, const struct csd_snapshot_source *ss,
+		       csd_image *img, struct stats *st)
+{
+	const struct csd_snapshot_buffer *buf = csd_snapshot_buffer(snap, (size_t)ss->buffer);
+	struct source src;
+	memset(&src, 0, sizeof(src));
+	if (load_source(buf->path, buf->frame_format, ss->config.trace_id, &src) < 0) {
+		CHECK(!"source bytes");
+		return;
+	}
+	size_t nsync = 0;
+	size_t *sync = malloc((src.n + 1) * sizeof(*sync));
+	CHECK_EQ(csd_sync_scan(src.data, src.n, 0, sync, src.n + 1, &nsync), 0);
+	for (int mode = 0; mode < 2; mode++) {
+		struct ctx c = { .src = &src, .id = ss->config.trace_id };
+		c.fc.size = sizeof(c.fc);
+		c.fc.trace = &ss->config;
+		c.fc.image = img;
+		c.fc.flags = mode ? CSD_FLOW_INSN : 0;
+		struct flow_run ser;
+		memset(&ser, 0, sizeof(ser));
+		serial(&c, &ser);
+		static const size_t steps[] = { 1, 3 };
+		for (size_t s = 0; s < sizeof(steps) / sizeof(steps[0]); s++) {
+			struct flow_run ch;
+			memset(&ch, 0, sizeof(ch));
+			chunked(&c, sync, nsync, steps[s], &ch, st);
+			size_t bad = compare(&ser, &ch);
+			if (bad)
+				fprintf(stderr, "%s id %u %s step %zu: %zu of %zu records differ (%zu chunked)\n", dir,
+					ss->config.trace_id, mode ? "insn" : "range", steps[s], bad, ser.n, ch.n);
+			CHECK_EQ(bad, 0);
+			flow_run_free(&ch);
+		}
+		flow_run_free(&ser);
+	}
+	free(sync);
+	free(src.data);
+	free(src.off);
+}
+
+static void one_snapshot(const char *dir, struct stats *st)
+{
+	char err[512];
+	csd_snapshot *snap = NULL;
+	if (csd_snapshot_open(dir, &snap, err, sizeof(err)) < 0) {
+		fprintf(stderr, "%s: %s\n", dir, err);
+		CHECK(!"snapshot opens");
+		return;
+	}
+	for (size_t i = 0; i < csd_snapshot_num_sources(snap); i++) {
+		const struct csd_snapshot_source *ss = csd_snapshot_source(snap, i);
+		if (ss->buffer < 0)
+			continue;
+		csd_image *img = csd_image_new();
+		CHECK(csd_snapshot_load_image(snap, ss->core_name, img) >= 0);
+		one_source(dir, snap, ss, img, st);
+		csd_image_free(img);
+	}
+	csd_snapshot_free(snap);
+}
+
+/* csd_sync_scan on bytes made here. */
+static void scan_cases(void)
+{
+	static const uint8_t b[] = { 0x08, 0, 0, 0, 0, 0, 0x80, 0x08, 0, 0, 0, 0, 0x80, 0, 0, 0, 0, 0, 0, 0, 0x80,
+				     0x42, 0, 0, 0, 0, 0, 0x80 };
+	size_t cuts[8], n = 99;
+	CHECK_EQ(csd_sync_scan(b, sizeof(b), 0, cuts, 8, &n), 0);
+	CHECK_EQ(n, 3);
+	CHECK_EQ(cuts[0], 1);
+	CHECK_EQ(cuts[1], 13);  /* four zeros at 8 are no A-sync; the run of seven starts at 13 */
+	CHECK_EQ(cuts[2], 22);
+	CHECK_EQ(csd_sync_scan(b, sizeof(b), 10, cuts, 8, &n), 0);
+	CHECK_EQ(n, 1);         /* 1 is too near the start, 22 too near 13 */
+	CHECK_EQ(cuts[0], 13);
+	CHECK_EQ(csd_sync_scan(b, sizeof(b), 0, cuts, 1, &n), 0);
+	CHECK_EQ(n, 1);
+	CHECK_EQ(csd_sync_scan(b, sizeof(b), 0, NULL, 1, &n), CSD_EINVAL);
+	CHECK_EQ(csd_sync_scan(NULL, 3, 0, cuts, 1, &n), CSD_EINVAL);
+	CHECK_EQ(csd_sync_scan(b, sizeof(b), 0, cuts, 1, NULL), CSD_EINVAL);
+	CHECK_EQ(csd_flow_state_save(NULL, NULL), CSD_EINVAL);
+	CHECK_EQ(csd_flow_state_match(NULL, NULL), CSD_EINVAL);
+	CHECK_EQ(csd_flow_state_records(NULL), 0);
+	csd_flow_state_free(NULL);
+}
+
+/* A32 at 0x1000: a call and its return. */
+static const uint32_t rs_code[] = {
+	0xe3a00001, /* 0x1000 mov r0, #1 */
+	0xe2800001, /* 0x1004 add r0, r0, #1 */
+	0xe5901000, /* 0x1008 ldr r1, [r0] */
+	0xeb000003, /* 0x100c bl 0x1020 */
+	0xe1a00000, /* 0x1010 nop */
+	0xeafffff9, /* 0x1014 b 0x1000 */
+	0xe1a00000, /* 0x1018 nop */
+	0xe1a00000, /* 0x101c nop */
+	0xe2811001, /* 0x1020 add r1, r1, #1 */
+	0xe12fff1e, /* 0x1024 bx lr */
+};
+
+static void put_pkt(csd_ptm_encoder *pe, struct source *s, const struct csd_packet *p)
+{
+	uint8_t b[64];
+	int n = csd_ptm_enc_packet(pe, p, b, sizeof(b));
+	CHECK(n > 0);
+	if (n <= 0)
+		return;
+	struct csd_bytes in = { .data = b, .size = (size_t)n, .base = s->n };
+	source_add(s, &in);
+}
+
+static void put_sync(csd_ptm_encoder *pe, struct source *s, uint32_t addr)
+{
+	struct csd_packet p;
+	memset(&p, 0, sizeof(p));
+	p.type = CSD_PKT_ASYNC;
+	put_pkt(pe, s, &p);
+	memset(&p, 0, sizeof(p));
+	p.type = CSD_PKT_ISYNC;
+	p.addr = addr;
+	p.isa = CSD_ISA_ARM;
+	p.reason = CSD_REASON_PERIODIC;
+	p.flags = CSD_PKTF_ISA | CSD_PKTF_SECURITY;
+	put_pkt(pe, s, &p);
+}
+
+static void put_e(csd_ptm_encoder *pe, struct source *s)
+{
+	struct csd_packet p;
+	memset(&p, 0, sizeof(p));
+	p.type = CSD_PKT_ATOM;
+	p.atoms.num = 1;
+	p.atoms.en = 1;
+	put_pkt(pe, s, &p);
+}
+
+/*
+ * The fallback: PTM with the return stack, a call traced before a cut
+ * and its return (an E atom with no address: the target is popped) after
+ * the next sync point. At that sync point the chunk's decoder has an empty
+ * return stack where the serial one has the return address, and nothing
+ * else differs: the saved state must not match (a match would take the
+ * chunk's records, which cannot know where the return goes), and the join
+ * must give the serial records by decoding the chunk with the previous
+ * decoder.
+ */
+static void return_stack_fallback(void)
+{
+	const uint32_t etmcr = 1u << 29;
+	struct csd_trace_config tc = { .size = sizeof(tc), .protocol = CSD_PROTO_PTM, .etmcr = etmcr,
+				       .etmidr = 0x411CF312, .etmccer = 0x34C01AC2 };
+	csd_ptm_encoder *pe = csd_ptm_enc_new(&tc);
+	CHECK(pe != NULL);
+	if (!pe)
+		return;
+	static uint8_t mem[sizeof(rs_code)];
+	for (size_t i = 0; i < sizeof(rs_code) / 4; i++)
+		for (int k = 0; k < 4; k++)
+			mem[4 * i + (size_t)k] = (uint8_t)(rs_code[i] >> (8 * k));
+	csd_image *img = csd_image_new();
+	CHECK_EQ(csd_image_add_buffer(img, 0x1000, mem, sizeof(mem), 0), 0);
+	struct source src;
+	memset(&src, 0, sizeof(src));
+	put_sync(pe, &src, 0x1000);
+	put_e(pe, &src);            /* bl 0x1020: 0x1010 pushed */
+	put_sync(pe, &src, 0x1020); /* the cut */
+	put_sync(pe, &src, 0x1020); /* the chunk's first sync point */
+	put_e(pe, &src);            /* bx lr: to 0x1010, popped */
+	put_e(pe, &src);            /* b 0x1000 */
+	put_sync(pe, &src, 0x1000);
+	put_e(pe, &src);
+	csd_ptm_enc_free(pe);
+
+	size_t sync[8], nsync = 0;
+	CHECK_EQ(csd_sync_scan(src.data, src.n, 0, sync, 8, &nsync), 0);
+	CHECK_EQ(nsync, 3);
+	struct ctx c = { .src = &src };
+	c.fc.size = sizeof(c.fc);
+	c.fc.trace = &tc;
+	c.fc.image = img;
+	struct flow_run ser;
+	memset(&ser, 0, sizeof(ser));
+	serial(&c, &ser);
+	int popped = 0;
+	for (size_t i = 0; i < ser.n; i++)
+		if (ser.rec[i].type == CSD_REC_RANGE && ser.rec[i].last == 0x1024 &&
+		    (ser.rec[i].flags & CSD_RECF_RETURN_STACK))
+			popped = 1;
+	CHECK(popped);
+
+	/* The state at the first sync point after the cut differs. */
+	csd_flow_decoder *prev = csd_flow_new(&c.fc), *d = csd_flow_new(&c.fc);
+	struct flow_run junk;
+	memset(&junk, 0, sizeof(junk));
+	feed(&c, prev, 0, sync[1]);
+	feed(&c, d, sync[0], sync[1]);
+	flow_run_drain(prev, &junk, FLOW_RUN_NEXT);
+	flow_run_drain(d, &junk, FLOW_RUN_NEXT);
+	csd_flow_state *st = NULL;
+	CHECK_EQ(csd_flow_state_save(d, &st), 0);
+	CHECK_EQ(csd_flow_state_match(prev, st), 0);
+	csd_flow_state_free(st);
+	/* ... and that of a decoder that saw the same bytes matches. */
+	csd_flow_decoder *twin = csd_flow_new(&c.fc);
+	feed(&c, twin, 0, sync[1]);
+	flow_run_drain(twin, &junk, FLOW_RUN_NEXT);
+	CHECK_EQ(csd_flow_state_save(prev, &st), 0);
+	CHECK_EQ(csd_flow_state_match(twin, st), 1);
+	csd_flow_state_free(st);
+	csd_flow_free(twin);
+	csd_flow_free(d);
+	csd_flow_free(prev);
+	flow_run_free(&junk);
+
+	static const size_t steps[] = { 1, 2, 3 };
+	for (size_t s = 0; s < 3; s++) {
+		struct stats st2 = { 0 };
+		struct flow_run ch;
+		memset(&ch, 0, sizeof(ch));
+		chunked(&c, sync, nsync, steps[s], &ch, &st2);
+		CHECK_EQ(compare(&ser, &ch), 0);
+		CHECK_EQ(st2.matched, 0);
+		CHECK_EQ(st2.fallback, st2.joins);
+		CHECK(st2.joins > 0);
+		flow_run_free(&ch);
+	}
+	flow_run_free(&ser);
+	csd_image_free(img);
+	free(src.data);
+	free(src.off);
+}
+
+int main(void)
+{
+	scan_cases();
+	return_stack_fallback();
+	struct stats tc2 = { 0 }, gen = { 0 };
+	char dir[2048];
+	snprintf(dir, sizeof(dir), "%s/traces/TC2", check_shared_dir());
+	one_snapshot(dir, &tc2);
+	printf("TC2: %zu cuts, %zu joins: %zu matched, %zu fell back; %zu saved states did not match\n", tc2.cuts,
+	       tc2.joins, tc2.matched, tc2.fallback, tc2.mismatched_saves);
+	CHECK(tc2.matched > 0);
+	const char *gdir = getenv("CSD_GEN_SNAPSHOTS");
+	if (!gdir) {
+		fprintf(stderr, "CSD_GEN_SNAPSHOTS not set (run through make test)\n");
+		return 1;
+	}
+	DIR *dd = opendir(gdir);
+	CHECK(dd != NULL);
+	size_t snaps = 0;
+	struct dirent *de;
+	while (dd && (de = readdir(dd)) != NULL) {
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(dir, sizeof(dir), "%s/%s", gdir, de->d_name);
+		one_snapshot(dir, &gen);
+		snaps++;
+	}
+	if (dd)
+		closedir(dd);
+	printf("generated (%zu snapshots): %zu cuts, %zu joins: %zu matched, %zu fell back; %zu saved states did not match\n",
+	       snaps, gen.cuts, gen.joins, gen.matched, gen.fallback, gen.mismatched_saves);
+	CHECK(snaps > 0);
+	CHECK(gen.matched > 0);
+	CHECK(tc2.mismatched_saves + gen.mismatched_saves > 0);
+	return check_done("test_chunks");
+}
