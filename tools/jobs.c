@@ -25,7 +25,8 @@
  * A source belongs to one worker, which alone calls its decoder and reads
  * its image (an image caches its last lookup, so it is not shared between
  * threads). A capture of one source gets one worker when the calling
- * thread has printing or counting to do meanwhile.
+ * thread has printing or counting to do meanwhile (only when --jobs asks:
+ * jobs_new() says where the default takes one thread).
  */
 #include <pthread.h>
 #include <stdlib.h>
@@ -593,11 +594,22 @@ void jobs_finish(struct jobs *j)
 	jobs_stop(j, j->nw);
 }
 
-struct jobs *jobs_new(struct run_ctx *ctx, int jobs)
+struct jobs *jobs_new(struct run_ctx *ctx, int jobs, int64_t capture_size)
 {
+	int count_only = ctx->format == FMT_NONE && !ctx->on_record && !ctx->on_packet && !ctx->merge;
 	int nslots = 0;
 	for (int id = 0; id < MAX_IDS; id++)
 		nslots += ctx->slot[id] != NULL;
+	/* Where threads cannot win, the default takes one. Nothing printed:
+	 * the calling thread's reading and demultiplexing, which the workers
+	 * cannot share, is much of the work, and the hand-off costs about
+	 * what the decode it spreads saves. One source: overlapping its
+	 * decode with the printing saves less than moving every record
+	 * between threads costs. A small capture: starting and stopping
+	 * threads costs more than its decode. */
+	if (ctx->jobs_default && (count_only || nslots < 2 ||
+				  (capture_size >= 0 && capture_size < JOBS_MIN_CAPTURE)))
+		return NULL;
 	int nw = jobs < nslots ? jobs : nslots;
 	/* One source: its worker decodes while this thread prints or counts
 	 * (with nothing printed or counted there is nothing to overlap). */
@@ -610,7 +622,7 @@ struct jobs *jobs_new(struct run_ctx *ctx, int jobs)
 		return NULL;
 	j->ctx = ctx;
 	j->nw = nw;
-	j->count_only = ctx->format == FMT_NONE && !ctx->on_record && !ctx->on_packet && !ctx->merge;
+	j->count_only = count_only;
 	j->w = calloc((size_t)nw, sizeof(*j->w));
 	j->seq = malloc(SEQ_MAX * sizeof(*j->seq));
 	int ok = j->w && j->seq;
