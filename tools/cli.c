@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -243,7 +244,9 @@ static int run_buffer(struct run_ctx *ctx, const char *path, uint32_t frame_form
 	}
 	/* Several sources: each decoded on a worker (jobs.c), the results
 	 * handed on here in the serial order. */
-	struct jobs *jobs = ctx->jobs > 1 ? jobs_new(ctx, ctx->jobs) : NULL;
+	struct stat st;
+	int64_t capture_size = fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode) ? (int64_t)st.st_size : -1;
+	struct jobs *jobs = ctx->jobs > 1 ? jobs_new(ctx, ctx->jobs, capture_size) : NULL;
 	uint64_t off = 0;
 	size_t n;
 	int rc = 0;
@@ -829,6 +832,7 @@ int cli_run(struct options *o, struct run_ctx *ctx, enum slot_kind kind)
 	if (!ctx->out)
 		ctx->out = stdout;
 	ctx->jobs = o->jobs ? o->jobs : jobs_default();
+	ctx->jobs_default = !o->jobs;
 	/* The text listing is one line per instruction (with its mnemonic). */
 	int listing = kind == SLOT_FLOW && ctx->format == FMT_TEXT && !ctx->on_record;
 	struct symtab *syms = NULL;

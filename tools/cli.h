@@ -79,6 +79,8 @@ struct run_ctx {
 	int data_only;
 	/* Threads that may decode (--jobs; 1: all on the calling thread). */
 	int jobs;
+	/* jobs is the default (no --jobs): jobs_new() may take fewer. */
+	int jobs_default;
 };
 
 /* Hand one record to the context's handler or printer. */
@@ -113,7 +115,7 @@ struct options {
 	const char *symfs;          /* --symfs DIR: DIR + the recorded path */
 	const char *buildid_dir;    /* --buildid-dir DIR (default ~/.debug) */
 	const char *vmlinux;        /* --vmlinux FILE: the kernel's code */
-	int jobs;                   /* --jobs N (0: the online cores) */
+	int jobs;                   /* --jobs N (0: the default, jobs_new()'s rule) */
 };
 
 /* The most --jobs a command takes. */

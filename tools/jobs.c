@@ -25,7 +25,8 @@
  * A source belongs to one worker, which alone calls its decoder and reads
  * its image (an image caches its last lookup, so it is not shared between
  * threads). A capture of one source gets one worker when the calling
- * thread has printing or counting to do meanwhile.
+ * thread has printing or counting to do meanwhile (only when --jobs asks:
+ * jobs_new() says where the default takes one thread).
  */
 #include <pthread.h>
 #include <stdlib.h>
@@ -44,19 +45,29 @@
 
 enum { EV_DATA, EV_FINISH };
 
+/* A run's capture offsets travel as steps: copying one 8-byte offset per
+ * byte cost the calling thread more than the bytes themselves. A byte's
+ * step is how far its offset is past the one before, 1..255 (within a
+ * formatted frame and to the next frame); 0 means "the next of the
+ * block's jumps" (a gap where other sources' frames were, or offsets not
+ * increasing). The worker adds them up again for the decoder. */
 struct in_event {
 	uint8_t kind;
 	uint8_t id;
 	uint8_t has_offsets;
 	size_t pos, size;
+	size_t jump_pos;        /* the run's first jump in the block's */
 	uint64_t base;
+	uint64_t first;         /* has_offsets: the first byte's offset */
 };
 
 struct in_block {
 	struct in_block *next;  /* in the free list */
 	size_t nev, used, cap;
 	uint8_t *data;          /* cap bytes */
-	uint64_t *offsets;      /* cap offsets, once a run had them */
+	uint8_t *step;          /* cap, once a run had offsets: each byte's step, at pos */
+	uint64_t *jump;         /* njump of jump_cap (at most a byte each) */
+	size_t njump, jump_cap;
 	struct in_event ev[IN_EVENTS];
 };
 
@@ -79,7 +90,9 @@ struct out_block {
 struct worker {
 	struct jobs *j;
 	pthread_t th;
+	pthread_cond_t cv;        /* this worker waits here */
 	/* Shared, under j->mu. */
+	int waiting;              /* in pthread_cond_wait(&cv): signal only then */
 	struct in_block *in[IN_RING];
 	unsigned in_head, in_len;
 	struct out_block *out[OUT_RING];
@@ -90,8 +103,10 @@ struct worker {
 	struct in_block *cur_in;
 	struct out_block *rd;
 	size_t rd_pos;
-	/* The worker's: the block being filled. */
+	/* The worker's: the block being filled, a run's offsets spelt out. */
 	struct out_block *cur_out;
+	uint64_t *offs;
+	size_t offs_cap;
 };
 
 /* An event of the sequence: a run or the end of source `id` on worker
@@ -108,7 +123,7 @@ struct jobs {
 	struct run_ctx *ctx;
 	pthread_mutex_t mu;
 	pthread_cond_t cv_main;   /* the calling thread waits here */
-	pthread_cond_t cv_work;   /* the workers wait here */
+	int main_waiting;         /* it does: a worker signals only then */
 	int stop;
 	/* Nothing but the counts is wanted of the records (decode --format
 	 * none): the workers count them and pass none on. */
@@ -128,15 +143,36 @@ int jobs_default(void)
 
 /* ---- worker side ---- */
 
+/* Each side signals the other only when it waits: a wake-up is a system
+ * call and a context switch, which cost more than a small run decodes. */
+static void wait_worker_locked(struct jobs *j, struct worker *w)
+{
+	w->waiting = 1;
+	pthread_cond_wait(&w->cv, &j->mu);
+	w->waiting = 0;
+}
+
+static void wake_worker_locked(struct worker *w)
+{
+	if (w->waiting)
+		pthread_cond_signal(&w->cv);
+}
+
+static void wake_main_locked(struct jobs *j)
+{
+	if (j->main_waiting)
+		pthread_cond_signal(&j->cv_main);
+}
+
 /* Give the block being filled to the calling thread (waits for room). */
 static void publish_out_locked(struct jobs *j, struct worker *w)
 {
 	while (w->out_len == OUT_RING)
-		pthread_cond_wait(&j->cv_work, &j->mu);
+		wait_worker_locked(j, w);
 	w->out[(w->out_head + w->out_len) % OUT_RING] = w->cur_out;
 	w->out_len++;
 	w->cur_out = NULL;
-	pthread_cond_signal(&j->cv_main);
+	wake_main_locked(j);
 }
 
 static struct item *emit(struct jobs *j, struct worker *w)
@@ -187,6 +223,27 @@ static void drain_to(struct jobs *j, struct worker *w, struct source_slot *s)
 	}
 }
 
+/* The capture offsets of run e, one per byte. */
+static const uint64_t *run_offsets(struct worker *w, const struct in_block *b, const struct in_event *e)
+{
+	if (!e->has_offsets || !e->size)
+		return NULL;
+	if (w->offs_cap < e->size) {
+		uint64_t *p = realloc(w->offs, e->size * sizeof(*p));
+		if (!p)
+			die_io("out of memory");
+		w->offs = p;
+		w->offs_cap = e->size;
+	}
+	const uint8_t *d = b->step + e->pos;
+	const uint64_t *jump = b->jump ? b->jump + e->jump_pos : NULL;
+	uint64_t o = e->first;
+	w->offs[0] = o;
+	for (size_t i = 1; i < e->size; i++)
+		w->offs[i] = o = d[i] ? o + d[i] : *jump++;
+	return w->offs;
+}
+
 static void run_block(struct jobs *j, struct worker *w, const struct in_block *b)
 {
 	for (size_t i = 0; i < b->nev; i++) {
@@ -196,7 +253,7 @@ static void run_block(struct jobs *j, struct worker *w, const struct in_block *b
 			struct csd_bytes by = {
 				.data = b->data + e->pos,
 				.size = e->size,
-				.offsets = e->has_offsets ? b->offsets + e->pos : NULL,
+				.offsets = run_offsets(w, b, e),
 				.base = e->base,
 				.id = e->id,
 			};
@@ -225,13 +282,13 @@ static void *worker_main(void *arg)
 		if (!w->in_len) {
 			if (j->stop)
 				break;
-			pthread_cond_wait(&j->cv_work, &j->mu);
+			wait_worker_locked(j, w);
 			continue;
 		}
 		struct in_block *b = w->in[w->in_head];
 		w->in_head = (w->in_head + 1) % IN_RING;
 		w->in_len--;
-		pthread_cond_signal(&j->cv_main);
+		wake_main_locked(j);
 		pthread_mutex_unlock(&j->mu);
 		run_block(j, w, b);
 		pthread_mutex_lock(&j->mu);
@@ -271,7 +328,7 @@ static int consume(struct jobs *j)
 				w->rd = w->out[w->out_head];
 				w->out_head = (w->out_head + 1) % OUT_RING;
 				w->out_len--;
-				pthread_cond_broadcast(&j->cv_work);
+				wake_worker_locked(w);
 			}
 			pthread_mutex_unlock(&j->mu);
 			if (!w->rd)
@@ -300,7 +357,6 @@ static int consume(struct jobs *j)
 			pthread_mutex_lock(&j->mu);
 			w->rd->next = w->out_free;
 			w->out_free = w->rd;
-			pthread_cond_broadcast(&j->cv_work);
 			pthread_mutex_unlock(&j->mu);
 			w->rd = NULL;
 		}
@@ -312,14 +368,14 @@ static int consume(struct jobs *j)
 	return moved;
 }
 
-static int publish_in_locked(struct jobs *j, struct worker *w)
+static int publish_in_locked(struct worker *w)
 {
 	if (w->in_len == IN_RING)
 		return 0;
 	w->in[(w->in_head + w->in_len) % IN_RING] = w->cur_in;
 	w->in_len++;
 	w->cur_in = NULL;
-	pthread_cond_broadcast(&j->cv_work);
+	wake_worker_locked(w);
 	return 1;
 }
 
@@ -333,14 +389,17 @@ static void step(struct jobs *j)
 	pthread_mutex_lock(&j->mu);
 	for (int i = 0; i < j->nw; i++)
 		if (j->w[i].cur_in && j->w[i].cur_in->nev)
-			publish_in_locked(j, &j->w[i]);
+			publish_in_locked(&j->w[i]);
 	int ready = 0;
 	if (j->seq_len) {
 		const struct seq_entry *e = &j->seq[j->seq_head];
 		ready = e->worker < 0 || j->w[e->worker].out_len > 0;
 	}
-	if (!ready)
+	if (!ready) {
+		j->main_waiting = 1;
 		pthread_cond_wait(&j->cv_main, &j->mu);
+		j->main_waiting = 0;
+	}
 	pthread_mutex_unlock(&j->mu);
 }
 
@@ -353,16 +412,16 @@ static void grow_array(void **p, size_t n, size_t elem)
 }
 
 /* Worker w's block being filled, with room for an event of `need` bytes
- * (and their offsets when `offsets`). */
+ * (and their steps when `offsets`). */
 static struct in_block *in_block(struct jobs *j, struct worker *w, size_t need, int offsets)
 {
 	for (;;) {
 		struct in_block *b = w->cur_in;
-		if (b && b->nev < IN_EVENTS && b->cap - b->used >= need && (!offsets || b->offsets))
+		if (b && b->nev < IN_EVENTS && b->cap - b->used >= need && (!offsets || b->step))
 			return b;
 		if (b && b->nev) {
 			pthread_mutex_lock(&j->mu);
-			int done = publish_in_locked(j, w);
+			int done = publish_in_locked(w);
 			pthread_mutex_unlock(&j->mu);
 			if (done)
 				consume(j);
@@ -378,18 +437,18 @@ static struct in_block *in_block(struct jobs *j, struct worker *w, size_t need, 
 			pthread_mutex_unlock(&j->mu);
 			if (!b && !(b = calloc(1, sizeof(*b))))
 				die_io("out of memory");
-			b->nev = b->used = 0;
+			b->nev = b->used = b->njump = 0;
 			w->cur_in = b;
 		}
 		size_t cap = b->cap < need ? (need > IN_BYTES ? need : IN_BYTES) : b->cap;
 		if (cap != b->cap || !b->data) {
 			grow_array((void **)&b->data, cap ? cap : 1, 1);
-			if (b->offsets)
-				grow_array((void **)&b->offsets, cap ? cap : 1, sizeof(uint64_t));
+			if (b->step)
+				grow_array((void **)&b->step, cap ? cap : 1, 1);
 			b->cap = cap;
 		}
-		if (offsets && !b->offsets)
-			grow_array((void **)&b->offsets, b->cap ? b->cap : 1, sizeof(uint64_t));
+		if (offsets && !b->step)
+			grow_array((void **)&b->step, b->cap ? b->cap : 1, 1);
 		return b;
 	}
 }
@@ -400,6 +459,44 @@ static void seq_push(struct jobs *j, const struct seq_entry *e)
 		step(j);
 	j->seq[(j->seq_head + j->seq_len) % SEQ_MAX] = *e;
 	j->seq_len++;
+}
+
+/* Whether every step of the n offsets is 1..255 (a loop without
+ * branches, which the compiler vectorizes). */
+static int steps_fit(const uint64_t *off, size_t n)
+{
+	uint64_t big = 0;
+	for (size_t i = 1; i < n; i++)
+		big |= (off[i] - off[i - 1] - 1) >> 8;
+	return big == 0;
+}
+
+/* The steps of run by at b->step + b->used, its jumps at the end of b's
+ * (growing them: at most one a byte, so bounded by the block's bytes). */
+static void put_steps(struct in_block *b, const struct csd_bytes *by)
+{
+	const uint64_t *off = by->offsets;
+	uint8_t *d = b->step + b->used;
+	d[0] = 0;
+	if (steps_fit(off, by->size)) {
+		for (size_t i = 1; i < by->size; i++)
+			d[i] = (uint8_t)(off[i] - off[i - 1]);
+		return;
+	}
+	for (size_t i = 1; i < by->size; i++) {
+		uint64_t step = off[i] - off[i - 1];
+		if (step - 1 < 255) {
+			d[i] = (uint8_t)step;
+			continue;
+		}
+		d[i] = 0;
+		if (b->njump == b->jump_cap) {
+			size_t n = b->jump_cap ? 2 * b->jump_cap : 1024;
+			grow_array((void **)&b->jump, n, sizeof(*b->jump));
+			b->jump_cap = n;
+		}
+		b->jump[b->njump++] = off[i];
+	}
 }
 
 static void add_event(struct jobs *j, int kind, uint8_t id, const struct csd_bytes *by)
@@ -416,13 +513,16 @@ static void add_event(struct jobs *j, int kind, uint8_t id, const struct csd_byt
 	e->kind = (uint8_t)kind;
 	e->id = id;
 	e->has_offsets = (uint8_t)offsets;
+	e->jump_pos = b->njump;
 	e->pos = b->used;
 	e->size = need;
 	e->base = by ? by->base : 0;
 	if (need) {
 		memcpy(b->data + b->used, by->data, need);
-		if (offsets)
-			memcpy(b->offsets + b->used, by->offsets, need * sizeof(uint64_t));
+		if (offsets) {
+			e->first = by->offsets[0];
+			put_steps(b, by);
+		}
 	}
 	b->used += need;
 }
@@ -442,7 +542,8 @@ static void jobs_stop(struct jobs *j, int started)
 {
 	pthread_mutex_lock(&j->mu);
 	j->stop = 1;
-	pthread_cond_broadcast(&j->cv_work);
+	for (int i = 0; i < started; i++)
+		pthread_cond_signal(&j->w[i].cv);
 	pthread_mutex_unlock(&j->mu);
 	for (int i = 0; i < started; i++)
 		pthread_join(j->w[i].th, NULL);
@@ -461,7 +562,8 @@ static void jobs_stop(struct jobs *j, int started)
 		for (struct in_block *b = ib, *nx; b; b = nx) {
 			nx = b->next;
 			free(b->data);
-			free(b->offsets);
+			free(b->step);
+			free(b->jump);
 			free(b);
 		}
 		for (unsigned k = 0; k < w->out_len; k++)
@@ -472,10 +574,11 @@ static void jobs_stop(struct jobs *j, int started)
 		}
 		free(w->rd);
 		free(w->cur_out);
+		free(w->offs);
+		pthread_cond_destroy(&w->cv);
 	}
 	pthread_mutex_destroy(&j->mu);
 	pthread_cond_destroy(&j->cv_main);
-	pthread_cond_destroy(&j->cv_work);
 	free(j->seq);
 	free(j->w);
 	free(j);
@@ -491,11 +594,22 @@ void jobs_finish(struct jobs *j)
 	jobs_stop(j, j->nw);
 }
 
-struct jobs *jobs_new(struct run_ctx *ctx, int jobs)
+struct jobs *jobs_new(struct run_ctx *ctx, int jobs, int64_t capture_size)
 {
+	int count_only = ctx->format == FMT_NONE && !ctx->on_record && !ctx->on_packet && !ctx->merge;
 	int nslots = 0;
 	for (int id = 0; id < MAX_IDS; id++)
 		nslots += ctx->slot[id] != NULL;
+	/* Where threads cannot win, the default takes one. Nothing printed:
+	 * the calling thread's reading and demultiplexing, which the workers
+	 * cannot share, is much of the work, and the hand-off costs about
+	 * what the decode it spreads saves. One source: overlapping its
+	 * decode with the printing saves less than moving every record
+	 * between threads costs. A small capture: starting and stopping
+	 * threads costs more than its decode. */
+	if (ctx->jobs_default && (count_only || nslots < 2 ||
+				  (capture_size >= 0 && capture_size < JOBS_MIN_CAPTURE)))
+		return NULL;
 	int nw = jobs < nslots ? jobs : nslots;
 	/* One source: its worker decodes while this thread prints or counts
 	 * (with nothing printed or counted there is nothing to overlap). */
@@ -508,7 +622,7 @@ struct jobs *jobs_new(struct run_ctx *ctx, int jobs)
 		return NULL;
 	j->ctx = ctx;
 	j->nw = nw;
-	j->count_only = ctx->format == FMT_NONE && !ctx->on_record && !ctx->on_packet && !ctx->merge;
+	j->count_only = count_only;
 	j->w = calloc((size_t)nw, sizeof(*j->w));
 	j->seq = malloc(SEQ_MAX * sizeof(*j->seq));
 	int ok = j->w && j->seq;
@@ -522,12 +636,13 @@ struct jobs *jobs_new(struct run_ctx *ctx, int jobs)
 			b->next = j->w[i].out_free;
 			j->w[i].out_free = b;
 		}
+	if (!j->w)
+		j->nw = 0;
 	pthread_mutex_init(&j->mu, NULL);
 	pthread_cond_init(&j->cv_main, NULL);
-	pthread_cond_init(&j->cv_work, NULL);
+	for (int i = 0; i < j->nw; i++)
+		pthread_cond_init(&j->w[i].cv, NULL);
 	if (!ok) {
-		if (!j->w)
-			j->nw = 0;
 		jobs_stop(j, 0);
 		return NULL;
 	}

@@ -10,9 +10,14 @@ struct jobs;
 
 /* Workers for the sources of ctx->slot (at most `jobs` threads; each
  * source belongs to one of them; one source gets a worker when ctx prints
- * or counts). NULL when that gives no second thread, or threads or memory
- * cannot be had: the caller then decodes serially. */
-struct jobs *jobs_new(struct run_ctx *ctx, int jobs);
+ * or counts). NULL when that gives no second thread, when `jobs` is the
+ * default and threads cannot win (nothing printed, one source, or a
+ * capture of capture_size bytes under JOBS_MIN_CAPTURE; -1: not known), or threads or
+ * memory cannot be had: the caller then decodes serially. */
+struct jobs *jobs_new(struct run_ctx *ctx, int jobs, int64_t capture_size);
+
+/* Below this capture size the default decodes on one thread. */
+#define JOBS_MIN_CAPTURE (1024 * 1024)
 
 /* A demultiplexer event, in capture order: trace bytes of source s
  * (copied), or a frame note (CSD_FRAME_ERROR, _ALIGN_INFERRED,
