@@ -12,6 +12,7 @@
 
 #include "cli.h"
 #include "file.h"
+#include "chunks.h"
 #include "jobs.h"
 #include "merge.h"
 #include "symbols.h"
@@ -175,7 +176,7 @@ void cli_report_frame_error(struct run_ctx *ctx, const struct csd_frame_out *fo)
 		fprintf(ctx->out, "---- %8" PRIu64 "  %-11s  %s\n", fo->offset, kind, why);
 }
 
-static void drain_frames(struct run_ctx *ctx, csd_frame_decoder *fd, struct jobs *jobs)
+static void drain_frames(struct run_ctx *ctx, csd_frame_decoder *fd, struct jobs *jobs, struct chunks *chunks)
 {
 	struct csd_frame_out fo;
 	while (csd_frame_next(fd, &fo) == 0) {
@@ -192,7 +193,9 @@ static void drain_frames(struct run_ctx *ctx, csd_frame_decoder *fd, struct jobs
 		struct source_slot *s = ctx->slot[fo.bytes.id];
 		if (!s)
 			continue;
-		if (jobs)
+		if (chunks)
+			chunks_data(chunks, &fo.bytes);
+		else if (jobs)
 			jobs_data(jobs, s, &fo.bytes);
 		else if (cli_slot_feed(s, &fo.bytes) == 0)
 			cli_drain_slot(ctx, s);
@@ -246,7 +249,8 @@ static int run_buffer(struct run_ctx *ctx, const char *path, uint32_t frame_form
 	 * handed on here in the serial order. */
 	struct stat st;
 	int64_t capture_size = fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode) ? (int64_t)st.st_size : -1;
-	struct jobs *jobs = ctx->jobs > 1 ? jobs_new(ctx, ctx->jobs, capture_size) : NULL;
+	struct chunks *chunks = ctx->jobs > 1 && frame_format == CSD_FRAME_RAW ? chunks_new(ctx) : NULL;
+	struct jobs *jobs = ctx->jobs > 1 && !chunks ? jobs_new(ctx, ctx->jobs, capture_size) : NULL;
 	uint64_t off = 0;
 	size_t n;
 	int rc = 0;
@@ -268,14 +272,16 @@ static int run_buffer(struct run_ctx *ctx, const char *path, uint32_t frame_form
 			break;
 		n = (size_t)got;
 		csd_frame_feed(fd, chunk, n, off);
-		drain_frames(ctx, fd, jobs);
+		drain_frames(ctx, fd, jobs, chunks);
 		off += n;
 		progress_update(&pg, off);
 	}
 	progress_end(&pg);
 	csd_frame_finish(fd);
-	drain_frames(ctx, fd, jobs);
-	if (jobs) {
+	drain_frames(ctx, fd, jobs, chunks);
+	if (chunks) {
+		chunks_finish(chunks);
+	} else if (jobs) {
 		jobs_finish(jobs);
 	} else {
 		for (int id = 0; id < MAX_IDS; id++) {
@@ -684,7 +690,10 @@ static int run_trace_file(struct options *o, struct run_ctx *ctx)
 	if (cli_slot_init(&slot, SLOT_FLOW, &cfg, img, cli_slot_insn(o, ctx, &cfg)) < 0)
 		die_io("cannot create a decoder for this configuration");
 	ctx->slot[cfg.trace_id] = &slot;
+	ctx->chunk_opts = o;
+	ctx->chunk_insn = cli_slot_insn(o, ctx, &cfg);
 	int io = run_buffer(ctx, o->trace, o->frame_format, cfg.trace_id, 1) < 0;
+	ctx->chunk_opts = NULL;
 	if (ctx->on_source_end)
 		ctx->on_source_end(ctx, &slot);
 	cli_add_totals(ctx, &slot);
@@ -771,8 +780,19 @@ static int run_snapshot(struct options *o, struct run_ctx *ctx, int kind)
 		if (nslots == 0)
 			continue;
 		decoded_any = 1;
+		if (nslots == 1 && kind == SLOT_FLOW) {
+			ctx->chunk_opts = o;
+			ctx->chunk_insn = cli_slot_insn(o, ctx, &slots[0].cfg);
+			ctx->chunk_snap = snap;
+			for (size_t si = 0; si < csd_snapshot_num_sources(snap); si++)
+				if (csd_snapshot_source(snap, si)->name == names[0])
+					ctx->chunk_core = csd_snapshot_source(snap, si)->core_name;
+		}
 		if (run_buffer(ctx, buf->path, buf->frame_format, raw_id, 0) < 0)
 			io = 1;
+		ctx->chunk_opts = NULL;
+		ctx->chunk_snap = NULL;
+		ctx->chunk_core = NULL;
 		for (int i = 0; i < nslots; i++) {
 			if (ctx->on_source_end && kind == SLOT_FLOW)
 				ctx->on_source_end(ctx, &slots[i]);

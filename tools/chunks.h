@@ -1,0 +1,23 @@
+/* chunks.h - one source's trace cut at sync points into chunks decoded on
+ * worker threads (--jobs N, N >= 2), the records handed on by the calling
+ * thread exactly as a serial decode gives them. */
+#ifndef CSD_TOOLS_CHUNKS_H
+#define CSD_TOOLS_CHUNKS_H
+
+#include "cli.h"
+
+struct chunks;
+
+/* Chunked decoding of ctx's one source, or NULL (the caller decodes as
+ * before): only with --jobs N >= 2 given, one flow source read from a
+ * trace file without frame formatting (ctx->chunk_opts set: the images
+ * each chunk's decoder loads), and threads and memory to be had. Frame
+ * formatted input stays serial: its frame notes are printed between the
+ * records, at the point the serial pipeline reaches them. */
+struct chunks *chunks_new(struct run_ctx *ctx);
+/* The source's next bytes (copied); records are handed on as ready. */
+void chunks_data(struct chunks *c, const struct csd_bytes *b);
+/* End of the trace: everything decoded and handed on, the threads ended, c freed. */
+void chunks_finish(struct chunks *c);
+
+#endif
