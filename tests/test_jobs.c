@@ -13,6 +13,18 @@
  * build of the tool on every sixth snapshot of the matrix with several
  * sources (with fewer forms of decode) and of those with one.
  * Also: --jobs 0, a word, and a number above the limit are usage errors.
+ *
+ * One source cut into chunks (tools/chunks.c, with --jobs N >= 2 given):
+ * the test-only environment variable CSDEC_TEST_CHUNK_BYTES sets the least
+ * distance between cuts (so that small inputs get many chunks) and makes
+ * the tool say on stderr how many chunks it joined ("csdec: chunks: N
+ * joined, M by a matching state"). With it, decode (jsonl, --insn jsonl,
+ * text, none), coverage and profile of every one-source snapshot of the
+ * matrix (the sanitizer build: every sixth, jsonl and coverage) and of
+ * generated one-source captures of several hundred kilobytes (PTM, PTM
+ * with return stack and cycle counts, ETMv3 with timestamps) give the
+ * output of --jobs 1 with --jobs 2 and 3; the generated ones must have
+ * been joined in chunks, some by a matching state.
  */
 #include <dirent.h>
 #include <stdint.h>
@@ -190,6 +202,140 @@ static void roundtrip_matrix(void)
 	CHECK(multi > 0);
 }
 
+static long chunks_joined, chunks_matched;
+
+/* `args` with --jobs 1 and, cut every `chunk` bytes, with --jobs 2 and 3:
+ * the same output and status. Counts the chunks the tool joined. */
+static void same_chunked(const char *args, long chunk)
+{
+	char cmd[8192];
+	snprintf(cmd, sizeof(cmd), "%s %s --jobs 1 2>/dev/null", tool, args);
+	struct result ref = run(cmd);
+	CHECK(ref.status == 0 || ref.status == 1);
+	for (int j = 2; j <= 3; j++) {
+		snprintf(cmd, sizeof(cmd), "CSDEC_TEST_CHUNK_BYTES=%ld %s %s --jobs %d 2>/dev/null", chunk, tool, args, j);
+		struct result r = run(cmd);
+		compared++;
+		if (r.hash != ref.hash || r.size != ref.size || r.status != ref.status) {
+			differing++;
+			fprintf(stderr, "differs: chunks of %ld bytes: %s --jobs %d (%llu bytes, status %d) from --jobs 1 (%llu bytes, status %d)\n",
+				chunk, args, j, (unsigned long long)r.size, r.status, (unsigned long long)ref.size,
+				ref.status);
+		}
+	}
+	snprintf(cmd, sizeof(cmd), "CSDEC_TEST_CHUNK_BYTES=%ld %s %s --jobs 2 2>&1 >/dev/null", chunk, tool, args);
+	FILE *p = popen(cmd, "r");
+	CHECK(p != NULL);
+	if (!p)
+		return;
+	char line[512];
+	long nj = -1, nm = -1;
+	while (fgets(line, sizeof(line), p))
+		if (sscanf(line, "csdec: chunks: %ld joined, %ld by a matching state", &nj, &nm) == 2)
+			break;
+	while (fgets(line, sizeof(line), p))
+		;
+	pclose(p);
+	/* The line is there whenever chunks were set up. */
+	CHECK(nj >= 0 && nm >= 0);
+	if (nj > 0)
+		chunks_joined += nj;
+	if (nm > 0)
+		chunks_matched += nm;
+}
+
+static void chunked_matrix(void)
+{
+	const char *snaps = getenv("CSD_GEN_SNAPSHOTS"), *progs = getenv("CSD_PROGRAMS");
+	if (!snaps || !progs)
+		return;
+	DIR *d = opendir(snaps);
+	CHECK(d != NULL);
+	if (!d)
+		return;
+	char *names[1024];
+	size_t n = 0;
+	for (struct dirent *e; (e = readdir(d)) && n < 1024;)
+		if (e->d_name[0] != '.' && strstr(e->d_name, "--"))
+			names[n++] = strdup(e->d_name);
+	closedir(d);
+	qsort(names, n, sizeof(names[0]), by_name);
+	long single = 0, seen = 0;
+	for (size_t i = 0; i < n; i++) {
+		char dir[2048], elf[2048], prog[1024], args[8192];
+		snprintf(dir, sizeof(dir), "%s/%s", snaps, names[i]);
+		snprintf(prog, sizeof(prog), "%s", names[i]);
+		*strstr(prog, "--") = 0;
+		snprintf(elf, sizeof(elf), "%s/%s", progs, prog);
+		struct stat sb;
+		int have_elf = stat(elf, &sb) == 0;
+		free(names[i]);
+		if (num_sources(dir) != 1 || (SAN_BUILD && seen++ % 6 != 0))
+			continue;
+		single++;
+		snprintf(args, sizeof(args), "decode %s --format jsonl", dir);
+		same_chunked(args, 64);
+		snprintf(args, sizeof(args), "coverage %s --insns%s%s", dir, have_elf ? " --elf " : "", have_elf ? elf : "");
+		same_chunked(args, 64);
+		if (SAN_BUILD)
+			continue;
+		snprintf(args, sizeof(args), "decode %s --insn --format jsonl", dir);
+		same_chunked(args, 64);
+		snprintf(args, sizeof(args), "decode %s", dir);
+		same_chunked(args, 64);
+		snprintf(args, sizeof(args), "decode %s --format none", dir);
+		same_chunked(args, 64);
+		snprintf(args, sizeof(args), "profile %s%s%s", dir, have_elf ? " --elf " : "", have_elf ? elf : "");
+		same_chunked(args, 64);
+	}
+	printf("chunks: %ld one-source snapshots of the matrix compared\n", single);
+	CHECK(single > 0);
+}
+
+/* Generated one-source captures of several hundred kilobytes, cut every
+ * 2000 bytes (and every 64 in the sanitizer build's smaller one). */
+static void chunked_generated(void)
+{
+	const char *progs = getenv("CSD_PROGRAMS");
+	CHECK(progs != NULL);
+	if (!progs)
+		return;
+	static const char *const kinds[] = {
+		"--protocol ptm",
+		"--protocol ptm --return-stack --cycle-accurate",
+		"--protocol etm3 --timestamps",
+	};
+	char tmp[] = "/tmp/csd_chunks_XXXXXX";
+	CHECK(mkdtemp(tmp) != NULL);
+	long before = chunks_joined, matched_before = chunks_matched;
+	for (size_t k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++) {
+		char cmd[8192], dir[4096], args[8192];
+		snprintf(dir, sizeof(dir), "%s/g%zu", tmp, k);
+		snprintf(cmd, sizeof(cmd),
+			 "%s gen --qemu-log %s/recurse-thumb-O0.log --elf %s/recurse-thumb-O0 %s --sync-period 256 "
+			 "--repeat %d -o %s 2>/dev/null",
+			 tool, progs, progs, kinds[k], SAN_BUILD ? 2 : 10, dir);
+		CHECK_EQ(run(cmd).status, 0);
+		snprintf(args, sizeof(args), "decode %s --format jsonl", dir);
+		same_chunked(args, SAN_BUILD ? 64 : 2000);
+		snprintf(args, sizeof(args), "decode %s --insn --format jsonl", dir);
+		same_chunked(args, 2000);
+		if (!SAN_BUILD) {
+			snprintf(args, sizeof(args), "decode %s", dir);
+			same_chunked(args, 2000);
+			snprintf(args, sizeof(args), "coverage %s --insns", dir);
+			same_chunked(args, 2000);
+		}
+		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+		CHECK_EQ(system(cmd), 0);
+	}
+	rmdir(tmp);
+	printf("chunks: generated captures joined %ld chunks, %ld by a matching state\n", chunks_joined - before,
+	       chunks_matched - matched_before);
+	CHECK(chunks_joined - before > 10);
+	CHECK(chunks_matched - matched_before > 0);
+}
+
 static void usage_errors(void)
 {
 	static const char *const bad[] = { "0", "two", "257", "-1", "" };
@@ -220,6 +366,8 @@ int main(void)
 	snprintf(dir, sizeof(dir), "%s/traces/trace_cov_a15", shared);
 	all_commands(dir, NULL, num_sources(dir), 1);
 	roundtrip_matrix();
+	chunked_generated();
+	chunked_matrix();
 	printf("%ld runs compared with --jobs 1, %ld differ\n", compared, differing);
 	CHECK(compared > 0);
 	CHECK_EQ(differing, 0);
