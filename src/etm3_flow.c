@@ -401,12 +401,15 @@ static inline __attribute__((always_inline)) void memo_apply(csd_flow_decoder *d
 		const uint64_t tid = csdi_rec_misc(0, 0, dec->cfg.trace.trace_id);
 		struct csd_record *const q = dec->q;
 		const struct csdi_seg_range *rs = g->rec;
+		const struct csdi_seg_range *const rend = rs + nrec;
 		if (a->offs) {
-			for (unsigned k = 0; k < nrec; k++, rs++)
-				seg_record(&q[(q0 + k) % CSDI_FLOW_QCAP], rs, a->offs[i + rs->hdr], tid);
+			const uint64_t *const offs = a->offs + i;
+			for (unsigned k = q0; rs != rend; k++, rs++)
+				seg_record(&q[k % CSDI_FLOW_QCAP], rs, offs[rs->hdr], tid);
 		} else {
-			for (unsigned k = 0; k < nrec; k++, rs++)
-				seg_record(&q[(q0 + k) % CSDI_FLOW_QCAP], rs, a->base + i + rs->hdr, tid);
+			const uint64_t off = a->base + i;
+			for (unsigned k = q0; rs != rend; k++, rs++)
+				seg_record(&q[k % CSDI_FLOW_QCAP], rs, off + rs->hdr, tid);
 		}
 		dec->qlen += nrec;
 		if (nrec) {
