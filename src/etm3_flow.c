@@ -500,8 +500,8 @@ static inline __attribute__((always_inline)) unsigned memo_step(csd_flow_decoder
 	/* The entry met after the last one last time first: its place is
 	 * known without the hash, so the loads of its records need not wait
 	 * for key, hash and slot. */
-	struct csdi_etm3_seg *g = *prev_g ? &segs[(*prev_g)->next & seg_mask] : NULL;
-	int hit = g && seg_match(g, key, bytes, dec->img_gen);
+	struct csdi_etm3_seg *g = &segs[(*prev_g)->next & seg_mask];
+	int hit = seg_match(g, key, bytes, dec->img_gen);
 	if (!hit) {
 		g = &segs[seg_slot(key, bytes, a->seg_log2)];
 		hit = seg_match(g, key, bytes, dec->img_gen);
@@ -528,8 +528,7 @@ static inline __attribute__((always_inline)) unsigned memo_step(csd_flow_decoder
 	 * table at the end of a chain of address, key and slot); and this one
 	 * noted as the one after the last. */
 	__builtin_prefetch(&segs[g->next & seg_mask]);
-	if (*prev_g)
-		(*prev_g)->next = (uint16_t)(g - segs);
+	(*prev_g)->next = (uint16_t)(g - segs);
 	*prev_g = g;
 	if (!g->len)
 		return 0;
@@ -710,7 +709,9 @@ static inline __attribute__((always_inline)) size_t run_range(csd_flow_decoder *
 				    .ist = ist, .alt = alt };
 	struct run_cursor c;
 	cursor_load(dec, &c);
-	struct csdi_etm3_seg *prev_g = NULL;    /* the last memo entry met */
+	/* The last memo entry met; entry 0 at first (its successor hint is
+	 * only a hint: a wrong one costs the hashed lookup, no more). */
+	struct csdi_etm3_seg *prev_g = a.segs;
 	size_t i = 0;
 	while (i < n && csdi_flow_room(dec) > CSDI_FLOW_QPRODUCE) {
 		if (a.segs && c.walkable && c.synced) {
