@@ -402,14 +402,24 @@ static inline __attribute__((always_inline)) void memo_apply(csd_flow_decoder *d
 		struct csd_record *const q = dec->q;
 		const struct csdi_seg_range *rs = g->rec;
 		const struct csdi_seg_range *const rend = rs + nrec;
+		/* (A record pointer that wraps at the queue's end: cheaper per
+		 * record than an index taken modulo the size.) */
+		struct csd_record *const qend = q + CSDI_FLOW_QCAP;
+		struct csd_record *w = &q[q0 % CSDI_FLOW_QCAP];
 		if (a->offs) {
 			const uint64_t *const offs = a->offs + i;
-			for (unsigned k = q0; rs != rend; k++, rs++)
-				seg_record(&q[k % CSDI_FLOW_QCAP], rs, offs[rs->hdr], tid);
+			for (; rs != rend; rs++) {
+				seg_record(w, rs, offs[rs->hdr], tid);
+				if (++w == qend)
+					w = q;
+			}
 		} else {
 			const uint64_t off = a->base + i;
-			for (unsigned k = q0; rs != rend; k++, rs++)
-				seg_record(&q[k % CSDI_FLOW_QCAP], rs, off + rs->hdr, tid);
+			for (; rs != rend; rs++) {
+				seg_record(w, rs, off + rs->hdr, tid);
+				if (++w == qend)
+					w = q;
+			}
 		}
 		dec->qlen += nrec;
 		if (nrec) {
