@@ -214,19 +214,27 @@ static void placeholder(struct csdi_etm3_data *d, const struct csd_packet *p, ui
 	d->last_valid = 0;
 }
 
+/* The address of a transfer packet's transfer: its own, or the one that
+ * follows the previous transfer when that is known (0: not known). */
+static int transfer_addr(const struct csdi_etm3_data *d, const struct csd_packet *p, uint32_t *addr)
+{
+	if (p->flags & CSD_PKTF_DATA_ADDR) {
+		*addr = p->data_addr;
+		return 1;
+	}
+	if (d->next_known) {
+		*addr = d->next_addr;
+		return 1;
+	}
+	return 0;
+}
+
 /* A transfer packet of a data-only trace: one record, its instruction
  * unknown. */
 static void transfer_no_insn(csd_flow_decoder *dec, struct csdi_etm3_data *d, const struct csd_packet *p)
 {
-	int has_addr = 0;
 	uint32_t addr = 0;
-	if (p->flags & CSD_PKTF_DATA_ADDR) {
-		has_addr = 1;
-		addr = p->data_addr;
-	} else if (d->next_known) {
-		has_addr = 1;
-		addr = d->next_addr;
-	}
+	const int has_addr = transfer_addr(d, p, &addr);
 	d->next_known = has_addr;
 	d->next_addr = addr + 4;
 	d->last_valid = 0;
@@ -263,15 +271,8 @@ static void transfer(csd_flow_decoder *dec, struct csdi_etm3_data *d, const stru
 	}
 	const unsigned t = d->beat / per, half = d->beat % per;
 	const unsigned beat_size = per == 2 ? 4 : d->mem.size;
-	int has_addr = 0;
 	uint32_t addr = 0;
-	if (p->flags & CSD_PKTF_DATA_ADDR) {
-		has_addr = 1;
-		addr = p->data_addr;
-	} else if (d->next_known) {
-		has_addr = 1;
-		addr = d->next_addr;
-	}
+	const int has_addr = transfer_addr(d, p, &addr);
 	d->next_known = has_addr;
 	/* SWP: the store is at the load's address; else transfers follow on. */
 	d->next_addr = d->mem.dir == CSDI_MEM_SWAP ? addr : addr + beat_size;

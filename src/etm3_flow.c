@@ -401,12 +401,25 @@ static inline __attribute__((always_inline)) void memo_apply(csd_flow_decoder *d
 		const uint64_t tid = csdi_rec_misc(0, 0, dec->cfg.trace.trace_id);
 		struct csd_record *const q = dec->q;
 		const struct csdi_seg_range *rs = g->rec;
+		const struct csdi_seg_range *const rend = rs + nrec;
+		/* (A record pointer that wraps at the queue's end: cheaper per
+		 * record than an index taken modulo the size.) */
+		struct csd_record *const qend = q + CSDI_FLOW_QCAP;
+		struct csd_record *w = &q[q0 % CSDI_FLOW_QCAP];
 		if (a->offs) {
-			for (unsigned k = 0; k < nrec; k++, rs++)
-				seg_record(&q[(q0 + k) % CSDI_FLOW_QCAP], rs, a->offs[i + rs->hdr], tid);
+			const uint64_t *const offs = a->offs + i;
+			for (; rs != rend; rs++) {
+				seg_record(w, rs, offs[rs->hdr], tid);
+				if (++w == qend)
+					w = q;
+			}
 		} else {
-			for (unsigned k = 0; k < nrec; k++, rs++)
-				seg_record(&q[(q0 + k) % CSDI_FLOW_QCAP], rs, a->base + i + rs->hdr, tid);
+			const uint64_t off = a->base + i;
+			for (; rs != rend; rs++) {
+				seg_record(w, rs, off + rs->hdr, tid);
+				if (++w == qend)
+					w = q;
+			}
 		}
 		dec->qlen += nrec;
 		if (nrec) {
@@ -497,8 +510,8 @@ static inline __attribute__((always_inline)) unsigned memo_step(csd_flow_decoder
 	/* The entry met after the last one last time first: its place is
 	 * known without the hash, so the loads of its records need not wait
 	 * for key, hash and slot. */
-	struct csdi_etm3_seg *g = *prev_g ? &segs[(*prev_g)->next & seg_mask] : NULL;
-	int hit = g && seg_match(g, key, bytes, dec->img_gen);
+	struct csdi_etm3_seg *g = &segs[(*prev_g)->next & seg_mask];
+	int hit = seg_match(g, key, bytes, dec->img_gen);
 	if (!hit) {
 		g = &segs[seg_slot(key, bytes, a->seg_log2)];
 		hit = seg_match(g, key, bytes, dec->img_gen);
@@ -525,8 +538,7 @@ static inline __attribute__((always_inline)) unsigned memo_step(csd_flow_decoder
 	 * table at the end of a chain of address, key and slot); and this one
 	 * noted as the one after the last. */
 	__builtin_prefetch(&segs[g->next & seg_mask]);
-	if (*prev_g)
-		(*prev_g)->next = (uint16_t)(g - segs);
+	(*prev_g)->next = (uint16_t)(g - segs);
 	*prev_g = g;
 	if (!g->len)
 		return 0;
@@ -707,7 +719,9 @@ static inline __attribute__((always_inline)) size_t run_range(csd_flow_decoder *
 				    .ist = ist, .alt = alt };
 	struct run_cursor c;
 	cursor_load(dec, &c);
-	struct csdi_etm3_seg *prev_g = NULL;    /* the last memo entry met */
+	/* The last memo entry met; entry 0 at first (its successor hint is
+	 * only a hint: a wrong one costs the hashed lookup, no more). */
+	struct csdi_etm3_seg *prev_g = a.segs;
 	size_t i = 0;
 	while (i < n && csdi_flow_room(dec) > CSDI_FLOW_QPRODUCE) {
 		if (a.segs && c.walkable && c.synced) {
