@@ -466,7 +466,16 @@ typedef struct csd_image csd_image;
  */
 typedef size_t (*csd_read_memory_fn)(void *ctx, uint64_t addr, uint8_t *buf, size_t size);
 
-/** Create an empty image; NULL if memory is short. */
+/**
+ * Create an empty image; NULL if memory is short.
+ *
+ * Threads: the decoders reading an image keep their own lookup state, so
+ * one image may serve flow decoders on several threads at once, provided
+ * it has no read callback (csd_image_set_callback() memory is cached in
+ * the image), nothing is added to it while they decode, and the decoders
+ * are made with csd_flow_new() on one thread at a time (the first one made
+ * after sections were added builds the image's lookup map).
+ */
 csd_image *csd_image_new(void);
 
 /** Free an image and everything it loaded or mapped; NULL is ignored. */
@@ -720,6 +729,18 @@ csd_flow_decoder *csd_flow_new(const struct csd_flow_config *cfg);
 
 /** Free a flow decoder (not its image); NULL is ignored. */
 void csd_flow_free(csd_flow_decoder *dec);
+
+/**
+ * Make dec as csd_flow_new() made it, for a new stretch of the same
+ * source (another chunk, a capture buffer that does not continue the last
+ * one): not synchronised, no address, context or timestamp known, nothing
+ * queued, no records delivered, not finished. What only saves work is
+ * kept: the code already classified in the image (valid while the image
+ * gains no sections), so a reset decoder starts warm.
+ * Errors: CSD_EINVAL (NULL), CSD_ENOMEM (then dec can only be freed:
+ * every other call on it fails with CSD_ENOMEM).
+ */
+int csd_flow_reset(csd_flow_decoder *dec);
 
 /**
  * Give the next bytes of the source (as csd_etm3_pkt_feed()).

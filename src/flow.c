@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "flow.h"
+#include "walk_cache.h"
 #include "zeroed.h"
 
 static const char *const rec_names[CSD_REC_TYPE_COUNT] = {
@@ -106,6 +107,10 @@ csd_flow_decoder *csd_flow_new(const struct csd_flow_config *cfg)
 	c.flags = fc.flags;
 	if (!c.image || (c.trace.protocol != CSD_PROTO_ETM3 && c.trace.protocol != CSD_PROTO_PTM))
 		return NULL;
+	/* Lookups then only read the image, which decoders on other
+	 * threads may share (csd_image_new). */
+	if (csdi_image_prepare(c.image) < 0)
+		return NULL;
 	csd_flow_decoder *dec = calloc(1, sizeof(*dec));
 	if (!dec)
 		return NULL;
@@ -134,8 +139,44 @@ void csd_flow_free(csd_flow_decoder *dec)
 	free(dec);
 }
 
+int csd_flow_reset(csd_flow_decoder *dec)
+{
+	if (!dec)
+		return CSD_EINVAL;
+	if (dec->dead)
+		return CSD_ENOMEM;
+	/* Kept: the block cache (stamped with the image generation) and the
+	 * PTM walk cache (which calls back with dec, which stays where it is). */
+	const struct csdi_flow_cfg cfg = dec->cfg;
+	const struct csdi_flow_ops *ops = dec->ops;
+	struct csdi_block *cache = dec->cache;
+	const uint32_t cache_mask = dec->cache_mask, cache_misses = dec->cache_misses;
+	struct csdi_walk_cache *walk_cache = dec->walk_cache;
+	dec->walk_cache = NULL;
+	ops->fini(dec);
+	memset(dec, 0, sizeof(*dec));
+	dec->cfg = cfg;
+	dec->ops = ops;
+	dec->pkt = &dec->pkts[0];
+	dec->insn_mode = (cfg.flags & CSD_FLOW_INSN) != 0;
+	dec->cache = cache;
+	dec->cache_mask = cache_mask;
+	dec->cache_misses = cache_misses;
+	if (ops->init(dec) != CSD_OK) {
+		ops->fini(dec);
+		csdi_walk_cache_free(walk_cache);
+		dec->dead = 1;
+		dec->finished = 1;
+		return CSD_ENOMEM;
+	}
+	dec->walk_cache = walk_cache;
+	return CSD_OK;
+}
+
 int csd_flow_feed(csd_flow_decoder *dec, const struct csd_bytes *in)
 {
+	if (dec && dec->dead)
+		return CSD_ENOMEM;
 	if (!dec || !in || dec->finished)
 		return CSD_EINVAL;
 	return dec->ops->feed(dec, in);
@@ -145,6 +186,8 @@ int csd_flow_finish(csd_flow_decoder *dec)
 {
 	if (!dec)
 		return CSD_EINVAL;
+	if (dec->dead)
+		return CSD_ENOMEM;
 	dec->finished = 1;
 	return dec->ops->finish(dec);
 }
@@ -197,6 +240,8 @@ static void cache_fit(csd_flow_decoder *dec)
  * with nothing ready (CSD_EAGAIN / CSD_EEOS). */
 static int produce(csd_flow_decoder *dec)
 {
+	if (dec->dead)
+		return CSD_ENOMEM;
 	/* Cached blocks are valid for this image generation only (the
 	 * image may gain sections between calls, never during one). */
 	dec->img_gen = csdi_image_generation(dec->cfg.image) + 1;

@@ -177,6 +177,7 @@ struct csd_flow_decoder {
 	const struct csdi_flow_ops *ops;
 	int insn_mode;
 	int finished;
+	int dead;                 /* a reset failed: only csd_flow_free() is left */
 	csd_etm3_pkt_decoder *etm3;
 	csd_ptm_pkt_decoder *ptm;
 	/* The packet being processed / last processed: one of pkts[], the
@@ -218,6 +219,7 @@ struct csd_flow_decoder {
 	uint32_t cache_mask;      /* entries - 2: the first way of a set */
 	uint32_t cache_misses;    /* since the cache had its size */
 	uint64_t img_gen;         /* image generation + 1, as blocks are stamped */
+	struct csdi_image_window img_win; /* this decoder's place in the (maybe shared) image */
 	/* PTM range mode: where walks through long straight-line code end
 	 * (made when first needed; walk_cache.h); NULL otherwise. Block
 	 * fills use it to skip decoding code it has learnt. */

@@ -178,7 +178,7 @@ void csdi_flow_context(csd_flow_decoder *dec, uint64_t offset, int force)
 int csdi_flow_decode(csd_flow_decoder *dec, uint32_t addr, uint8_t isa, struct csdi_insn *insn)
 {
 	const uint8_t *p;
-	size_t n = csdi_image_fetch(dec->cfg.image, addr, &p);
+	size_t n = csdi_image_fetch(dec->cfg.image, &dec->img_win, addr, &p);
 	if (n == 0)
 		return CSD_ENOMAP;
 	int rc = csdi_isa_decode(addr, p, n, isa, insn);

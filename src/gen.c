@@ -50,6 +50,7 @@
 struct csdi_gen {
 	struct csdi_gen_config cfg;
 	csd_image *img;
+	struct csdi_image_window img_win;
 	csdi_gen_sink sink;
 	void *ctx;
 	int ptm;                  /* else ETMv3 */
@@ -463,7 +464,7 @@ static int is_svc(const struct csdi_insn *in)
 static int decode_at(struct csdi_gen *g, uint32_t addr, uint8_t isa, struct csdi_insn *in)
 {
 	const uint8_t *p;
-	size_t n = csdi_image_fetch(g->img, addr, &p);
+	size_t n = csdi_image_fetch(g->img, &g->img_win, addr, &p);
 	if (n == 0)
 		return CSD_ENOMAP;
 	if (n < 4) {

@@ -44,10 +44,6 @@ struct piece {
 struct csd_image {
 	struct section *sec;
 	size_t nsec, cap;
-	/* The previous hit: section `last` is what is visible in
-	 * [win_lo, win_hi) (newer overlapping sections cut the window). */
-	size_t last;
-	uint64_t win_lo, win_hi;
 	csd_read_memory_fn cb;
 	void *cb_ctx;
 	/* What is visible where: sorted, disjoint pieces [lo, hi) each of the
@@ -111,7 +107,6 @@ static struct section *add_section(csd_image *img, uint64_t addr, size_t size)
 	memset(s, 0, sizeof(*s));
 	s->start = addr;
 	s->end = addr + size;
-	img->win_lo = img->win_hi = 0;
 	img->map_valid = 0;
 	img->generation++;
 	img->page_len = 0;
@@ -484,22 +479,30 @@ static size_t piece_after(const csd_image *img, uint64_t addr)
 	return lo;
 }
 
-size_t csdi_image_fetch(csd_image *img, uint64_t addr, const uint8_t **p)
+int csdi_image_prepare(csd_image *img)
 {
-	if (addr >= img->win_lo && addr < img->win_hi) {
-		const struct section *s = &img->sec[img->last];
-		*p = s->data + (addr - s->start);
-		return (size_t)(img->win_hi - addr);
-	}
 	if (!img->map_valid && img->nsec && build_map(img) < 0)
+		return CSD_ENOMEM;
+	return CSD_OK;
+}
+
+size_t csdi_image_fetch(csd_image *img, struct csdi_image_window *w, uint64_t addr, const uint8_t **p)
+{
+	if (addr >= w->lo && addr < w->hi && w->gen == img->generation + 1) {
+		*p = w->data + (addr - w->start);
+		return (size_t)(w->hi - addr);
+	}
+	if (csdi_image_prepare(img) < 0)
 		return 0;
 	size_t k = piece_after(img, addr);
 	if (k < img->nmap && addr >= img->map[k].lo) {
 		const struct piece *pc = &img->map[k];
 		const struct section *s = &img->sec[pc->sec];
-		img->last = pc->sec;
-		img->win_lo = pc->lo;
-		img->win_hi = pc->hi;
+		w->lo = pc->lo;
+		w->hi = pc->hi;
+		w->start = s->start;
+		w->data = s->data;
+		w->gen = img->generation + 1;
 		*p = s->data + (addr - s->start);
 		return (size_t)(pc->hi - addr);
 	}
@@ -545,9 +548,11 @@ int csd_image_read(csd_image *img, uint64_t addr, uint8_t *buf, size_t size)
 	size_t done = 0;
 	if (size > INT32_MAX)
 		size = INT32_MAX;
+	struct csdi_image_window w;
+	memset(&w, 0, sizeof(w));
 	while (done < size) {
 		const uint8_t *p;
-		size_t n = csdi_image_fetch(img, addr + done, &p);
+		size_t n = csdi_image_fetch(img, &w, addr + done, &p);
 		if (n == 0)
 			break;
 		if (n > size - done)

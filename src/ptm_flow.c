@@ -204,8 +204,8 @@ static int walk_decode(void *ctx, uint32_t addr, uint8_t isa, struct csdi_insn *
  * when at least 4 are there, as the walk cache does with these.) */
 static size_t walk_fetch(void *ctx, uint32_t addr, const uint8_t **p)
 {
-	const csd_flow_decoder *dec = ctx;
-	return csdi_image_fetch(dec->cfg.image, addr, p);
+	csd_flow_decoder *dec = ctx;
+	return csdi_image_fetch(dec->cfg.image, &dec->img_win, addr, p);
 }
 
 /* Condition of the last instruction a waypoint update names: PFT does not

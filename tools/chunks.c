@@ -1,25 +1,32 @@
 /*
  * chunks.c - one source's trace cut at sync points into chunks decoded
- * on worker threads (--jobs N, N >= 2, with one source).
+ * on worker threads (--jobs N, N >= 2, with one unformatted source).
  *
- * The source's bytes (after deformatting, with their capture offsets) are
- * gathered in a window. When the window holds enough for a round, it is
- * cut with csd_sync_scan() into chunks; the worker threads decode every
- * chunk but the first, each with a fresh decoder and its own image
- * (images are not shared between threads), saving the decoder's state at
- * the first few sync points inside the chunk. Meanwhile the calling thread
- * feeds the first chunk to the decoder that has seen everything before it
- * (the serial decoder) and hands its records on. Then it joins each chunk
- * in order as include/csdec.h describes: the serial decoder goes on into
- * the chunk up to each saved point and at the first equal state the
- * chunk's records from there on are handed on and the chunk's decoder
- * becomes the serial one; with no equal state the serial decoder decodes
- * the whole chunk. Either way the records are those of a serial decode,
- * handed on by the calling thread in order.
+ * The source's bytes are gathered until they hold a cut point (an A-sync,
+ * csd_sync_scan) at least CHUNK_BYTES on; the bytes before it become a
+ * chunk, queued for the threads. Every thread, the calling one included
+ * while it has nothing to join, decodes chunks: each with a decoder of its
+ * own taken from a pool (csd_flow_reset keeps the code it has classified,
+ * so decoders stay warm) reading the source's one image, which all share
+ * (csd_image_new: an image without a callback may be read by several
+ * threads). A chunk's decoder saves its state at the first few sync points
+ * inside the chunk and keeps what the records give: for --format none
+ * only their counts, else the records themselves.
  *
- * Memory is bounded: the window holds at most a round's bytes (with an
- * 8-byte offset each), and a chunk keeps at most CHUNK_RECORDS records;
- * a chunk that makes more drops them and joins by decoding it serially.
+ * The calling thread joins the chunks in order, as include/csdec.h
+ * describes: the decoder that has seen everything before the chunk (the
+ * serial decoder) goes on into it up to each saved point; at the first
+ * equal state the chunk's records from there on are handed on, and the
+ * chunk's decoder becomes the serial one (the old one goes back to the
+ * pool); with no equal state the serial decoder decodes the whole chunk.
+ * Either way what is handed on is what a serial decode gives, in order, on
+ * the calling thread (the merge, handlers and printers are not shared).
+ *
+ * Memory is bounded: at most MAX_INFLIGHT chunks of about CHUNK_BYTES
+ * (plus the bytes up to the next cut), and a chunk keeps at most
+ * KEEP_BYTES of records: its decoder then stops, and after a join by a
+ * matching state the serial decoder (that same decoder) decodes the rest
+ * of the chunk on the calling thread.
  */
 #include <pthread.h>
 #include <inttypes.h>
@@ -30,41 +37,60 @@
 #include "chunks.h"
 
 #define SAVES 4                    /* states saved per chunk */
-#define CHUNK_BYTES (512 * 1024)   /* the least distance between cuts */
-#define CHUNK_RECORDS (64 * 1024)  /* records a chunk keeps before giving up */
+#define CHUNK_BYTES (256 * 1024)   /* the least distance between cuts */
+#define KEEP_BYTES (4u << 20)      /* records a chunk keeps before it stops */
+#define FEED_STEP 8192             /* a chunk is fed in steps, to stop in time */
+
+/* What the records of a chunk add to the source's counts. */
+struct tally {
+	uint64_t items, insns, errors;
+	size_t nrec;                    /* records kept */
+};
 
 struct chunk {
-	size_t from, to;                /* window positions */
+	uint8_t *bytes;                 /* the chunk's own copy */
+	size_t len;
+	uint64_t base;                  /* capture offset of bytes[0] */
 	csd_flow_decoder *dec;
-	csd_image *img;
-	struct csd_record *rec;
-	size_t nrec, cap;
-	int overflow;
+	struct csd_record *rec;         /* kept records (not for --format none) */
+	size_t cap;
+	struct tally t;                 /* all it made */
+	size_t fed;                     /* bytes its decoder was fed (len unless it stopped) */
 	csd_flow_state *saved[SAVES];
-	size_t at[SAVES], nsave;
-	int done;
+	size_t at[SAVES];               /* where each was saved */
+	struct tally mark[SAVES];       /* the tally there */
+	size_t nsave;
+	int broken;                     /* records were lost: it joins by the serial decoder */
+	int state;                      /* CK_* */
 };
+
+enum { CK_QUEUED, CK_RUNNING, CK_DONE };
+
+#define MAX_INFLIGHT 64
 
 struct chunks {
 	struct run_ctx *ctx;
 	struct source_slot *s;
-	const struct options *o;
-	struct csd_trace_config cfg;
-	int insn;
-	int nthreads;                  /* --jobs */
+	struct csd_flow_config fc;
+	int keep;                       /* records are kept (not --format none) */
 	int nworkers;
 	size_t chunk_bytes;
-	int stats;                     /* CSDEC_TEST_CHUNK_BYTES given: the joins on stderr */
-	uint64_t chunks, matched;
-	/* The window: bytes from the serial decoder's position on. */
-	uint8_t *data;
-	uint64_t *off;
+	int stats;                      /* CSDEC_TEST_CHUNK_BYTES given: the joins on stderr */
+	uint64_t njoined, nmatched;
+	/* Bytes not yet in a chunk. */
+	uint8_t *acc;
 	size_t n, cap;
-	csd_flow_decoder *serial;      /* NULL: s->flow */
-	csd_image *serial_img;         /* the image of serial when it came from a chunk */
-	/* A round. */
-	struct chunk *ck;
-	size_t nck, next_task;
+	uint64_t acc_base;              /* capture offset of acc[0] */
+	size_t scanned;                 /* acc[0 .. scanned) holds no cut */
+	/* Chunks in flight: a ring, oldest (next to join) at head. */
+	struct chunk ring[MAX_INFLIGHT];
+	size_t head, count, inflight_max;
+	size_t next_task;               /* ring index of the next chunk to decode */
+	size_t queued;                  /* chunks not yet taken */
+	csd_flow_decoder *serial;
+	/* Decoders not in use (the slot's own among them once it is let go). */
+	csd_flow_decoder **pool;
+	size_t npool, made;
 	int stop;
 	pthread_mutex_t mu;
 	pthread_cond_t cv_work, cv_done;
@@ -72,280 +98,343 @@ struct chunks {
 	int started;
 };
 
-static csd_flow_decoder *cur(struct chunks *c)
-{
-	return c->serial ? c->serial : c->s->flow;
-}
-
-static void feed(struct chunks *c, csd_flow_decoder *d, size_t from, size_t to)
-{
-	if (to <= from)
-		return;
-	struct csd_bytes b = { .data = c->data + from, .size = to - from, .offsets = c->off + from, .id = c->s->id };
-	(void)csd_flow_feed(d, &b);
-}
-
-/* Hand on what the serial decoder has made. */
-static void drain_serial(struct chunks *c)
+static void deliver(struct chunks *c, csd_flow_decoder *d)
 {
 	const struct csd_record *batch;
 	int n;
-	while ((n = csd_flow_next_batch(cur(c), &batch)) > 0) {
+	while ((n = csd_flow_next_batch(d, &batch)) > 0) {
 		for (int i = 0; i < n; i++)
 			cli_take_record(c->ctx, c->s, &batch[i]);
 		cli_check_output(c->ctx);
 	}
 }
 
-static void keep(struct chunk *k)
+/* The serial decoder through bytes[from, to) of k, its records handed on. */
+static void serial_feed(struct chunks *c, struct chunk *k, size_t from, size_t to)
+{
+	if (to <= from)
+		return;
+	struct csd_bytes b = { .data = k->bytes + from, .size = to - from, .base = k->base + from, .id = c->s->id };
+	if (csd_flow_feed(c->serial, &b) == 0)
+		deliver(c, c->serial);
+}
+
+/* Take what k's decoder has made; 0 once its keep is full. */
+static int take(struct chunks *c, struct chunk *k)
 {
 	const struct csd_record *batch;
 	int n;
 	while ((n = csd_flow_next_batch(k->dec, &batch)) > 0) {
-		if (k->overflow)
-			continue;
-		if (k->nrec + (size_t)n > CHUNK_RECORDS) {
-			k->overflow = 1;
-			continue;
+		for (int i = 0; i < n; i++) {
+			const struct csd_record *r = &batch[i];
+			k->t.items++;
+			if (r->type == CSD_REC_INSN)
+				k->t.insns++;
+			else if (r->type == CSD_REC_RANGE)
+				k->t.insns += r->count;
+			else if (r->type == CSD_REC_ERROR)
+				k->t.errors++;
 		}
-		if (k->nrec + (size_t)n > k->cap) {
-			size_t cap = k->cap ? k->cap : 1024;
-			while (cap < k->nrec + (size_t)n)
+		if (!c->keep)
+			continue;
+		if (k->t.nrec + (size_t)n > k->cap) {
+			size_t cap = k->cap ? k->cap * 2 : 4096;
+			while (cap < k->t.nrec + (size_t)n)
 				cap *= 2;
 			struct csd_record *p = realloc(k->rec, cap * sizeof(*p));
 			if (!p) {
-				k->overflow = 1;
-				continue;
+				k->broken = 1;
+				return 0;
 			}
 			k->rec = p;
 			k->cap = cap;
 		}
-		memcpy(k->rec + k->nrec, batch, (size_t)n * sizeof(*batch));
-		k->nrec += (size_t)n;
+		memcpy(k->rec + k->t.nrec, batch, (size_t)n * sizeof(*batch));
+		k->t.nrec += (size_t)n;
 	}
+	return !c->keep || k->t.nrec * sizeof(struct csd_record) < KEEP_BYTES;
 }
 
-static csd_flow_decoder *new_decoder(struct chunks *c, csd_image **img)
+/* k's decoder through bytes[k->fed, to), in steps; 0 if it stopped. */
+static int chunk_feed(struct chunks *c, struct chunk *k, size_t to)
 {
-	*img = csd_image_new();
-	if (!*img)
-		return NULL;
-	if (c->ctx->chunk_snap && csd_snapshot_load_image(c->ctx->chunk_snap, c->ctx->chunk_core, *img) < 0)
-		return NULL;
-	cli_load_extra_images(c->o, *img);
-	struct csd_flow_config fc;
-	memset(&fc, 0, sizeof(fc));
-	fc.size = sizeof(fc);
-	fc.trace = &c->cfg;
-	fc.image = *img;
-	fc.flags = c->insn ? CSD_FLOW_INSN : 0;
-	return csd_flow_new(&fc);
+	while (k->fed < to) {
+		size_t end = to - k->fed > FEED_STEP ? k->fed + FEED_STEP : to;
+		struct csd_bytes b = { .data = k->bytes + k->fed, .size = end - k->fed, .base = k->base + k->fed, .id = c->s->id };
+		if (csd_flow_feed(k->dec, &b) != 0) {
+			k->broken = 1;
+			return 0;
+		}
+		k->fed = end;
+		if (!take(c, k))
+			return 0;
+	}
+	return 1;
 }
 
-/* A worker's part: chunk k alone, its states saved at its first sync points. */
+/* A chunk alone, from a reset decoder, its state saved at its first sync
+ * points (not at its start: the cut itself is one). */
 static void decode_chunk(struct chunks *c, struct chunk *k)
 {
-	k->dec = new_decoder(c, &k->img);
-	if (!k->dec) {
-		k->overflow = 1;
+	if (csd_flow_reset(k->dec) != 0) {
+		k->broken = 1;
 		return;
 	}
 	size_t sync[SAVES + 1], nsync = 0;
-	if (csd_sync_scan(c->data + k->from, k->to - k->from, 0, sync, SAVES + 1, &nsync) < 0)
+	if (csd_sync_scan(k->bytes, k->len, 0, sync, SAVES + 1, &nsync) < 0)
 		nsync = 0;
-	size_t pos = k->from;
 	for (size_t j = 0; j < nsync && k->nsave < SAVES; j++) {
-		/* The cut itself is a sync point: the states meet after it. */
 		if (sync[j] == 0)
 			continue;
-		size_t at = k->from + sync[j];
-		feed(c, k->dec, pos, at);
-		keep(k);
-		pos = at;
-		if (csd_flow_state_save(k->dec, &k->saved[k->nsave]) == 0)
-			k->at[k->nsave++] = at;
+		if (!chunk_feed(c, k, sync[j]))
+			return;
+		if (csd_flow_state_save(k->dec, &k->saved[k->nsave]) == 0) {
+			k->at[k->nsave] = sync[j];
+			k->mark[k->nsave++] = k->t;
+		}
 	}
-	feed(c, k->dec, pos, k->to);
-	keep(k);
+	chunk_feed(c, k, k->len);
+}
+
+/* Decode the next queued chunk (mu held; released while decoding).
+ * 0 if none was queued. */
+static int run_one(struct chunks *c)
+{
+	if (!c->queued)
+		return 0;
+	struct chunk *k = &c->ring[c->next_task];
+	c->next_task = (c->next_task + 1) % MAX_INFLIGHT;
+	c->queued--;
+	k->state = CK_RUNNING;
+	pthread_mutex_unlock(&c->mu);
+	decode_chunk(c, k);
+	pthread_mutex_lock(&c->mu);
+	k->state = CK_DONE;
+	pthread_cond_broadcast(&c->cv_done);
+	return 1;
 }
 
 static void *worker_main(void *arg)
 {
 	struct chunks *c = arg;
 	pthread_mutex_lock(&c->mu);
-	for (;;) {
-		if (c->stop)
-			break;
-		if (c->next_task >= c->nck) {
+	while (!c->stop) {
+		if (!run_one(c))
 			pthread_cond_wait(&c->cv_work, &c->mu);
-			continue;
-		}
-		struct chunk *k = &c->ck[c->next_task++];
-		pthread_mutex_unlock(&c->mu);
-		decode_chunk(c, k);
-		pthread_mutex_lock(&c->mu);
-		k->done = 1;
-		pthread_cond_broadcast(&c->cv_done);
 	}
 	pthread_mutex_unlock(&c->mu);
 	return NULL;
 }
 
-static void free_chunk(struct chunk *k)
+/* A decoder for a chunk: from the pool, or a new one (made here, on the
+ * calling thread: csd_image_new's rule for a shared image). */
+static csd_flow_decoder *pool_get(struct chunks *c)
+{
+	if (c->npool)
+		return c->pool[--c->npool];
+	csd_flow_decoder *d = csd_flow_new(&c->fc);
+	if (d)
+		c->made++;
+	return d;
+}
+
+static void pool_put(struct chunks *c, csd_flow_decoder *d)
+{
+	c->pool[c->npool++] = d;  /* room for every decoder made (chunks_new) */
+}
+
+static void chunk_clear(struct chunk *k)
 {
 	for (size_t j = 0; j < k->nsave; j++)
 		csd_flow_state_free(k->saved[j]);
-	csd_flow_free(k->dec);
-	csd_image_free(k->img);
+	free(k->bytes);
 	free(k->rec);
 	memset(k, 0, sizeof(*k));
 }
 
-/* Decode window[0 .. end) with cuts at cut[0 .. ncut) (all inside it),
- * then drop those bytes from the window. */
-static void round_run(struct chunks *c, const size_t *cut, size_t ncut, size_t end)
+/* Join the oldest chunk (decoded by now) to the serial decode. */
+static void join_oldest(struct chunks *c)
 {
-	pthread_mutex_lock(&c->mu);
-	c->nck = ncut;
-	for (size_t i = 0; i < ncut; i++) {
-		c->ck[i].from = cut[i];
-		c->ck[i].to = i + 1 < ncut ? cut[i + 1] : end;
+	struct chunk *k = &c->ring[c->head];
+	size_t pos = 0;
+	int j = -1;
+	for (size_t i = 0; i < k->nsave && j < 0 && !k->broken; i++) {
+		serial_feed(c, k, pos, k->at[i]);
+		pos = k->at[i];
+		if (csd_flow_state_match(c->serial, k->saved[i]) == 1)
+			j = (int)i;
 	}
-	c->next_task = 0;
-	pthread_cond_broadcast(&c->cv_work);
-	pthread_mutex_unlock(&c->mu);
-
-	feed(c, cur(c), 0, ncut ? cut[0] : end);
-	drain_serial(c);
-	for (size_t i = 0; i < ncut; i++) {
-		struct chunk *k = &c->ck[i];
-		pthread_mutex_lock(&c->mu);
-		while (!k->done)
-			pthread_cond_wait(&c->cv_done, &c->mu);
-		pthread_mutex_unlock(&c->mu);
-		size_t pos = k->from;
-		int matched = 0;
-		for (size_t j = 0; j < k->nsave && !k->overflow && !matched; j++) {
-			feed(c, cur(c), pos, k->at[j]);
-			drain_serial(c);
-			pos = k->at[j];
-			if (csd_flow_state_match(cur(c), k->saved[j]) == 1) {
-				matched = 1;
-				uint64_t from = csd_flow_state_records(k->saved[j]);
-				for (size_t r = (size_t)from; r < k->nrec; r++)
-					cli_take_record(c->ctx, c->s, &k->rec[r]);
-				cli_check_output(c->ctx);
-			}
-		}
-		c->chunks++;
-		c->matched += matched;
-		if (matched) {
-			csd_flow_free(c->serial);
-			csd_image_free(c->serial_img);
-			c->serial = k->dec;
-			c->serial_img = k->img;
-			k->dec = NULL;
-			k->img = NULL;
+	c->njoined++;
+	if (j >= 0) {
+		/* From the match on, the chunk's decode is the serial one. */
+		const struct tally *m = &k->mark[j];
+		struct source_slot *s = c->s;
+		if (c->keep) {
+			for (size_t r = m->nrec; r < k->t.nrec; r++)
+				cli_take_record(c->ctx, s, &k->rec[r]);
+			cli_check_output(c->ctx);
 		} else {
-			feed(c, cur(c), pos, k->to);
-			drain_serial(c);
+			s->items += k->t.items - m->items;
+			s->insns += k->t.insns - m->insns;
+			s->errors += k->t.errors - m->errors;
 		}
-		free_chunk(k);
+		c->nmatched++;
+		pool_put(c, c->serial);
+		c->serial = k->dec;
+		k->dec = NULL;
+		serial_feed(c, k, k->fed, k->len);
+	} else {
+		serial_feed(c, k, pos, k->len);
+		if (k->broken) {
+			csd_flow_free(k->dec);  /* it may not be usable again */
+			c->made--;
+		} else {
+			pool_put(c, k->dec);
+		}
+		k->dec = NULL;
 	}
-	pthread_mutex_lock(&c->mu);
-	c->nck = 0;
-	c->next_task = 0;
-	pthread_mutex_unlock(&c->mu);
-	memmove(c->data, c->data + end, c->n - end);
-	memmove(c->off, c->off + end, (c->n - end) * sizeof(*c->off));
-	c->n -= end;
+	chunk_clear(k);
+	c->head = (c->head + 1) % MAX_INFLIGHT;
+	c->count--;
 }
 
-/* Cut the window; with `all`, decode all of it, else up to its last cut. */
-static void round_cut(struct chunks *c, int all)
+/* Join the oldest chunk, decoding queued chunks meanwhile if it is not done. */
+static void join_next(struct chunks *c)
 {
-	size_t cut[64], ncut = 0, max = (size_t)c->nthreads * 2;
-	if (max > 64)
-		max = 64;
-	if (csd_sync_scan(c->data, c->n, c->chunk_bytes, cut, max + 1, &ncut) < 0)
-		ncut = 0;
-	if (all) {
-		if (ncut > max)
-			ncut = max;
-		round_run(c, cut, ncut, c->n);
-		return;
+	struct chunk *k = &c->ring[c->head];
+	pthread_mutex_lock(&c->mu);
+	while (k->state != CK_DONE) {
+		if (!run_one(c))
+			pthread_cond_wait(&c->cv_done, &c->mu);
 	}
-	if (ncut < 2)
-		return;
-	/* The last cut ends the round: the bytes after it wait for the next. */
-	round_run(c, cut, ncut - 1, cut[ncut - 1]);
+	pthread_mutex_unlock(&c->mu);
+	join_oldest(c);
+}
+
+/* acc[0 .. len) becomes a chunk, queued; the rest stays in acc. */
+static int queue_chunk(struct chunks *c, size_t len)
+{
+	while (c->count >= c->inflight_max)
+		join_next(c);
+	csd_flow_decoder *d = pool_get(c);
+	uint8_t *bytes = malloc(len);
+	if (!d || !bytes) {
+		free(bytes);
+		if (d)
+			pool_put(c, d);
+		return 0;
+	}
+	memcpy(bytes, c->acc, len);
+	size_t i = (c->head + c->count) % MAX_INFLIGHT;
+	struct chunk *k = &c->ring[i];
+	memset(k, 0, sizeof(*k));
+	k->bytes = bytes;
+	k->len = len;
+	k->base = c->acc_base;
+	k->dec = d;
+	memmove(c->acc, c->acc + len, c->n - len);
+	c->n -= len;
+	c->acc_base += len;
+	c->scanned = 0;
+	pthread_mutex_lock(&c->mu);
+	k->state = CK_QUEUED;
+	c->count++;
+	c->queued++;
+	pthread_cond_signal(&c->cv_work);
+	pthread_mutex_unlock(&c->mu);
+	return 1;
+}
+
+/* The bytes gathered, serially (what cannot become a chunk). */
+static void acc_serial(struct chunks *c)
+{
+	while (c->count)
+		join_next(c);
+	struct chunk k = { .bytes = c->acc, .len = c->n, .base = c->acc_base };
+	serial_feed(c, &k, 0, c->n);
+	c->acc_base += c->n;
+	c->n = 0;
+	c->scanned = 0;
+}
+
+/* Cut what acc holds into chunks while it holds a cut past chunk_bytes. */
+static void cut(struct chunks *c)
+{
+	for (;;) {
+		if (c->n <= c->chunk_bytes)
+			return;
+		/* Resume the scan a sync sequence's length before where it
+		 * stopped: a sequence may have been cut by the end. */
+		size_t from = c->scanned > 16 ? c->scanned - 16 : 0;
+		if (from < c->chunk_bytes)
+			from = c->chunk_bytes;
+		size_t at, found = 0;
+		if (csd_sync_scan(c->acc + from, c->n - from, 0, &at, 1, &found) < 0 || !found) {
+			c->scanned = c->n;
+			return;
+		}
+		if (!queue_chunk(c, from + at)) {
+			acc_serial(c);
+			return;
+		}
+	}
 }
 
 void chunks_data(struct chunks *c, const struct csd_bytes *b)
 {
-	size_t limit = c->chunk_bytes * ((size_t)c->nthreads * 2 + 2);
 	size_t i = 0;
 	while (i < b->size) {
+		if (c->n == 0)
+			c->acc_base = b->offsets ? b->offsets[i] : b->base + i;
 		size_t take = b->size - i;
 		if (take > c->cap - c->n)
 			take = c->cap - c->n;
-		memcpy(c->data + c->n, b->data + i, take);
-		for (size_t k = 0; k < take; k++)
-			c->off[c->n + k] = b->offsets ? b->offsets[i + k] : b->base + i + k;
+		memcpy(c->acc + c->n, b->data + i, take);
 		c->n += take;
 		i += take;
-		if (c->n >= limit) {
-			size_t before = c->n;
-			round_cut(c, 0);
-			if (c->n == before) {
-				/* No two cuts in a full window: it decodes serially. */
-				feed(c, cur(c), 0, c->n);
-				drain_serial(c);
-				c->n = 0;
-			}
-		}
+		cut(c);
+		if (c->n == c->cap)
+			acc_serial(c);  /* no cut in a full buffer */
 	}
 }
 
 void chunks_finish(struct chunks *c)
 {
-	while (c->n) {
-		size_t before = c->n;
-		round_cut(c, 0);
-		if (c->n == before)
-			break;
+	if (c->n) {
+		if (!queue_chunk(c, c->n))
+			acc_serial(c);
 	}
-	if (c->n)
-		round_cut(c, 1);
-	csd_flow_finish(cur(c));
-	drain_serial(c);
+	while (c->count)
+		join_next(c);
+	csd_flow_finish(c->serial);
+	deliver(c, c->serial);
 	if (c->stats)
-		fprintf(stderr, "csdec: chunks: %" PRIu64 " joined, %" PRIu64 " by a matching state\n", c->chunks,
-			c->matched);
+		fprintf(stderr, "csdec: chunks: %" PRIu64 " joined, %" PRIu64 " by a matching state\n", c->njoined,
+			c->nmatched);
 	pthread_mutex_lock(&c->mu);
 	c->stop = 1;
 	pthread_cond_broadcast(&c->cv_work);
 	pthread_mutex_unlock(&c->mu);
 	for (int i = 0; i < c->started; i++)
 		pthread_join(c->th[i], NULL);
-	/* s keeps its own decoder and image (nothing reads them after the
-	 * records: the handlers see s->image, which has the same contents). */
-	csd_flow_free(c->serial);
-	csd_image_free(c->serial_img);
+	/* The slot keeps its own decoder (cli_slot_free frees it). */
+	if (c->serial != c->s->flow)
+		csd_flow_free(c->serial);
+	for (size_t i = 0; i < c->npool; i++)
+		if (c->pool[i] != c->s->flow)
+			csd_flow_free(c->pool[i]);
 	pthread_mutex_destroy(&c->mu);
 	pthread_cond_destroy(&c->cv_work);
 	pthread_cond_destroy(&c->cv_done);
+	free(c->pool);
 	free(c->th);
-	free(c->ck);
-	free(c->data);
-	free(c->off);
+	free(c->acc);
 	free(c);
 }
 
 struct chunks *chunks_new(struct run_ctx *ctx)
 {
-	const struct options *o = ctx->chunk_opts;
-	if (ctx->jobs_default || ctx->jobs < 2 || !o)
+	if (ctx->jobs_default || ctx->jobs < 2 || !ctx->chunk_ok)
 		return NULL;
 	struct source_slot *s = NULL;
 	for (int id = 0; id < MAX_IDS; id++)
@@ -354,17 +443,19 @@ struct chunks *chunks_new(struct run_ctx *ctx)
 				return NULL;
 			s = ctx->slot[id];
 		}
-	if (!s || !s->flow)
+	if (!s || !s->flow || !s->image)
 		return NULL;
 	struct chunks *c = calloc(1, sizeof(*c));
 	if (!c)
 		return NULL;
 	c->ctx = ctx;
 	c->s = s;
-	c->o = o;
-	c->cfg = s->cfg;
-	c->insn = ctx->chunk_insn;
-	c->nthreads = ctx->jobs;
+	c->fc.size = sizeof(c->fc);
+	c->fc.trace = &s->cfg;
+	c->fc.image = s->image;
+	c->fc.flags = ctx->chunk_insn ? CSD_FLOW_INSN : 0;
+	c->keep = ctx->format != FMT_NONE || ctx->on_record || ctx->merge;
+	c->serial = s->flow;
 	c->chunk_bytes = CHUNK_BYTES;
 	/* Test knob: a small distance between cuts gives small inputs many chunks. */
 	const char *env = getenv("CSDEC_TEST_CHUNK_BYTES");
@@ -372,18 +463,20 @@ struct chunks *chunks_new(struct run_ctx *ctx)
 		c->chunk_bytes = (size_t)atol(env);
 		c->stats = 1;
 	}
-	c->cap = c->chunk_bytes * ((size_t)c->nthreads * 2 + 2);
-	c->data = malloc(c->cap);
-	c->off = malloc(c->cap * sizeof(*c->off));
-	c->ck = calloc(65, sizeof(*c->ck));
-	/* The calling thread decodes each round's first chunk, joins and
-	 * prints: jobs - 1 workers besides it. */
-	c->nworkers = c->nthreads - 1;
+	/* Enough in flight that every thread has one to decode while the
+	 * oldest is joined. */
+	c->inflight_max = (size_t)ctx->jobs * 2 + 1;
+	if (c->inflight_max > MAX_INFLIGHT)
+		c->inflight_max = MAX_INFLIGHT;
+	c->cap = c->chunk_bytes * 4;
+	c->acc = malloc(c->cap);
+	/* Decoders: one per chunk in flight, the serial one, and the slot's. */
+	c->pool = calloc(c->inflight_max + 2, sizeof(*c->pool));
+	c->nworkers = ctx->jobs - 1;
 	c->th = calloc((size_t)c->nworkers, sizeof(*c->th));
-	if (!c->data || !c->off || !c->ck || !c->th) {
-		free(c->data);
-		free(c->off);
-		free(c->ck);
+	if (!c->acc || !c->pool || !c->th) {
+		free(c->acc);
+		free(c->pool);
 		free(c->th);
 		free(c);
 		return NULL;
@@ -398,9 +491,8 @@ struct chunks *chunks_new(struct run_ctx *ctx)
 		pthread_mutex_destroy(&c->mu);
 		pthread_cond_destroy(&c->cv_work);
 		pthread_cond_destroy(&c->cv_done);
-		free(c->data);
-		free(c->off);
-		free(c->ck);
+		free(c->acc);
+		free(c->pool);
 		free(c->th);
 		free(c);
 		return NULL;

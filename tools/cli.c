@@ -690,10 +690,10 @@ static int run_trace_file(struct options *o, struct run_ctx *ctx)
 	if (cli_slot_init(&slot, SLOT_FLOW, &cfg, img, cli_slot_insn(o, ctx, &cfg)) < 0)
 		die_io("cannot create a decoder for this configuration");
 	ctx->slot[cfg.trace_id] = &slot;
-	ctx->chunk_opts = o;
+	ctx->chunk_ok = 1;
 	ctx->chunk_insn = cli_slot_insn(o, ctx, &cfg);
 	int io = run_buffer(ctx, o->trace, o->frame_format, cfg.trace_id, 1) < 0;
-	ctx->chunk_opts = NULL;
+	ctx->chunk_ok = 0;
 	if (ctx->on_source_end)
 		ctx->on_source_end(ctx, &slot);
 	cli_add_totals(ctx, &slot);
@@ -781,18 +781,12 @@ static int run_snapshot(struct options *o, struct run_ctx *ctx, int kind)
 			continue;
 		decoded_any = 1;
 		if (nslots == 1 && kind == SLOT_FLOW) {
-			ctx->chunk_opts = o;
+			ctx->chunk_ok = 1;
 			ctx->chunk_insn = cli_slot_insn(o, ctx, &slots[0].cfg);
-			ctx->chunk_snap = snap;
-			for (size_t si = 0; si < csd_snapshot_num_sources(snap); si++)
-				if (csd_snapshot_source(snap, si)->name == names[0])
-					ctx->chunk_core = csd_snapshot_source(snap, si)->core_name;
 		}
 		if (run_buffer(ctx, buf->path, buf->frame_format, raw_id, 0) < 0)
 			io = 1;
-		ctx->chunk_opts = NULL;
-		ctx->chunk_snap = NULL;
-		ctx->chunk_core = NULL;
+		ctx->chunk_ok = 0;
 		for (int i = 0; i < nslots; i++) {
 			if (ctx->on_source_end && kind == SLOT_FLOW)
 				ctx->on_source_end(ctx, &slots[i]);

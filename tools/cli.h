@@ -81,13 +81,10 @@ struct run_ctx {
 	int jobs;
 	/* jobs is the default (no --jobs): jobs_new() may take fewer. */
 	int jobs_default;
-	/* A trace file's one source may be decoded in chunks (chunks.c):
-	 * the options its images come from, and its --insn mode. */
-	const struct options *chunk_opts;
+	/* The buffer's one flow source may be decoded in chunks (chunks.c),
+	 * in this --insn mode. */
+	int chunk_ok;
 	int chunk_insn;
-	/* From a snapshot: it and the core whose memory dumps the image holds. */
-	const csd_snapshot *chunk_snap;
-	const char *chunk_core;
 };
 
 /* Hand one record to the context's handler or printer. */
