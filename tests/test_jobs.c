@@ -323,7 +323,14 @@ static void chunked_generated(void)
 		if (!SAN_BUILD) {
 			snprintf(args, sizeof(args), "decode %s", dir);
 			same_chunked(args, 2000);
+			/* The listing with symbols and lines, printed on the workers. */
+			snprintf(args, sizeof(args), "decode %s --elf %s/recurse-thumb-O0", dir, progs);
+			same_chunked(args, 2000);
+			snprintf(args, sizeof(args), "decode %s --format none", dir);
+			same_chunked(args, 2000);
 			snprintf(args, sizeof(args), "coverage %s --insns", dir);
+			same_chunked(args, 2000);
+			snprintf(args, sizeof(args), "profile %s --elf %s/recurse-thumb-O0", dir, progs);
 			same_chunked(args, 2000);
 		}
 		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);

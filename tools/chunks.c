@@ -11,7 +11,11 @@
  * (csd_image_new: an image without a callback may be read by several
  * threads). A chunk's decoder saves its state at the first few sync points
  * inside the chunk and keeps what the records give: for --format none
- * only their counts, else the records themselves.
+ * only their counts; for a listing, the text of the records, printed on
+ * the worker as the calling thread would print it, but for timestamps,
+ * which are kept as records for the merge (merge.h: merge_direct); for
+ * the commands that take records themselves (coverage, profile), the
+ * records.
  *
  * The calling thread joins the chunks in order, as include/csdec.h
  * describes: the decoder that has seen everything before the chunk (the
@@ -22,11 +26,13 @@
  * Either way what is handed on is what a serial decode gives, in order, on
  * the calling thread (the merge, handlers and printers are not shared).
  *
- * Memory is bounded: at most MAX_INFLIGHT chunks of about CHUNK_BYTES
- * (plus the bytes up to the next cut), and a chunk keeps at most
- * KEEP_BYTES of records: its decoder then stops, and after a join by a
- * matching state the serial decoder (that same decoder) decodes the rest
- * of the chunk on the calling thread.
+ * Memory is bounded: at most 2 * jobs + 1 chunks in flight, of about
+ * chunk_bytes each (plus the bytes up to the next cut), and a chunk keeps
+ * at most KEEP_BYTES of text or records: its decoder then stops, and after
+ * a join by a matching state the serial decoder (that same decoder)
+ * decodes the rest of the chunk on the calling thread. The distance
+ * between cuts shrinks when chunks stop early (output denser than the
+ * keep allows) and grows back when they keep little.
  */
 #include <pthread.h>
 #include <inttypes.h>
@@ -35,16 +41,32 @@
 #include <string.h>
 
 #include "chunks.h"
+#include "merge.h"
 
 #define SAVES 4                    /* states saved per chunk */
-#define CHUNK_BYTES (256 * 1024)   /* the least distance between cuts */
-#define KEEP_BYTES (4u << 20)      /* records a chunk keeps before it stops */
+#define CHUNK_BYTES (256 * 1024)   /* the distance between cuts at first, and at most */
+#define CHUNK_MIN (16 * 1024)      /* ... and at least */
+#define KEEP_BYTES (4u << 20)      /* text or records a chunk keeps before it stops */
+#define KEEP_SLACK (1u << 20)      /* room past it for the last batch's text */
 #define FEED_STEP 8192             /* a chunk is fed in steps, to stop in time */
 
-/* What the records of a chunk add to the source's counts. */
+enum keep_mode {
+	KEEP_COUNTS,                    /* --format none: counts only */
+	KEEP_TEXT,                      /* a listing: text, timestamps as records */
+	KEEP_RECORDS,                   /* records for the command's handler */
+};
+
+/* What a chunk has made up to a point. */
 struct tally {
-	uint64_t items, insns, errors;
+	uint64_t items, insns, errors;  /* of the records not kept as records */
 	size_t nrec;                    /* records kept */
+	size_t ntext;                   /* text bytes */
+};
+
+/* A record kept, and where in the text it goes. */
+struct kept {
+	struct csd_record r;
+	size_t text_at;
 };
 
 struct chunk {
@@ -52,8 +74,11 @@ struct chunk {
 	size_t len;
 	uint64_t base;                  /* capture offset of bytes[0] */
 	csd_flow_decoder *dec;
-	struct csd_record *rec;         /* kept records (not for --format none) */
+	/* Kept for the join; the buffers stay with the ring slot. */
+	struct kept *rec;
 	size_t cap;
+	char *text;                     /* KEEP_BYTES + KEEP_SLACK */
+	FILE *out;                      /* writes text while decoding */
 	struct tally t;                 /* all it made */
 	size_t fed;                     /* bytes its decoder was fed (len unless it stopped) */
 	csd_flow_state *saved[SAVES];
@@ -72,9 +97,9 @@ struct chunks {
 	struct run_ctx *ctx;
 	struct source_slot *s;
 	struct csd_flow_config fc;
-	int keep;                       /* records are kept (not --format none) */
+	enum keep_mode keep;
 	int nworkers;
-	size_t chunk_bytes;
+	size_t chunk_bytes, chunk_max;
 	int stats;                      /* CSDEC_TEST_CHUNK_BYTES given: the joins on stderr */
 	uint64_t njoined, nmatched;
 	/* Bytes not yet in a chunk. */
@@ -119,7 +144,34 @@ static void serial_feed(struct chunks *c, struct chunk *k, size_t from, size_t t
 		deliver(c, c->serial);
 }
 
-/* Take what k's decoder has made; 0 once its keep is full. */
+/* Keep record r (at the text's end); 0 if there is no room. */
+static int keep_record(struct chunk *k, const struct csd_record *r)
+{
+	if (k->t.nrec == k->cap) {
+		size_t cap = k->cap ? k->cap * 2 : 1024;
+		struct kept *p = realloc(k->rec, cap * sizeof(*p));
+		if (!p)
+			return 0;
+		k->rec = p;
+		k->cap = cap;
+	}
+	k->rec[k->t.nrec].r = *r;
+	k->rec[k->t.nrec++].text_at = k->t.ntext;
+	return 1;
+}
+
+static void count(struct tally *t, const struct csd_record *r)
+{
+	t->items++;
+	if (r->type == CSD_REC_INSN)
+		t->insns++;
+	else if (r->type == CSD_REC_RANGE)
+		t->insns += r->count;
+	else if (r->type == CSD_REC_ERROR)
+		t->errors++;
+}
+
+/* Take what k's decoder has made; 0 once its keep is full (or broken). */
 static int take(struct chunks *c, struct chunk *k)
 {
 	const struct csd_record *batch;
@@ -127,32 +179,33 @@ static int take(struct chunks *c, struct chunk *k)
 	while ((n = csd_flow_next_batch(k->dec, &batch)) > 0) {
 		for (int i = 0; i < n; i++) {
 			const struct csd_record *r = &batch[i];
-			k->t.items++;
-			if (r->type == CSD_REC_INSN)
-				k->t.insns++;
-			else if (r->type == CSD_REC_RANGE)
-				k->t.insns += r->count;
-			else if (r->type == CSD_REC_ERROR)
-				k->t.errors++;
-		}
-		if (!c->keep)
-			continue;
-		if (k->t.nrec + (size_t)n > k->cap) {
-			size_t cap = k->cap ? k->cap * 2 : 4096;
-			while (cap < k->t.nrec + (size_t)n)
-				cap *= 2;
-			struct csd_record *p = realloc(k->rec, cap * sizeof(*p));
-			if (!p) {
-				k->broken = 1;
-				return 0;
+			if (c->keep == KEEP_RECORDS ||
+			    (c->keep == KEEP_TEXT && c->ctx->merge && r->type == CSD_REC_TIMESTAMP)) {
+				/* (Its place: the text so far, buffered part included.) */
+				long at = k->out ? ftell(k->out) : 0;
+				if (at < 0)
+					k->broken = 1;
+				else
+					k->t.ntext = (size_t)at;
+				if (!keep_record(k, r))
+					k->broken = 1;
+				continue;
 			}
-			k->rec = p;
-			k->cap = cap;
+			count(&k->t, r);
+			if (c->keep == KEEP_TEXT)
+				cli_print_record(c->ctx, k->out, c->s, r);
 		}
-		memcpy(k->rec + k->t.nrec, batch, (size_t)n * sizeof(*batch));
-		k->t.nrec += (size_t)n;
+		if (c->keep == KEEP_TEXT) {
+			long at = ftell(k->out);
+			if (at < 0 || ferror(k->out))
+				k->broken = 1;
+			else
+				k->t.ntext = (size_t)at;
+		}
+		if (k->broken)
+			return 0;
 	}
-	return !c->keep || k->t.nrec * sizeof(struct csd_record) < KEEP_BYTES;
+	return k->t.ntext + k->t.nrec * sizeof(struct kept) < KEEP_BYTES;
 }
 
 /* k's decoder through bytes[k->fed, to), in steps; 0 if it stopped. */
@@ -180,6 +233,15 @@ static void decode_chunk(struct chunks *c, struct chunk *k)
 		k->broken = 1;
 		return;
 	}
+	if (c->keep == KEEP_TEXT) {
+		if (!k->text)
+			k->text = malloc(KEEP_BYTES + KEEP_SLACK);
+		k->out = k->text ? fmemopen(k->text, KEEP_BYTES + KEEP_SLACK, "w") : NULL;
+		if (!k->out) {
+			k->broken = 1;
+			return;
+		}
+	}
 	size_t sync[SAVES + 1], nsync = 0;
 	if (csd_sync_scan(k->bytes, k->len, 0, sync, SAVES + 1, &nsync) < 0)
 		nsync = 0;
@@ -194,6 +256,8 @@ static void decode_chunk(struct chunks *c, struct chunk *k)
 		}
 	}
 	chunk_feed(c, k, k->len);
+	if (k->out && fflush(k->out) != 0)
+		k->broken = 1;
 }
 
 /* Decode the next queued chunk (mu held; released while decoding).
@@ -203,7 +267,7 @@ static int run_one(struct chunks *c)
 	if (!c->queued)
 		return 0;
 	struct chunk *k = &c->ring[c->next_task];
-	c->next_task = (c->next_task + 1) % MAX_INFLIGHT;
+	c->next_task = (c->next_task + 1) % c->inflight_max;
 	c->queued--;
 	k->state = CK_RUNNING;
 	pthread_mutex_unlock(&c->mu);
@@ -214,14 +278,25 @@ static int run_one(struct chunks *c)
 	return 1;
 }
 
+/* The text listing's disassembler, per thread (made under mu: capstone's
+ * loading is not for two threads at once). */
+static int listing(const struct chunks *c)
+{
+	return c->keep == KEEP_TEXT && c->ctx->format == FMT_TEXT;
+}
+
 static void *worker_main(void *arg)
 {
 	struct chunks *c = arg;
 	pthread_mutex_lock(&c->mu);
+	if (listing(c))
+		print_text_thread_begin();
 	while (!c->stop) {
 		if (!run_one(c))
 			pthread_cond_wait(&c->cv_work, &c->mu);
 	}
+	if (listing(c))
+		print_text_thread_end();
 	pthread_mutex_unlock(&c->mu);
 	return NULL;
 }
@@ -243,13 +318,41 @@ static void pool_put(struct chunks *c, csd_flow_decoder *d)
 	c->pool[c->npool++] = d;  /* room for every decoder made (chunks_new) */
 }
 
+/* k done with; the slot keeps its buffers for the next chunk. */
 static void chunk_clear(struct chunk *k)
 {
 	for (size_t j = 0; j < k->nsave; j++)
 		csd_flow_state_free(k->saved[j]);
 	free(k->bytes);
-	free(k->rec);
+	if (k->out)
+		fclose(k->out);
+	struct kept *rec = k->rec;
+	size_t cap = k->cap;
+	char *text = k->text;
 	memset(k, 0, sizeof(*k));
+	k->rec = rec;
+	k->cap = cap;
+	k->text = text;
+}
+
+/* Hand on what k kept from point m on. */
+static void hand_on(struct chunks *c, struct chunk *k, const struct tally *m)
+{
+	struct source_slot *s = c->s;
+	size_t at = m->ntext;
+	for (size_t i = m->nrec; i < k->t.nrec; i++) {
+		const struct kept *e = &k->rec[i];
+		if (e->text_at > at && fwrite(k->text + at, 1, e->text_at - at, c->ctx->out) != e->text_at - at)
+			cli_check_output(c->ctx);
+		at = e->text_at > at ? e->text_at : at;
+		cli_take_record(c->ctx, s, &e->r);
+	}
+	if (k->t.ntext > at && fwrite(k->text + at, 1, k->t.ntext - at, c->ctx->out) != k->t.ntext - at)
+		cli_check_output(c->ctx);
+	cli_check_output(c->ctx);
+	s->items += k->t.items - m->items;
+	s->insns += k->t.insns - m->insns;
+	s->errors += k->t.errors - m->errors;
 }
 
 /* Join the oldest chunk (decoded by now) to the serial decode. */
@@ -265,24 +368,25 @@ static void join_oldest(struct chunks *c)
 			j = (int)i;
 	}
 	c->njoined++;
+	/* Text goes out without the merge only while the merge would
+	 * pass it straight on. */
+	if (j >= 0 && c->keep == KEEP_TEXT && c->ctx->merge && !merge_direct(c->ctx->merge, c->s))
+		j = -1;
 	if (j >= 0) {
 		/* From the match on, the chunk's decode is the serial one. */
-		const struct tally *m = &k->mark[j];
-		struct source_slot *s = c->s;
-		if (c->keep) {
-			for (size_t r = m->nrec; r < k->t.nrec; r++)
-				cli_take_record(c->ctx, s, &k->rec[r]);
-			cli_check_output(c->ctx);
-		} else {
-			s->items += k->t.items - m->items;
-			s->insns += k->t.insns - m->insns;
-			s->errors += k->t.errors - m->errors;
-		}
+		hand_on(c, k, &k->mark[j]);
 		c->nmatched++;
 		pool_put(c, c->serial);
 		c->serial = k->dec;
 		k->dec = NULL;
 		serial_feed(c, k, k->fed, k->len);
+		/* Cuts further apart while chunks keep little, closer when
+		 * they stopped early. */
+		if (k->fed < k->len && c->chunk_bytes / 2 >= CHUNK_MIN)
+			c->chunk_bytes /= 2;
+		else if (k->fed == k->len && k->t.ntext + k->t.nrec * sizeof(struct kept) < KEEP_BYTES / 4 &&
+			 c->chunk_bytes * 2 <= c->chunk_max)
+			c->chunk_bytes *= 2;
 	} else {
 		serial_feed(c, k, pos, k->len);
 		if (k->broken) {
@@ -294,7 +398,7 @@ static void join_oldest(struct chunks *c)
 		k->dec = NULL;
 	}
 	chunk_clear(k);
-	c->head = (c->head + 1) % MAX_INFLIGHT;
+	c->head = (c->head + 1) % c->inflight_max;
 	c->count--;
 }
 
@@ -325,9 +429,8 @@ static int queue_chunk(struct chunks *c, size_t len)
 		return 0;
 	}
 	memcpy(bytes, c->acc, len);
-	size_t i = (c->head + c->count) % MAX_INFLIGHT;
+	size_t i = (c->head + c->count) % c->inflight_max;
 	struct chunk *k = &c->ring[i];
-	memset(k, 0, sizeof(*k));
 	k->bytes = bytes;
 	k->len = len;
 	k->base = c->acc_base;
@@ -423,6 +526,10 @@ void chunks_finish(struct chunks *c)
 	for (size_t i = 0; i < c->npool; i++)
 		if (c->pool[i] != c->s->flow)
 			csd_flow_free(c->pool[i]);
+	for (size_t i = 0; i < MAX_INFLIGHT; i++) {
+		free(c->ring[i].rec);
+		free(c->ring[i].text);
+	}
 	pthread_mutex_destroy(&c->mu);
 	pthread_cond_destroy(&c->cv_work);
 	pthread_cond_destroy(&c->cv_done);
@@ -454,13 +561,13 @@ struct chunks *chunks_new(struct run_ctx *ctx)
 	c->fc.trace = &s->cfg;
 	c->fc.image = s->image;
 	c->fc.flags = ctx->chunk_insn ? CSD_FLOW_INSN : 0;
-	c->keep = ctx->format != FMT_NONE || ctx->on_record || ctx->merge;
+	c->keep = ctx->on_record ? KEEP_RECORDS : ctx->format == FMT_NONE ? KEEP_COUNTS : KEEP_TEXT;
 	c->serial = s->flow;
-	c->chunk_bytes = CHUNK_BYTES;
+	c->chunk_bytes = c->chunk_max = CHUNK_BYTES;
 	/* Test knob: a small distance between cuts gives small inputs many chunks. */
 	const char *env = getenv("CSDEC_TEST_CHUNK_BYTES");
 	if (env && atol(env) > 0) {
-		c->chunk_bytes = (size_t)atol(env);
+		c->chunk_bytes = c->chunk_max = (size_t)atol(env);
 		c->stats = 1;
 	}
 	/* Enough in flight that every thread has one to decode while the

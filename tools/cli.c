@@ -72,6 +72,13 @@ void cli_slot_finish(struct source_slot *s)
 		csd_ptm_pkt_finish(s->ptm);
 }
 
+/* decode --data-only: only data records and what tells of trouble. */
+static int data_only_skips(const struct run_ctx *ctx, const struct csd_record *r)
+{
+	return ctx->data_only && r->type != CSD_REC_DATA && r->type != CSD_REC_DATA_LOST && r->type != CSD_REC_ERROR &&
+	       r->type != CSD_REC_TRUNCATED;
+}
+
 void cli_deliver_record(struct run_ctx *ctx, struct source_slot *s, const struct csd_record *r)
 {
 	if (s->perf) {
@@ -85,15 +92,23 @@ void cli_deliver_record(struct run_ctx *ctx, struct source_slot *s, const struct
 			s->shown_tid = s->tid;
 		}
 	}
-	if (ctx->data_only && r->type != CSD_REC_DATA && r->type != CSD_REC_DATA_LOST && r->type != CSD_REC_ERROR &&
-	    r->type != CSD_REC_TRUNCATED)
+	if (ctx->on_record) {
+		if (!data_only_skips(ctx, r))
+			ctx->on_record(ctx, s, r);
+	} else {
+		cli_print_record(ctx, ctx->out, s, r);
+	}
+}
+
+void cli_print_record(const struct run_ctx *ctx, FILE *out, const struct source_slot *s,
+		      const struct csd_record *r)
+{
+	if (data_only_skips(ctx, r))
 		return;
-	if (ctx->on_record)
-		ctx->on_record(ctx, s, r);
-	else if (ctx->format == FMT_JSONL)
-		print_record_json(ctx->out, s, r);
+	if (ctx->format == FMT_JSONL)
+		print_record_json(out, s, r);
 	else if (ctx->format == FMT_TEXT)
-		print_record_text(ctx->out, s, r);
+		print_record_text(out, s, r);
 }
 
 void cli_deliver_order_note(struct run_ctx *ctx, struct source_slot *s, const char *reason,

@@ -89,6 +89,10 @@ struct run_ctx {
 
 /* Hand one record to the context's handler or printer. */
 void cli_deliver_record(struct run_ctx *ctx, struct source_slot *s, const struct csd_record *r);
+/* Print r to `out` as cli_deliver_record prints it for a source without
+ * perf.data facts (--data-only applied), on any thread. */
+void cli_print_record(const struct run_ctx *ctx, FILE *out, const struct source_slot *s,
+		      const struct csd_record *r);
 /* Print the time-order note of the merge (merge.h: merge_note_fn). */
 void cli_deliver_order_note(struct run_ctx *ctx, struct source_slot *s, const char *reason,
 			    struct source_slot *waiting);
@@ -199,6 +203,9 @@ int csd_cmd_timeline(int argc, char **argv);
  * their functions and lines; cli_run() brackets a text decode with these. */
 void print_text_begin(const struct symtab *syms);
 void print_text_end(void);
+/* The same for another thread that prints records (between the two). */
+void print_text_thread_begin(void);
+void print_text_thread_end(void);
 void print_packet_text(FILE *out, uint8_t id, const struct csd_packet *p);
 void print_packet_json(FILE *out, uint8_t id, const struct csd_packet *p);
 /* The same with the source's perf.data facts (cpu, pid, tid); s may be NULL. */

@@ -250,6 +250,14 @@ void merge_push(struct merge *m, struct run_ctx *ctx, struct source_slot *s, con
 		pop_deliver(m, ctx, f, NULL);
 }
 
+int merge_direct(const struct merge *m, const struct source_slot *s)
+{
+	for (int i = 0; i < m->nactive; i++)
+		if (m->active[i]->s != s || m->active[i]->len)
+			return 0;
+	return 1;
+}
+
 void merge_flush(struct merge *m, struct run_ctx *ctx)
 {
 	for (struct queue *f; (f = first(m));)

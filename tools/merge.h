@@ -33,6 +33,12 @@ void merge_free(struct merge *m);
 void merge_push(struct merge *m, struct run_ctx *ctx, struct source_slot *s, const struct csd_record *r);
 
 /* End of the capture: deliver everything held, in timestamp order. */
+/* Would a record of s that is not a timestamp be delivered at once by
+ * merge_push(), with nothing else to say or change? (No other source is
+ * in the merge and none of s's records is held: its stamp would be the
+ * source's last timestamp, already delivered.) Such records may then be
+ * printed without the merge. */
+int merge_direct(const struct merge *m, const struct source_slot *s);
 void merge_flush(struct merge *m, struct run_ctx *ctx);
 
 #endif

@@ -312,8 +312,11 @@ struct dis_entry {
 	char ops[104];
 };
 
-/* What the text listing adds to records: mnemonics and symbols. */
-static struct {
+/* What the text listing adds to records: mnemonics and symbols. Each
+ * thread that prints records has its own disassembler and cache; all read
+ * the one symbol table. */
+static const struct symtab *listing_syms;
+static _Thread_local struct {
 	struct disasm *dis;
 	const struct symtab *syms;
 	struct dis_entry *cache;
@@ -321,12 +324,18 @@ static struct {
 
 void print_text_begin(const struct symtab *syms)
 {
+	listing_syms = syms;
+	print_text_thread_begin();
+}
+
+void print_text_thread_begin(void)
+{
 	listing.dis = disasm_new();
-	listing.syms = syms;
+	listing.syms = listing_syms;
 	listing.cache = listing.dis ? calloc(DIS_CACHE_SIZE, sizeof(*listing.cache)) : NULL;
 }
 
-void print_text_end(void)
+void print_text_thread_end(void)
 {
 	disasm_free(listing.dis);
 	free(listing.cache);
@@ -335,11 +344,17 @@ void print_text_end(void)
 	listing.cache = NULL;
 }
 
+void print_text_end(void)
+{
+	print_text_thread_end();
+	listing_syms = NULL;
+}
+
 /* Mnemonic and operands of the instruction of r ("?" when capstone does
  * not know it). */
 static void listing_disasm(const struct csd_record *r, const char **mn, const char **ops)
 {
-	static char mn_buf[32], ops_buf[160];
+	static _Thread_local char mn_buf[32], ops_buf[160];
 	struct dis_entry *e = NULL;
 	if (listing.cache) {
 		e = &listing.cache[((r->addr >> 1) ^ (r->addr >> 15) ^ r->opcode) & (DIS_CACHE_SIZE - 1)];
