@@ -727,6 +727,60 @@ static void skip_source(struct run_ctx *ctx, const struct csd_snapshot_source *s
 	ctx->skipped_sources++;
 }
 
+/* The next dump from index i on that csd_snapshot_load_image(snap, dev)
+ * adds (dev NULL: every one); the number of dumps if none. */
+static size_t next_dump(const csd_snapshot *snap, const char *dev, size_t i)
+{
+	size_t n = csd_snapshot_num_dumps(snap);
+	while (i < n && dev && strcasecmp(csd_snapshot_dump(snap, i)->device, dev) != 0)
+		i++;
+	return i;
+}
+
+/* Would devices a and b load the same image (the same files, parts and
+ * addresses, in the same order)? */
+static int same_dumps(const csd_snapshot *snap, const char *a, const char *b)
+{
+	size_t n = csd_snapshot_num_dumps(snap);
+	for (size_t i = next_dump(snap, a, 0), j = next_dump(snap, b, 0);; i = next_dump(snap, a, i + 1),
+		    j = next_dump(snap, b, j + 1)) {
+		if (i == n || j == n)
+			return i == n && j == n;
+		const struct csd_snapshot_dump *x = csd_snapshot_dump(snap, i), *y = csd_snapshot_dump(snap, j);
+		if (x->address != y->address || x->offset != y->offset || x->length != y->length ||
+		    strcmp(x->path, y->path) != 0)
+			return 0;
+	}
+}
+
+/* The images of a snapshot's cores, loaded once: cores with the same
+ * dumps share one (an image is read by decoders on several threads at
+ * once: csd_image_new). */
+struct core_images {
+	csd_image *img[MAX_IDS];
+	const char *core[MAX_IDS];
+	int n;
+};
+
+static csd_image *core_image(struct core_images *ci, const csd_snapshot *snap, const struct options *o,
+			     const char *core)
+{
+	for (int i = 0; i < ci->n; i++)
+		if (same_dumps(snap, ci->core[i], core))
+			return ci->img[i];
+	csd_image *img = csd_image_new();
+	if (!img || ci->n == MAX_IDS)
+		die_io("out of memory");
+	int lr = csd_snapshot_load_image(snap, core, img);
+	if (lr < 0)
+		die_io("memory dump of %s: %s", core ? core : "?",
+		       csd_image_error(img)[0] ? csd_image_error(img) : csd_errstr(lr));
+	cli_load_extra_images(o, img);
+	ci->img[ci->n] = img;
+	ci->core[ci->n++] = core;
+	return img;
+}
+
 static int run_snapshot(struct options *o, struct run_ctx *ctx, int kind)
 {
 	char err[512] = "";
@@ -736,10 +790,10 @@ static int run_snapshot(struct options *o, struct run_ctx *ctx, int kind)
 		die_io("%s", err[0] ? err : csd_errstr(rc));
 
 	int io = 0, decoded_any = 0;
+	struct core_images images = { .n = 0 };
 	for (size_t b = 0; b < csd_snapshot_num_buffers(snap); b++) {
 		const struct csd_snapshot_buffer *buf = csd_snapshot_buffer(snap, b);
 		struct source_slot slots[MAX_IDS];
-		csd_image *images[MAX_IDS];
 		const char *names[MAX_IDS];
 		int nslots = 0;
 		uint8_t raw_id = 0;
@@ -772,18 +826,7 @@ static int run_snapshot(struct options *o, struct run_ctx *ctx, int kind)
 				skip_source(ctx, src, buf, why);
 				continue;
 			}
-			csd_image *img = NULL;
-			if (kind == SLOT_FLOW) {
-				img = csd_image_new();
-				if (!img)
-					die_io("out of memory");
-				int lr = csd_snapshot_load_image(snap, src->core_name, img);
-				if (lr < 0)
-					die_io("memory dump of %s: %s", src->core_name ? src->core_name : "?",
-					       csd_image_error(img)[0] ? csd_image_error(img) : csd_errstr(lr));
-				cli_load_extra_images(o, img);
-			}
-			images[nslots] = img;
+			csd_image *img = kind == SLOT_FLOW ? core_image(&images, snap, o, src->core_name) : NULL;
 			names[nslots] = src->name;
 			if (cli_slot_init(&slots[nslots], kind, &src->config, img, cli_slot_insn(o, ctx, &src->config)) < 0)
 				die_io("cannot create a decoder for source %s (protocol and ETMIDR 0x%08x disagree?)",
@@ -807,9 +850,10 @@ static int run_snapshot(struct options *o, struct run_ctx *ctx, int kind)
 				ctx->on_source_end(ctx, &slots[i]);
 			cli_add_totals(ctx, &slots[i]);
 			cli_slot_free(&slots[i]);
-			csd_image_free(images[i]);
 		}
 	}
+	for (int i = 0; i < images.n; i++)
+		csd_image_free(images.img[i]);
 	csd_snapshot_free(snap);
 	if (!decoded_any) {
 		fprintf(stderr, "%s: %s: no ETMv3 or PTM trace source%s\n", prog, o->dir,
