@@ -74,6 +74,52 @@ static inline int flow_run_same(const struct csd_record *a, const struct csd_rec
 }
 
 /*
+ * Feed source `id` of buffer file `path` (frame format `fmt`) to decoder fd
+ * in pieces of `piece` bytes (0: as large as fit), finish it and collect
+ * its records. Returns 0, or CSD_EIO if the file cannot be read.
+ */
+static inline int flow_run_buffer(const char *path, uint32_t fmt, unsigned id, csd_flow_decoder *fd, size_t piece,
+				  int mode, struct flow_run *fr)
+{
+	struct csd_frame_config frc = { .size = sizeof(frc), .format = fmt, .raw_id = (uint8_t)id };
+	csd_frame_decoder *frd = csd_frame_new(&frc);
+	FILE *f = fopen(path, "rb");
+	int rc = (!frd || !f) ? CSD_EIO : 0;
+	uint8_t *data = malloc(1 << 16);
+	if (rc == 0 && data) {
+		size_t got;
+		uint64_t off = 0;
+		size_t want = piece ? (piece < (1 << 16) ? piece : (1 << 16)) : (1 << 16);
+		for (int last = 0; !last;) {
+			got = fread(data, 1, want, f);
+			if (got)
+				csd_frame_feed(frd, data, got, off);
+			else {
+				csd_frame_finish(frd);
+				last = 1;
+			}
+			off += got;
+			struct csd_frame_out fo;
+			while (csd_frame_next(frd, &fo) == 0) {
+				if (fo.event != CSD_FRAME_DATA || fo.bytes.id != id)
+					continue;
+				csd_flow_feed(fd, &fo.bytes);
+				flow_run_drain(fd, fr, mode);
+			}
+		}
+		csd_flow_finish(fd);
+		flow_run_drain(fd, fr, mode);
+	} else if (!data) {
+		rc = CSD_ENOMEM;
+	}
+	free(data);
+	if (f)
+		fclose(f);
+	csd_frame_free(frd);
+	return rc;
+}
+
+/*
  * Decode source `id` of the snapshot in `dir` with flow flags `flags`,
  * feeding the capture in pieces of `piece` bytes (0: all at once).
  * Returns 0, or a negative csd_error.
@@ -108,38 +154,7 @@ static inline int flow_run_snapshot_mode(const char *dir, unsigned id, uint32_t 
 	fc.image = img;
 	fc.flags = flags;
 	csd_flow_decoder *fd = csd_flow_new(&fc);
-	struct csd_frame_config frc = { .size = sizeof(frc), .format = buf->frame_format, .raw_id = (uint8_t)id };
-	csd_frame_decoder *frd = csd_frame_new(&frc);
-	FILE *f = fopen(buf->path, "rb");
-	rc = (!fd || !frd || !f) ? CSD_EIO : 0;
-	if (rc == 0) {
-		static uint8_t data[1 << 16];
-		size_t got;
-		uint64_t off = 0;
-		size_t want = piece ? (piece < sizeof(data) ? piece : sizeof(data)) : sizeof(data);
-		for (int last = 0; !last;) {
-			got = fread(data, 1, want, f);
-			if (got)
-				csd_frame_feed(frd, data, got, off);
-			else {
-				csd_frame_finish(frd);
-				last = 1;
-			}
-			off += got;
-			struct csd_frame_out fo;
-			while (csd_frame_next(frd, &fo) == 0) {
-				if (fo.event != CSD_FRAME_DATA || fo.bytes.id != id)
-					continue;
-				csd_flow_feed(fd, &fo.bytes);
-				flow_run_drain(fd, fr, mode);
-			}
-		}
-		csd_flow_finish(fd);
-		flow_run_drain(fd, fr, mode);
-	}
-	if (f)
-		fclose(f);
-	csd_frame_free(frd);
+	rc = fd ? flow_run_buffer(buf->path, buf->frame_format, id, fd, piece, mode, fr) : CSD_ENOMEM;
 	csd_flow_free(fd);
 out:
 	csd_image_free(img);

@@ -294,6 +294,73 @@ static void chunked_matrix(void)
 
 /* Generated one-source captures of several hundred kilobytes, cut every
  * 2000 bytes (and every 64 in the sanitizer build's smaller one). */
+/* Chunks lines ("csdec: chunks: J joined, M by a matching state") of a
+ * run with CSDEC_TEST_CHUNK_BYTES=chunk: J, or -1 without the line. */
+static long chunk_line(const char *args, long chunk)
+{
+	char cmd[8192], line[512];
+	snprintf(cmd, sizeof(cmd), "CSDEC_TEST_CHUNK_BYTES=%ld %s %s 2>&1 >/dev/null", chunk, tool, args);
+	FILE *p = popen(cmd, "r");
+	CHECK(p != NULL);
+	if (!p)
+		return -1;
+	long nj = -1, nm = -1;
+	while (fgets(line, sizeof(line), p))
+		if (nj < 0 && sscanf(line, "csdec: chunks: %ld joined, %ld by a matching state", &nj, &nm) != 2)
+			nj = -1;
+	pclose(p);
+	return nj;
+}
+
+/* Without --jobs, a one-source unformatted capture of 1 MiB or more is
+ * decoded in chunks on a machine of several cores (decode only), with the
+ * output of --jobs 1; a smaller one is not. */
+static void chunked_default(void)
+{
+	const char *progs = getenv("CSD_PROGRAMS");
+	if (!progs)
+		return;
+	char tmp[] = "/tmp/csd_chunkdef_XXXXXX";
+	CHECK(mkdtemp(tmp) != NULL);
+	char cmd[16384], args[4096];
+	snprintf(cmd, sizeof(cmd),
+		 "%s gen --qemu-log %s/recurse-thumb-O0.log --elf %s/recurse-thumb-O0 --protocol ptm --repeat 90 "
+		 "-o %s/big >/dev/null 2>&1 && %s gen --qemu-log %s/recurse-thumb-O0.log --elf %s/recurse-thumb-O0 "
+		 "--protocol ptm --repeat 2 -o %s/small >/dev/null 2>&1",
+		 tool, progs, progs, tmp, tool, progs, progs, tmp);
+	CHECK_EQ(run(cmd).status, 0);
+	struct stat sb;
+	snprintf(cmd, sizeof(cmd), "%s/big/trace_0.bin", tmp);
+	CHECK(stat(cmd, &sb) == 0 && sb.st_size >= 1024 * 1024);
+	long cores = sysconf(_SC_NPROCESSORS_ONLN);
+	snprintf(args, sizeof(args), "decode %s/big --format jsonl", tmp);
+	long nj = chunk_line(args, 65536);
+	if (cores >= 2)
+		CHECK(nj > 4);
+	else
+		CHECK_EQ(nj, -1);
+	snprintf(cmd, sizeof(cmd), "%s %s --jobs 1", tool, args);
+	struct result ref = run(cmd);
+	snprintf(cmd, sizeof(cmd), "CSDEC_TEST_CHUNK_BYTES=65536 %s %s 2>/dev/null", tool, args);
+	struct result dflt = run(cmd);
+	CHECK_EQ(ref.status, 0);
+	compared++;
+	if (dflt.hash != ref.hash || dflt.size != ref.size || dflt.status != ref.status) {
+		differing++;
+		fprintf(stderr, "differs: %s without --jobs from --jobs 1\n", args);
+	}
+	snprintf(args, sizeof(args), "decode %s/big --format none", tmp);
+	CHECK(cores < 2 || chunk_line(args, 65536) > 4);
+	snprintf(args, sizeof(args), "coverage %s/big", tmp);
+	CHECK_EQ(chunk_line(args, 65536), -1);
+	snprintf(args, sizeof(args), "decode %s/small --format jsonl", tmp);
+	CHECK_EQ(chunk_line(args, 65536), -1);
+	printf("chunks by default: %ld joined in a one-source capture of %lld bytes (%ld cores)\n", nj,
+	       (long long)sb.st_size, cores);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmp);
+	CHECK_EQ(system(cmd), 0);
+}
+
 static void chunked_generated(void)
 {
 	const char *progs = getenv("CSD_PROGRAMS");
@@ -374,6 +441,7 @@ int main(void)
 	all_commands(dir, NULL, num_sources(dir), 1);
 	roundtrip_matrix();
 	chunked_generated();
+	chunked_default();
 	chunked_matrix();
 	printf("%ld runs compared with --jobs 1, %ld differ\n", compared, differing);
 	CHECK(compared > 0);

@@ -41,6 +41,7 @@
 #include <string.h>
 
 #include "chunks.h"
+#include "jobs.h"
 #include "merge.h"
 
 #define SAVES 4                    /* states saved per chunk */
@@ -539,9 +540,14 @@ void chunks_finish(struct chunks *c)
 	free(c);
 }
 
-struct chunks *chunks_new(struct run_ctx *ctx)
+struct chunks *chunks_new(struct run_ctx *ctx, int64_t capture_size)
 {
-	if (ctx->jobs_default || ctx->jobs < 2 || !ctx->chunk_ok)
+	if (ctx->jobs < 2 || !ctx->chunk_ok)
+		return NULL;
+	/* The default takes chunks where they win: a capture of a few
+	 * chunks at least, and records printed or counted by the workers
+	 * (a command's handler runs on this thread for every record). */
+	if (ctx->jobs_default && ((capture_size >= 0 && capture_size < JOBS_MIN_CAPTURE) || ctx->on_record))
 		return NULL;
 	struct source_slot *s = NULL;
 	for (int id = 0; id < MAX_IDS; id++)

@@ -4,17 +4,20 @@
 #ifndef CSD_TOOLS_CHUNKS_H
 #define CSD_TOOLS_CHUNKS_H
 
+#include <stdint.h>
+
 #include "cli.h"
 
 struct chunks;
 
-/* Chunked decoding of ctx's one source, or NULL (the caller decodes as
- * before): only with --jobs N >= 2 given, one flow source read from a
- * trace file without frame formatting (ctx->chunk_opts set: the images
- * each chunk's decoder loads), and threads and memory to be had. Frame
- * formatted input stays serial: its frame notes are printed between the
- * records, at the point the serial pipeline reaches them. */
-struct chunks *chunks_new(struct run_ctx *ctx);
+/* Chunked decoding of the buffer's one flow source (ctx->chunk_ok: one
+ * source, read from a file without frame formatting), or NULL (the caller
+ * decodes as before): with --jobs N >= 2, or by default on a capture of
+ * capture_size bytes (-1: not known) of at least JOBS_MIN_CAPTURE whose
+ * records are printed or counted, and threads and memory to be had.
+ * Frame formatted input stays serial: its frame notes are printed between
+ * the records, at the point the serial pipeline reaches them. */
+struct chunks *chunks_new(struct run_ctx *ctx, int64_t capture_size);
 /* The source's next bytes (copied); records are handed on as ready. */
 void chunks_data(struct chunks *c, const struct csd_bytes *b);
 /* End of the trace: everything decoded and handed on, the threads ended, c freed. */

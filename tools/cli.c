@@ -264,7 +264,7 @@ static int run_buffer(struct run_ctx *ctx, const char *path, uint32_t frame_form
 	 * handed on here in the serial order. */
 	struct stat st;
 	int64_t capture_size = fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode) ? (int64_t)st.st_size : -1;
-	struct chunks *chunks = ctx->jobs > 1 && frame_format == CSD_FRAME_RAW ? chunks_new(ctx) : NULL;
+	struct chunks *chunks = ctx->jobs > 1 && frame_format == CSD_FRAME_RAW ? chunks_new(ctx, capture_size) : NULL;
 	struct jobs *jobs = ctx->jobs > 1 && !chunks ? jobs_new(ctx, ctx->jobs, capture_size) : NULL;
 	uint64_t off = 0;
 	size_t n;
