@@ -7,6 +7,7 @@
 #ifndef CSD_FUZZ_TOOLS_H
 #define CSD_FUZZ_TOOLS_H
 
+#include "../tools/dynlib.c"
 #include "../tools/slotmap.c"
 #include "../tools/symbols.c"
 #include "../tools/cov_accum.c"

@@ -57,7 +57,7 @@ FUZZ_MERGE_SRC := tools/merge.c tools/merge.h tools/cli.h
 $(B)/tests/test_fuzz_regress $(B)/tests-san/test_fuzz_regress $(B)/fuzz/fuzz_merge $(B)/fuzz/cov/fuzz_merge: $(FUZZ_MERGE_SRC)
 # fuzz_symbols and fuzz_accum compile the tool's symbol reader and counting
 # in (fuzz/fuzz_tools.h: FUZZ_TOOLS_INCLUDED), with libdw when the tool has it.
-FUZZ_TOOLS_INCLUDED := tools/slotmap.c tools/symbols.c tools/cov_accum.c tools/prof_accum.c
+FUZZ_TOOLS_INCLUDED := tools/dynlib.c tools/slotmap.c tools/symbols.c tools/cov_accum.c tools/prof_accum.c
 $(B)/tests/test_fuzz_regress $(B)/tests-san/test_fuzz_regress: $(wildcard tools/*.c) $(wildcard tools/*.h)
 $(B)/tests/test_fuzz_regress $(B)/tests-san/test_fuzz_regress: private CPPFLAGS += $(LIBDW_CFLAGS)
 $(B)/tests/test_pkt_brief $(B)/tests-san/test_pkt_brief: fuzz/pkt_same.h
@@ -79,19 +79,21 @@ $(B)/fuzz/fuzz_%: fuzz/fuzz_%.c $(FUZZ_HDRS) $(FUZZ_OBJ) $(wildcard tools/*.c) $
 # optional libraries (tools/tools.mk); test_fuzz_regress links them too.
 FUZZ_TOOLS_qemu_log := tools/qemu_log.c
 FUZZ_TOOLS_exec_log := tools/exec_log.c
-FUZZ_TOOLS_print := tools/print.c tools/disasm.c tools/symbols.c
+FUZZ_TOOLS_print := tools/print.c tools/disasm.c tools/symbols.c tools/dynlib.c
 FUZZ_TOOL_HARNESSES := qemu_log print exec_log
 define fuzz_tool_rule
 $(B)/fuzz/fuzz_$(1): fuzz/fuzz_$(1).c $(FUZZ_HDRS) $(FUZZ_OBJ) $(FUZZ_TOOLS_$(1)) $(wildcard tools/*.h)
 	@mkdir -p $$(dir $$@)
-	$(FUZZ_CC) $(CPPFLAGS) -Isrc $(FUZZ_CFLAGS) $(TOOL_CFLAGS) -fsanitize=fuzzer -o $$@ $$< $(FUZZ_TOOLS_$(1)) $(FUZZ_OBJ) $(TOOL_LDLIBS)
+	$(FUZZ_CC) $(CPPFLAGS) -Isrc $(FUZZ_CFLAGS) $(TOOL_CFLAGS) -fsanitize=fuzzer -o $$@ $$< $(FUZZ_TOOLS_$(1)) $(FUZZ_OBJ) $(TOOL_LDLIBS) \
+	  $(LIBDW_LDLIBS)
 $(B)/fuzz/cov/fuzz_$(1): $(FUZZ_TOOLS_$(1)) $(wildcard tools/*.h)
 endef
 $(foreach h,$(FUZZ_TOOL_HARNESSES),$(eval $(call fuzz_tool_rule,$(h))))
 FUZZ_TOOLS_ALL := $(sort $(foreach h,$(FUZZ_TOOL_HARNESSES),$(FUZZ_TOOLS_$(h))))
 $(B)/tests/test_fuzz_regress $(B)/tests-san/test_fuzz_regress: $(FUZZ_TOOLS_ALL) $(wildcard tools/*.h)
 # (test_fuzz_regress includes fuzz_tools.h too: those files are not linked twice.)
-TEST_LDLIBS_test_fuzz_regress += $(filter-out $(FUZZ_TOOLS_INCLUDED),$(FUZZ_TOOLS_ALL)) $(TOOL_CFLAGS) $(TOOL_LDLIBS)
+TEST_LDLIBS_test_fuzz_regress += $(filter-out $(FUZZ_TOOLS_INCLUDED),$(FUZZ_TOOLS_ALL)) $(TOOL_CFLAGS) $(TOOL_LDLIBS) \
+	$(LIBDW_LDLIBS)
 
 fuzz-bins: $(FUZZ_BIN)
 
@@ -167,7 +169,7 @@ $(B)/fuzz/cov/fuzz_%: fuzz/fuzz_%.c fuzz/replay_main.c $(FUZZ_HDRS) $(LIB_SRC) i
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(CPPFLAGS) -Isrc $(CSTD) $(WARN) -O1 -g -fprofile-instr-generate -fcoverage-mapping \
 	  $(if $(FUZZ_TOOLS_$*),$(TOOL_CFLAGS),$(LIBDW_CFLAGS)) -o $@ $< fuzz/replay_main.c $(LIB_SRC) $(FUZZ_TOOLS_$*) \
-	  $(if $(FUZZ_TOOLS_$*),$(TOOL_LDLIBS),$(LIBDW_LDLIBS))
+	  $(if $(FUZZ_TOOLS_$*),$(TOOL_LDLIBS)) $(LIBDW_LDLIBS)
 
 fuzz-coverage: $(FUZZ_COV_BIN) $(FUZZ_SEEDS)/.stamp
 	@rm -f $(B)/fuzz/cov/*.profraw

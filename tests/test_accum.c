@@ -24,6 +24,7 @@
 
 #include "check.h"
 
+#include "../tools/dynlib.c"
 #include "../tools/slotmap.c"
 #include "../tools/symbols.c"
 #include "../tools/cov_accum.c"

@@ -323,6 +323,18 @@ static void program(const char *tool)
 		 pr.trace, stripped, pr.dir);
 	CHECK_EQ(prog_run_cmd(cmd, out, sizeof(out)), 2);
 	CHECK(strstr(out, "DWARF") != NULL);
+	/* The same when libdw cannot be loaded (CSD_TEST_NO_LIB makes it
+	 * fail), with a warning that says why. */
+	snprintf(cmd, sizeof(cmd), "CSD_TEST_NO_LIB=libdw %s coverage --trace %s " PROG_DECODE_ARGS " --elf %s 2>&1", tool,
+		 pr.trace, pr.elf);
+	CHECK_EQ(prog_run_cmd(cmd, out, sizeof(out)), 0);
+	CHECK(strstr(out, "warning: ") != NULL && strstr(out, "no DWARF line info") != NULL);
+	CHECK(strstr(out, "No DWARF line info") != NULL);
+	CHECK(strstr(out, "collatz_steps") != NULL);
+	snprintf(cmd, sizeof(cmd), "CSD_TEST_NO_LIB=libdw %s coverage --trace %s " PROG_DECODE_ARGS " --elf %s --lcov %s/y.info 2>&1",
+		 tool, pr.trace, pr.elf, pr.dir);
+	CHECK_EQ(prog_run_cmd(cmd, out, sizeof(out)), 2);
+	CHECK(strstr(out, "no DWARF line info") != NULL && strstr(out, "--lcov needs DWARF line info") != NULL);
 	hostile_elfs(tool, &pr);
 	prog_cleanup(&pr);
 }

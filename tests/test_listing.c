@@ -10,7 +10,9 @@
  * The test program (prog_trace.h): with its ELF, each instruction is
  * named by the function objdump puts it in and the file:line addr2line
  * gives, in the order qemu executed them, and the system call shows as an
- * SVC exception followed by trace on at the return address.
+ * SVC exception followed by trace on at the return address. Without
+ * libdw (a test knob makes its loading fail) the listing is the same
+ * minus the file:line, with one warning.
  */
 #include <strings.h>
 
@@ -193,6 +195,82 @@ static void tc2_source(const char *tool, const char *dump_name, unsigned id)
 }
 
 /* The test program: function names and source lines, the exception. */
+/* A line's " file:line" at its end (after the "<function>"), or NULL. */
+static const char *line_info(const char *line)
+{
+	const char *gt = strchr(line, '>');
+	unsigned ln;
+	char file[256];
+	return gt && sscanf(gt + 1, " %255[^:]:%u", file, &ln) == 2 ? gt + 1 : NULL;
+}
+
+/*
+ * Without libdw (made to fail to load, CSD_TEST_NO_LIB): one warning that
+ * says so, and the same listing without the file:line of each line.
+ */
+static void without_libdw(const char *tool, const struct prog_run *pr)
+{
+	char cmd[2048], with[300], without[300], err[300];
+	snprintf(with, sizeof(with), "%s/with_dw.txt", pr->dir);
+	snprintf(without, sizeof(without), "%s/without_dw.txt", pr->dir);
+	snprintf(err, sizeof(err), "%s/without_dw.err", pr->dir);
+	snprintf(cmd, sizeof(cmd), "%s decode --trace %s " PROG_DECODE_ARGS " --elf %s >%s", tool, pr->trace, pr->elf,
+		 with);
+	CHECK_EQ(system(cmd), 0);
+	snprintf(cmd, sizeof(cmd), "CSD_TEST_NO_LIB=libdw %s decode --trace %s " PROG_DECODE_ARGS " --elf %s >%s 2>%s",
+		 tool, pr->trace, pr->elf, without, err);
+	CHECK_EQ(system(cmd), 0);
+	FILE *a = fopen(with, "r"), *b = fopen(without, "r"), *e = fopen(err, "r");
+	CHECK(a && b && e);
+	if (!a || !b || !e) {
+		if (a)
+			fclose(a);
+		if (b)
+			fclose(b);
+		if (e)
+			fclose(e);
+		return;
+	}
+	char la[1024], lb[1024];
+	size_t lines = 0, lined_with = 0, lined_without = 0, differ = 0, warnings = 0, dw_warnings = 0;
+	for (;;) {
+		char *ga = fgets(la, sizeof(la), a), *gb = fgets(lb, sizeof(lb), b);
+		if (!ga || !gb) {
+			CHECK(!ga && !gb); /* as many lines */
+			break;
+		}
+		lines++;
+		la[strcspn(la, "\n")] = 0;
+		lb[strcspn(lb, "\n")] = 0;
+		const char *info = line_info(la);
+		lined_with += info != NULL;
+		lined_without += line_info(lb) != NULL;
+		/* the line, up to where the file:line was */
+		size_t keep = info ? (size_t)(info - la) : strlen(la);
+		if (strlen(lb) != keep || strncmp(la, lb, keep) != 0) {
+			if (differ++ < 3)
+				fprintf(stderr, "without libdw: line %zu is \"%s\", with it \"%s\"\n", lines, lb, la);
+		}
+	}
+	while (fgets(la, sizeof(la), e)) {
+		warnings++;
+		dw_warnings += strstr(la, "warning:") && strstr(la, "no DWARF line info") && strstr(la, "libdw");
+		if (warnings == 1)
+			printf("without libdw: %s", la);
+	}
+	fclose(a);
+	fclose(b);
+	fclose(e);
+	printf("without libdw: %zu lines, %zu with a line (with libdw), %zu (without); %zu differ; %zu warnings\n", lines,
+	       lined_with, lined_without, differ, warnings);
+	CHECK(lines > 100);
+	CHECK(lined_with > lines / 2);
+	CHECK_EQ(lined_without, 0);
+	CHECK_EQ(differ, 0);
+	CHECK_EQ(warnings, 1);
+	CHECK_EQ(dw_warnings, 1);
+}
+
 static void program(const char *tool)
 {
 	struct prog_run pr;
@@ -286,6 +364,7 @@ static void program(const char *tool)
 	CHECK(svc_exception);
 	CHECK(svc_trace_on);
 
+	without_libdw(tool, &pr);
 	prog_cleanup(&pr);
 }
 

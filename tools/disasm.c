@@ -9,7 +9,8 @@
 
 #ifdef CSD_HAVE_CAPSTONE
 #include <capstone.h>
-#include <dlfcn.h>
+
+#include "dynlib.h"
 
 /* capstone is loaded when a listing first needs it, not linked: loading
  * it applies some 77,000 relocations to its tables, which was a third of
@@ -23,26 +24,23 @@ static struct {
 	cs_insn *(*malloc)(csh);
 	void (*free)(cs_insn *, size_t);
 	cs_err (*close)(csh *);
-	int tried, ok;
+	int ok;
 } cs;
 
 static int cs_load(void)
 {
-	if (cs.tried)
+	static struct dynlib lib = { CSD_CAPSTONE_LIB, NULL, 0, "" };
+	if (lib.tried)
 		return cs.ok;
-	cs.tried = 1;
-	void *lib = dlopen(CSD_CAPSTONE_LIB, RTLD_NOW | RTLD_LOCAL);
-	if (!lib)
+	if (!dynlib_load(&lib))
 		return 0;
-	/* (POSIX: dlsym's result converts to a function pointer.) */
-	cs.open = (cs_err (*)(cs_arch, cs_mode, csh *))dlsym(lib, "cs_open");
-	cs.option = (cs_err (*)(csh, cs_opt_type, size_t))dlsym(lib, "cs_option");
-	cs.disasm_iter = (bool (*)(csh, const uint8_t **, size_t *, uint64_t *, cs_insn *))dlsym(lib, "cs_disasm_iter");
-	cs.malloc = (cs_insn * (*)(csh)) dlsym(lib, "cs_malloc");
-	cs.free = (void (*)(cs_insn *, size_t))dlsym(lib, "cs_free");
-	cs.close = (cs_err (*)(csh *))dlsym(lib, "cs_close");
+	cs.open = (cs_err (*)(cs_arch, cs_mode, csh *))dynlib_sym(&lib, "cs_open");
+	cs.option = (cs_err (*)(csh, cs_opt_type, size_t))dynlib_sym(&lib, "cs_option");
+	cs.disasm_iter = (bool (*)(csh, const uint8_t **, size_t *, uint64_t *, cs_insn *))dynlib_sym(&lib, "cs_disasm_iter");
+	cs.malloc = (cs_insn * (*)(csh)) dynlib_sym(&lib, "cs_malloc");
+	cs.free = (void (*)(cs_insn *, size_t))dynlib_sym(&lib, "cs_free");
+	cs.close = (cs_err (*)(csh *))dynlib_sym(&lib, "cs_close");
 	cs.ok = cs.open && cs.option && cs.disasm_iter && cs.malloc && cs.free && cs.close;
-	/* (The library stays loaded: the tool exits soon after.) */
 	return cs.ok;
 }
 

@@ -19,6 +19,8 @@
 #include <dwarf.h>
 #include <elfutils/libdw.h>
 #include <libelf.h>
+
+#include "dynlib.h"
 #endif
 
 /* A function symbol without a size ends at the next one, but not further. */
@@ -518,22 +520,117 @@ static int seen_before(struct seen_set *s, uint64_t off)
 	return 0;
 }
 
+/* libdw is loaded when an ELF file with DWARF is first read, not linked:
+ * it and its dependencies (libelf, libz, liblzma, libbz2) cost every run
+ * of the tool their loading and relocation, though only listings,
+ * coverage and profiles with --elf read line tables. CSD_LIBDW_LIB is its
+ * file name (tools.mk); libelf's functions come through it (libdw needs
+ * libelf, and dlsym searches a library's dependencies). Without it, there
+ * is no line info, with a warning. */
+static struct {
+	unsigned (*elf_version)(unsigned);
+	Elf *(*elf_memory)(char *, size_t);
+	int (*elf_end)(Elf *);
+	Dwarf *(*begin_elf)(Elf *, Dwarf_Cmd, Elf_Scn *);
+	int (*nextcu)(Dwarf *, Dwarf_Off, Dwarf_Off *, size_t *, Dwarf_Off *, uint8_t *, uint8_t *);
+	Dwarf_Die *(*offdie)(Dwarf *, Dwarf_Off, Dwarf_Die *);
+	Dwarf_Attribute *(*attr)(Dwarf_Die *, unsigned, Dwarf_Attribute *);
+	int (*formudata)(Dwarf_Attribute *, Dwarf_Word *);
+	int (*getsrclines)(Dwarf_Die *, Dwarf_Lines **, size_t *);
+	Dwarf_Line *(*onesrcline)(Dwarf_Lines *, size_t);
+	int (*lineaddr)(Dwarf_Line *, Dwarf_Addr *);
+	int (*lineno)(Dwarf_Line *, int *);
+	const char *(*linesrc)(Dwarf_Line *, Dwarf_Word *, Dwarf_Word *);
+	int (*lineendsequence)(Dwarf_Line *, bool *);
+	int (*end)(Dwarf *);
+	struct dynlib lib;
+	int ok;
+} libdw = { .lib = { CSD_LIBDW_LIB, NULL, 0, "" } };
+
+static int dw_load(void)
+{
+	if (libdw.lib.tried)
+		return libdw.ok;
+	if (!dynlib_load(&libdw.lib))
+		return 0;
+	struct dynlib *l = &libdw.lib;
+	libdw.elf_version = (unsigned (*)(unsigned))dynlib_sym(l, "elf_version");
+	libdw.elf_memory = (Elf * (*)(char *, size_t)) dynlib_sym(l, "elf_memory");
+	libdw.elf_end = (int (*)(Elf *))dynlib_sym(l, "elf_end");
+	libdw.begin_elf = (Dwarf * (*)(Elf *, Dwarf_Cmd, Elf_Scn *)) dynlib_sym(l, "dwarf_begin_elf");
+	libdw.nextcu = (int (*)(Dwarf *, Dwarf_Off, Dwarf_Off *, size_t *, Dwarf_Off *, uint8_t *, uint8_t *))dynlib_sym(
+		l, "dwarf_nextcu");
+	libdw.offdie = (Dwarf_Die * (*)(Dwarf *, Dwarf_Off, Dwarf_Die *)) dynlib_sym(l, "dwarf_offdie");
+	libdw.attr = (Dwarf_Attribute * (*)(Dwarf_Die *, unsigned, Dwarf_Attribute *)) dynlib_sym(l, "dwarf_attr");
+	libdw.formudata = (int (*)(Dwarf_Attribute *, Dwarf_Word *))dynlib_sym(l, "dwarf_formudata");
+	libdw.getsrclines = (int (*)(Dwarf_Die *, Dwarf_Lines **, size_t *))dynlib_sym(l, "dwarf_getsrclines");
+	libdw.onesrcline = (Dwarf_Line * (*)(Dwarf_Lines *, size_t)) dynlib_sym(l, "dwarf_onesrcline");
+	libdw.lineaddr = (int (*)(Dwarf_Line *, Dwarf_Addr *))dynlib_sym(l, "dwarf_lineaddr");
+	libdw.lineno = (int (*)(Dwarf_Line *, int *))dynlib_sym(l, "dwarf_lineno");
+	libdw.linesrc = (const char *(*)(Dwarf_Line *, Dwarf_Word *, Dwarf_Word *))dynlib_sym(l, "dwarf_linesrc");
+	libdw.lineendsequence = (int (*)(Dwarf_Line *, bool *))dynlib_sym(l, "dwarf_lineendsequence");
+	libdw.end = (int (*)(Dwarf *))dynlib_sym(l, "dwarf_end");
+	libdw.ok = libdw.elf_version && libdw.elf_memory && libdw.elf_end && libdw.begin_elf && libdw.nextcu &&
+		   libdw.offdie && libdw.attr && libdw.formudata && libdw.getsrclines && libdw.onesrcline &&
+		   libdw.lineaddr && libdw.lineno && libdw.linesrc && libdw.lineendsequence && libdw.end;
+	if (libdw.ok)
+		libdw.elf_version(EV_CURRENT);
+	return libdw.ok;
+}
+
+/* Whether the file may have DWARF: a section whose name has "debug_info"
+ * in it (.debug_info, and the compressed and LTO forms libdw also reads).
+ * libdw finds its sections by these names too: without a readable section
+ * name table it reads nothing. Only then is libdw loaded. Names are looked
+ * at up to NAME_LOOK bytes (libdw's are shorter), so the work is linear in
+ * the number of sections. */
+#define NAME_LOOK 48
+static int may_have_dwarf(const struct elf_in *in)
+{
+	static const char key[] = "debug_info";
+	Elf32_Shdr sh, strsh;
+	if (in->eh.e_shnum == 0 && in->eh.e_shoff != 0)
+		return 1; /* (the count is in section 0, which this reader does not follow: libdw does) */
+	unsigned sx = in->eh.e_shstrndx;
+	if (sx == SHN_XINDEX && in->nsec) {
+		section_header(in, 0, &sh);
+		sx = sh.sh_link;
+	}
+	if (sx >= in->nsec)
+		return 0;
+	section_header(in, sx, &strsh);
+	if (strsh.sh_type == SHT_NOBITS || strsh.sh_offset > in->size || strsh.sh_size > in->size - strsh.sh_offset)
+		return 0;
+	const char *names = (const char *)in->data + strsh.sh_offset;
+	for (unsigned i = 0; i < in->nsec; i++) {
+		section_header(in, i, &sh);
+		if (sh.sh_name >= strsh.sh_size)
+			continue;
+		const char *n = names + sh.sh_name;
+		size_t len = strnlen(n, strsh.sh_size - sh.sh_name < NAME_LOOK ? strsh.sh_size - sh.sh_name : NAME_LOOK);
+		for (size_t j = 0; j + sizeof(key) - 1 <= len; j++)
+			if (memcmp(n + j, key, sizeof(key) - 1) == 0)
+				return 1;
+	}
+	return 0;
+}
+
 /* The rows of one compilation unit's line table. */
 static int read_cu_lines(struct symtab *st, Dwarf_Lines *lines, size_t n, int64_t bias, size_t *rows)
 {
 	const char *last_src = NULL;
 	long last_file = -1;
 	for (size_t i = 0; i < n; i++) {
-		Dwarf_Line *l = dwarf_onesrcline(lines, i);
+		Dwarf_Line *l = libdw.onesrcline(lines, i);
 		Dwarf_Addr a;
 		int lineno;
 		bool end = false;
 		const char *src;
 		uint64_t addr;
-		if (!l || dwarf_lineaddr(l, &a) != 0 || dwarf_lineno(l, &lineno) != 0 ||
-		    !(src = dwarf_linesrc(l, NULL, NULL)) || !moved(a, bias, &addr))
+		if (!l || libdw.lineaddr(l, &a) != 0 || libdw.lineno(l, &lineno) != 0 ||
+		    !(src = libdw.linesrc(l, NULL, NULL)) || !moved(a, bias, &addr))
 			continue;
-		dwarf_lineendsequence(l, &end);
+		libdw.lineendsequence(l, &end);
 		/* Rows of one file entry share its name: looked up once. */
 		long fi = src == last_src ? last_file : intern_file(st, src);
 		if (fi < 0 || grow((void **)&st->rows, &st->caprows, st->nrows, sizeof(*st->rows)) < 0)
@@ -551,49 +648,60 @@ static int read_cu_lines(struct symtab *st, Dwarf_Lines *lines, size_t n, int64_
 	return 0;
 }
 
-static int read_lines(struct symtab *st, uint8_t *data, uint64_t size, int64_t bias)
+/* The line table of the file (when libdw is there: else a warning, the
+ * first time). */
+static int read_lines(struct elf_in *in, uint8_t *data)
 {
-	elf_version(EV_CURRENT);
-	Elf *elf = elf_memory((char *)data, (size_t)size);
-	Dwarf *dw = elf ? dwarf_begin_elf(elf, DWARF_C_READ, NULL) : NULL;
+	static int warned;
+	struct symtab *st = in->st;
+	if (!may_have_dwarf(in))
+		return 0;
+	if (!dw_load()) {
+		if (!warned)
+			warn(in, "no DWARF line info (file:line): %s", libdw.lib.why);
+		warned = 1;
+		return 0;
+	}
+	uint64_t size = in->size;
+	int64_t bias = in->bias;
+	Elf *elf = libdw.elf_memory((char *)data, (size_t)size);
+	Dwarf *dw = elf ? libdw.begin_elf(elf, DWARF_C_READ, NULL) : NULL;
 	struct seen_set seen = { NULL, 0, 0 };
 	size_t rows = 0;
 	int rc = 0;
 	if (dw) {
 		Dwarf_Off off = 0, next;
 		size_t hsize;
-		while (rc == 0 && dwarf_nextcu(dw, off, &next, &hsize, NULL, NULL, NULL) == 0) {
+		while (rc == 0 && libdw.nextcu(dw, off, &next, &hsize, NULL, NULL, NULL) == 0) {
 			Dwarf_Die cu;
 			Dwarf_Attribute at;
 			Dwarf_Word stmt;
 			Dwarf_Lines *lines;
 			size_t n;
-			if (dwarf_offdie(dw, off + hsize, &cu) && dwarf_attr(&cu, DW_AT_stmt_list, &at) &&
-			    dwarf_formudata(&at, &stmt) == 0) {
+			if (libdw.offdie(dw, off + hsize, &cu) && libdw.attr(&cu, DW_AT_stmt_list, &at) &&
+			    libdw.formudata(&at, &stmt) == 0) {
 				int seen_it = seen_before(&seen, stmt);
 				if (seen_it < 0)
 					rc = -1;
-				else if (!seen_it && dwarf_getsrclines(&cu, &lines, &n) == 0)
+				else if (!seen_it && libdw.getsrclines(&cu, &lines, &n) == 0)
 					rc = read_cu_lines(st, lines, n, bias, &rows);
 			}
 			off = next;
 		}
-		dwarf_end(dw);
+		libdw.end(dw);
 	}
 	if (elf)
-		elf_end(elf);
+		libdw.elf_end(elf);
 	free(seen.v);
 	if (rows)
 		st->have_lines = 1;
 	return rc;
 }
 #else
-static int read_lines(struct symtab *st, uint8_t *data, uint64_t size, int64_t bias)
+static int read_lines(struct elf_in *in, uint8_t *data)
 {
-	(void)st;
+	(void)in;
 	(void)data;
-	(void)size;
-	(void)bias;
 	return 0;
 }
 #endif
@@ -647,7 +755,7 @@ int symtab_add_elf_mem(struct symtab *st, uint8_t *data, uint64_t size, const ch
 	size_t before = st->nfn;
 	if (read_symbols(&in, err, errlen) < 0)
 		return -1;
-	if (read_lines(st, data, size, bias) < 0) {
+	if (read_lines(&in, data) < 0) {
 		snprintf(err, errlen, "%s: out of memory", name);
 		return -1;
 	}
@@ -793,7 +901,7 @@ const struct sym_func *symtab_find(const struct symtab *st, uint64_t addr)
 int symtab_reads_lines(void)
 {
 #ifdef CSD_HAVE_LIBDW
-	return 1;
+	return !libdw.lib.tried || libdw.ok;
 #else
 	return 0;
 #endif

@@ -55,7 +55,8 @@ const struct sym_func *symtab_find(const struct symtab *st, uint64_t addr);
 /* Index of f in address order (for per-function arrays). */
 size_t symtab_func_index(const struct symtab *st, const struct sym_func *f);
 
-/* Nonzero if the tool was built with libdw (can read line tables at all). */
+/* Nonzero if the tool can read line tables at all: built with libdw, and
+ * libdw was not found missing when an ELF file with DWARF needed it. */
 int symtab_reads_lines(void);
 /* Nonzero if any ELF had DWARF line information. */
 int symtab_has_lines(const struct symtab *st);

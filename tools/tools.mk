@@ -1,6 +1,8 @@
 # tools.mk - optional libraries of the csdec tool, found with pkg-config:
 #   capstone  instruction mnemonics in the text listing
 #   libdw     DWARF line info (file:line in listings, lcov coverage)
+# Both are loaded with dlopen when first needed (tools/dynlib.c), not
+# linked: the build needs their headers, a run only the libraries it uses.
 # Without them the tool still builds and works (no mnemonics / no lines).
 # `make NO_CAPSTONE=1 NO_LIBDW=1` builds without them even when installed.
 PKG_CONFIG ?= pkg-config
@@ -12,17 +14,24 @@ CAPSTONE_LIB := $(shell objdump -p $$($(PKG_CONFIG) --variable=libdir capstone)/
 		  sed -n 's/^ *SONAME *//p')
 TOOL_CFLAGS += -DCSD_HAVE_CAPSTONE -DCSD_CAPSTONE_LIB='"$(or $(CAPSTONE_LIB),libcapstone.so)"' \
 	       $(shell $(PKG_CONFIG) --cflags capstone)
-TOOL_LDLIBS += -ldl
+CAPSTONE_LDLIBS := -ldl
+TOOL_LDLIBS += $(CAPSTONE_LDLIBS)
 endif
 endif
 
-# (LIBDW_*: also for the tests and fuzz harnesses that compile tools/symbols.c.)
 ifeq ($(NO_LIBDW),)
 ifeq ($(shell $(PKG_CONFIG) --exists libdw 2>/dev/null && echo yes),yes)
-LIBDW_CFLAGS := -DCSD_HAVE_LIBDW $(shell $(PKG_CONFIG) --cflags libdw)
-LIBDW_LDLIBS := $(shell $(PKG_CONFIG) --libs libdw)
+# (Loaded when an ELF file with DWARF is first read, by its file name: tools/symbols.c.)
+LIBDW_LIB := $(shell objdump -p $$($(PKG_CONFIG) --variable=libdir libdw)/libdw.so 2>/dev/null | \
+	       sed -n 's/^ *SONAME *//p')
+LIBDW_CFLAGS := -DCSD_HAVE_LIBDW -DCSD_LIBDW_LIB='"$(or $(LIBDW_LIB),libdw.so)"' $(shell $(PKG_CONFIG) --cflags libdw)
 TOOL_CFLAGS += $(LIBDW_CFLAGS)
-TOOL_LDLIBS += $(LIBDW_LDLIBS)
+TOOL_LDLIBS += $(filter-out $(CAPSTONE_LDLIBS),-ldl)
+# The tests, fuzz harnesses and sanitizer build that compile tools/symbols.c
+# link libdw as well (its dlopen then finds it loaded): LeakSanitizer
+# misreads the thread-local storage of a library loaded with dlopen and
+# crashes at exit (intercept_tls_get_addr).
+LIBDW_LDLIBS := -ldl -Wl,--push-state,--no-as-needed $(shell $(PKG_CONFIG) --libs libdw) -Wl,--pop-state
 endif
 endif
 
@@ -31,4 +40,5 @@ endif
 export CSD_TOOL_SAN := $(abspath $(B)/san-tool/csdec)
 $(B)/san-tool/csdec: $(wildcard tools/*.c) $(wildcard tools/*.h) $(SAN_OBJ)
 	@mkdir -p $(dir $@)
-	$(SAN_CC) $(CPPFLAGS) -Isrc $(CFLAGS) $(SAN) $(TOOL_CFLAGS) -o $@ $(wildcard tools/*.c) $(SAN_OBJ) $(TOOL_LDLIBS)
+	$(SAN_CC) $(CPPFLAGS) -Isrc $(CFLAGS) $(SAN) $(TOOL_CFLAGS) -o $@ $(wildcard tools/*.c) $(SAN_OBJ) $(TOOL_LDLIBS) \
+	  $(LIBDW_LDLIBS)
