@@ -12,6 +12,7 @@
 #                           --format none` against OpenCSD's flow decode as a
 #                           process (ocsd_bench flow), on the single TC2
 #                           capture and on TC2 x200 (BENCH_WHOLE)
+#   make bench-jobs         only the --jobs rows
 #   make bench-callgrind    instruction counts (valgrind --tool=callgrind) of
 #                           csdec's packet and flow decoding of the TC2 input
 #   make bench-bins         just the harnesses
@@ -36,6 +37,10 @@ BENCH_MEM_LIMIT_MB ?= 32
 BENCH_TC2 := $(BENCH_DIR)/tc2-$(BENCH_TC2_MB)mb
 BENCH_PROG ?= switch-thumb-O2
 BENCH_GEN_DIRS ?= $(BENCH_DIR)/gen-ptm-$(BENCH_GEN_MB)mb $(BENCH_DIR)/gen-etm3-$(BENCH_GEN_MB)mb
+# The --jobs rows (bench/jobs_scaling.sh) also take one source of about
+# 30 MiB: PTM without timestamps, return stack or cycle counts, whose every
+# chunk can join the one before it by a matching state.
+BENCH_JOBS_PTM := $(BENCH_DIR)/gen-ptmplain-30mb
 BENCH_HOSTILE_MB ?= 8
 BENCH_HOSTILE := $(BENCH_DIR)/hostile-walk-$(BENCH_HOSTILE_MB)mb
 # Whole processes (bench_run --whole): TC2's 32 KB capture as recorded, and
@@ -49,7 +54,7 @@ BENCH_BINS := $(BENCH_DIR)/csdec_bench $(BENCH_DIR)/ocsd_bench $(BENCH_DIR)/benc
 	      $(BENCH_DIR)/bench_hostile
 BENCH_OCSD_LIBS := -lopencsd_c_api -lopencsd
 
-.PHONY: bench bench-bins bench-mem bench-callgrind bench-inputs bench-tool
+.PHONY: bench bench-bins bench-mem bench-callgrind bench-inputs bench-tool bench-jobs
 
 $(BENCH_DIR)/csdec_bench: bench/csdec_bench.c bench/bench_common.h $(LIB_OBJ)
 	@mkdir -p $(dir $@)
@@ -100,7 +105,14 @@ $(BENCH_DIR)/hostile-walk-%mb/.stamp: $(BENCH_DIR)/bench_hostile
 	$(BENCH_DIR)/bench_hostile $* $(@D)
 	@touch $@
 
-bench-inputs: $(BENCH_TC2)/.stamp $(BENCH_GEN_DIRS:%=%/.stamp) $(BENCH_HOSTILE)/.stamp $(BENCH_TC2_X200)/.stamp
+bench-inputs: $(BENCH_TC2)/.stamp $(BENCH_GEN_DIRS:%=%/.stamp) $(BENCH_HOSTILE)/.stamp $(BENCH_TC2_X200)/.stamp \
+	      $(BENCH_JOBS_PTM)/.stamp
+
+# --jobs 1 against --jobs 2, whole tool, wall time: several sources (TC2),
+# one source in chunks (PTM, ~30 MiB; printed and not), and one whose chunks
+# mostly join by decoding again (timestamps and return stack).
+BENCH_JOBS_ROWS = tc2=$(BENCH_TC2):none ptm-30mb=$(BENCH_JOBS_PTM):none ptm-30mb=$(BENCH_JOBS_PTM):jsonl \
+	$(notdir $(word 1,$(BENCH_GEN_DIRS)))=$(word 1,$(BENCH_GEN_DIRS)):none
 
 BENCH_WHOLE_ARGS = $(foreach w,$(BENCH_WHOLE),--whole $(w)) --ocsd-version '$(BENCH_OCSD_VERSION)'
 
@@ -108,8 +120,10 @@ bench: $(BENCH_BINS) $(B)/csdec bench-inputs
 	$(BENCH_DIR)/bench_run --rounds $(BENCH_ROUNDS) --bin $(BENCH_DIR) --tool $(B)/csdec \
 	  --md $(BENCH_DIR)/results.md --hostile $(notdir $(BENCH_HOSTILE))=$(BENCH_HOSTILE) tc2=$(BENCH_TC2) \
 	  $(foreach d,$(BENCH_GEN_DIRS),$(notdir $(d))=$(d)) $(BENCH_WHOLE_ARGS)
-	sh bench/jobs_scaling.sh $(B)/csdec $(BENCH_ROUNDS) tc2=$(BENCH_TC2):none \
-	  $(notdir $(word 1,$(BENCH_GEN_DIRS)))=$(word 1,$(BENCH_GEN_DIRS)):jsonl | tee $(BENCH_DIR)/jobs.md
+	sh bench/jobs_scaling.sh $(B)/csdec $(BENCH_ROUNDS) $(BENCH_JOBS_ROWS) | tee $(BENCH_DIR)/jobs.md
+
+bench-jobs: $(B)/csdec $(BENCH_TC2)/.stamp $(BENCH_JOBS_PTM)/.stamp $(word 1,$(BENCH_GEN_DIRS))/.stamp
+	sh bench/jobs_scaling.sh $(B)/csdec $(BENCH_ROUNDS) $(BENCH_JOBS_ROWS) | tee $(BENCH_DIR)/jobs.md
 
 bench-tool: $(BENCH_BINS) $(B)/csdec $(BENCH_TC2_X200)/.stamp
 	$(BENCH_DIR)/bench_run --rounds $(BENCH_ROUNDS) --bin $(BENCH_DIR) --tool $(B)/csdec \

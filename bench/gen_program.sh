@@ -4,13 +4,15 @@
 # PROGRAM.log next to it; see tests/programs.mk), replayed as often as it
 # takes to give at least MB MiB of trace, written as snapshot OUT.
 # Configuration as in the TC2 capture: cycle-accurate with timestamps
-# (PTM also with the return stack); raw, one source.
+# (PTM also with the return stack); raw, one source. PROTOCOL ptmplain:
+# PTM without any of these (every chunk of it can join the one before).
 set -eu
 tool=$1 prog=$2 proto=$3 mb=$4 out=$5
 case $proto in
 ptm) opts="--protocol ptm --cycle-accurate --timestamps --return-stack" ;;
 etm3) opts="--protocol etm3 --cycle-accurate --timestamps" ;;
-*) echo "gen_program: protocol ptm or etm3, not $proto" >&2; exit 2 ;;
+ptmplain) opts="--protocol ptm" ;;
+*) echo "gen_program: protocol ptm, ptmplain or etm3, not $proto" >&2; exit 2 ;;
 esac
 [ -f "$prog.log" ] || { echo "gen_program: $prog.log missing (make programs)" >&2; exit 2; }
 one=$out.one

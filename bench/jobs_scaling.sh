@@ -5,6 +5,8 @@
 # first, wall time of each; prints a markdown table with the median of
 # each, their ratio, whether every run's output was the same, and the load
 # average before and after (the machine may be busy with other work).
+# BENCH_PREFIX, if set, is put before each run (e.g. `chrt -f 10`, so that
+# other work on a shared host does not take the cores from the runs).
 set -eu
 tool=$1
 rounds=$2
@@ -17,7 +19,8 @@ now() { date +%s.%N; }
 # wall seconds of one run; its output's checksum in $tmp/sum.$2
 timed() {
 	t0=$(now)
-	"$tool" decode "$1" --format "$3" --jobs "$2" >"$tmp/out" 2>/dev/null || true
+	# shellcheck disable=SC2086
+	${BENCH_PREFIX:-} "$tool" decode "$1" --format "$3" --jobs "$2" >"$tmp/out" 2>/dev/null || true
 	t1=$(now)
 	cksum <"$tmp/out" | cut -d' ' -f1 >"$tmp/sum.$2"
 	echo "$t1 - $t0" | bc -l

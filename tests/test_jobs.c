@@ -324,7 +324,7 @@ static void chunked_default(void)
 	CHECK(mkdtemp(tmp) != NULL);
 	char cmd[16384], args[4096];
 	snprintf(cmd, sizeof(cmd),
-		 "%s gen --qemu-log %s/recurse-thumb-O0.log --elf %s/recurse-thumb-O0 --protocol ptm --repeat 90 "
+		 "%s gen --qemu-log %s/recurse-thumb-O0.log --elf %s/recurse-thumb-O0 --protocol ptm --repeat 140 "
 		 "-o %s/big >/dev/null 2>&1 && %s gen --qemu-log %s/recurse-thumb-O0.log --elf %s/recurse-thumb-O0 "
 		 "--protocol ptm --repeat 2 -o %s/small >/dev/null 2>&1",
 		 tool, progs, progs, tmp, tool, progs, progs, tmp);
