@@ -685,7 +685,7 @@ struct csd_record {
 	uint64_t timestamp;     /**< TIMESTAMP */
 	uint32_t count;         /**< RANGE / NO_MEMORY / ADDRESS_UNKNOWN: instructions (atoms) */
 	uint32_t opcode;        /**< INSN, DATA (its instruction): A32 word, T32 hw1 or hw1<<16|hw2 */
-	uint64_t size;          /**< INSN: bytes; DATA: bytes transferred; NOSYNC: bytes skipped (may pass 4 GiB); ERROR of bad bytes, TRUNCATED: bytes of the packet */
+	uint64_t size;          /**< INSN: bytes; DATA: bytes transferred; NOSYNC: bytes skipped (may pass 4 GiB); ERROR of bad bytes, TRUNCATED: bytes of the packet; TIMESTAMP: how many low bits of the timestamp as traced (of its Gray code if Gray-coded) the decoder's timestamp packets have given so far, the bits above being taken as 0 (see "Chunked decoding of one source") */
 	uint8_t isa;            /**< enum csd_isa of the instructions / context */
 	uint8_t cond;           /**< RANGE (last insn) / INSN: enum csd_cond */
 	uint8_t reason;         /**< TRACE_ON: enum csd_sync_reason */
@@ -791,16 +791,34 @@ int csd_flow_last_packet(const csd_flow_decoder *dec, struct csd_packet *pkt);
  * inside its chunk in turn, drained (csd_flow_next() until CSD_EAGAIN)
  * and its state saved there (csd_flow_state_save()). Chunk k-1's decoder,
  * after its own bytes, goes on with chunk k's, fed and drained up to the
- * same points, and at each asks csd_flow_state_match(): at the first match
- * it stops; its records so far, then chunk k's records from
- * csd_flow_state_records() on, are those of a serial decode. If none
+ * same points, and at each asks csd_flow_state_join() (or
+ * csd_flow_state_match(), which is the same but for timestamps): at the
+ * first match it stops; its records so far, then chunk k's records from
+ * csd_flow_state_records() on, completed as below, are those of a serial
+ * decode, and chunk k's decoder goes on as the serial one. If none
  * matches, chunk k-1's decoder decodes all of chunk k and the search goes
  * on with chunk k+1's saved states. Only equal states match, so the
  * result is always that of a serial decode; a point where the state cannot
  * be compared (a packet spanning it) just matches nothing. States converge
- * once the trace has restated everything; timestamp packets restate only
- * the low bits that changed, so after a cut preceded by timestamps a chunk
- * joins by the fallback until a timestamp gives every bit.
+ * once the trace has restated everything.
+ *
+ * Timestamps: a timestamp packet restates only the low bits that changed
+ * since the previous one, so a chunk's decoder never learns the high bits
+ * of the timestamp that the trace gave before its cut (it takes them as 0).
+ * States are therefore compared in the timestamp bits the chunk's decoder
+ * was given (every one of them must be known to the other decoder and
+ * equal), and the join completes the rest: csd_flow_state_join() in place
+ * of csd_flow_state_match() keeps the serial decoder's timestamp in the
+ * matching state; csd_flow_state_complete() gives the chunk's decoder, which
+ * goes on as the serial one, the bits it lacks (its later timestamps are
+ * then right) and completes its undelivered records; and
+ * csd_flow_state_complete_records() completes the chunk's records already
+ * delivered from csd_flow_state_records() on. A CSD_REC_TIMESTAMP record
+ * (the only kind that carries `timestamp`) says in `size` how many low bits
+ * its decoder knew. Without timestamps these calls change nothing; with
+ * them the joined records equal a serial decode's in every member, and a
+ * join by csd_flow_state_match() alone leaves the chunk's timestamps
+ * without the high bits its decoder was not given.
  * ---------------------------------------------------------------------- */
 
 /**
@@ -834,12 +852,50 @@ int csd_flow_state_save(const csd_flow_decoder *dec, csd_flow_state **out);
 /**
  * Whether dec, at the point in the same source where st was saved (fed
  * up to the same byte and drained), is in the same state: 1 if so (the
- * same bytes then decode to the same records), 0 if not (or if either is
- * at a point where states cannot be compared).
+ * same bytes then decode to the same records, once the timestamps of st's
+ * decoder are completed as the section says), 0 if not (or if either is
+ * at a point where states cannot be compared). The timestamp is compared
+ * in the low bits st's decoder had been given only.
  * Errors: CSD_EINVAL (NULL argument, records still to deliver, or a
  * decoder of another protocol or mode than st's).
  */
 int csd_flow_state_match(const csd_flow_decoder *dec, const csd_flow_state *st);
+
+/**
+ * As csd_flow_state_match(serial, st), and on a match (1) keep in st the
+ * timestamp of `serial`, the decoder that saw everything before the point
+ * (or was itself completed), for csd_flow_state_complete() and
+ * csd_flow_state_complete_records(). Returns 1, 0 or an error as
+ * csd_flow_state_match() does; st changes only on 1.
+ * Errors: CSD_EINVAL (as csd_flow_state_match()).
+ */
+int csd_flow_state_join(csd_flow_state *st, const csd_flow_decoder *serial);
+
+/**
+ * After csd_flow_state_join() returned 1: give dec, the decoder st was
+ * saved from, at that point or any later one, the timestamp bits it was
+ * never given (so that the timestamps it makes from now on are the serial
+ * decode's), and complete the CSD_REC_TIMESTAMP records it has made but
+ * not yet delivered. Its records delivered from csd_flow_state_records(st)
+ * on are completed with csd_flow_state_complete_records(). Calling it
+ * again is harmless.
+ * Errors: CSD_EINVAL (NULL argument, st not joined, dec of another
+ * protocol or mode, or dec knowing fewer timestamp bits than when st was
+ * saved: not st's decoder).
+ */
+int csd_flow_state_complete(const csd_flow_state *st, csd_flow_decoder *dec);
+
+/**
+ * After csd_flow_state_join() returned 1: complete the n records of recs
+ * that st's decoder delivered from csd_flow_state_records(st) on (those
+ * the join keeps), in place: a CSD_REC_TIMESTAMP record gets the high
+ * timestamp bits its decoder lacked, and `size` as the serial decode's;
+ * other records are left as they are, and so is a record already complete
+ * (it may be passed again, e.g. every record after csd_flow_state_complete()
+ * too). A few operations per timestamp record, none for others.
+ * Errors: CSD_EINVAL (NULL st, NULL recs with n > 0, st not joined).
+ */
+int csd_flow_state_complete_records(const csd_flow_state *st, struct csd_record *recs, size_t n);
 
 /** Records the decoder had delivered when st was saved (0 for NULL). */
 uint64_t csd_flow_state_records(const csd_flow_state *st);

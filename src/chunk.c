@@ -39,9 +39,20 @@ struct csd_flow_state {
 	int insn_mode;
 	int bad;
 	uint64_t records;
+	/* The timestamp, compared in its known bits only (csdi_flow_ts). */
+	struct csdi_flow_ts ts;
+	/* Set by csd_flow_state_join: the serial decoder's timestamp there. */
+	int joined;
+	struct csdi_flow_ts serial;
 	unsigned n;
 	uint64_t w[];           /* the semantic state's n words */
 };
+
+/* The low k bits. */
+static uint64_t low_bits(unsigned k)
+{
+	return k >= 64 ? ~(uint64_t)0 : ((uint64_t)1 << k) - 1;
+}
 
 /* The decoder's whole semantic state into *s (zeroed by the caller). */
 static void flow_sem(const csd_flow_decoder *dec, struct csdi_sem *s)
@@ -125,6 +136,9 @@ int csd_flow_state_save(const csd_flow_decoder *dec, csd_flow_state **out)
 	st->insn_mode = dec->insn_mode;
 	st->bad = s.bad;
 	st->records = dec->delivered;
+	dec->ops->ts_get(dec, &st->ts);
+	st->joined = 0;
+	memset(&st->serial, 0, sizeof(st->serial));
 	st->n = n;
 	*out = st;
 	return CSD_OK;
@@ -142,7 +156,88 @@ int csd_flow_state_match(const csd_flow_decoder *dec, const csd_flow_state *st)
 	s.ref = st->w;
 	s.ref_n = st->n;
 	flow_sem(dec, &s);
-	return !s.bad && !s.differ && s.n == st->n;
+	if (s.bad || s.differ || s.n != st->n)
+		return 0;
+	/* The timestamp: every bit st's decoder knew is known here too and
+	 * the same. The bits it did not know, above, are what its later
+	 * timestamps lack; csd_flow_state_join() keeps them. */
+	struct csdi_flow_ts t;
+	dec->ops->ts_get(dec, &t);
+	return st->ts.known <= t.known && (t.raw & low_bits(st->ts.known)) == (st->ts.raw & low_bits(st->ts.known));
+}
+
+int csd_flow_state_join(csd_flow_state *st, const csd_flow_decoder *serial)
+{
+	const int m = csd_flow_state_match(serial, st);
+	if (m == 1) {
+		serial->ops->ts_get(serial, &st->serial);
+		st->joined = 1;
+	}
+	return m;
+}
+
+/*
+ * Timestamp ts, of whose code (the Gray code if Gray-coded) a decoder knew
+ * the low `known` bits, with the bits above taken from the serial
+ * decoder's at the join. Exact for a timestamp made at or after the point:
+ * packets restate low bits by replacing them (no carries), so the bits
+ * above those the chunk's decoder had been given when it made ts are
+ * those the serial decoder had at the cut, and none of them has been
+ * given since (or they would be known), so they are still the serial
+ * decoder's at the point. The Gray code is turned back from binary with
+ * its inverse, exact for every 64-bit value.
+ */
+static uint64_t ts_fill(uint64_t ts, unsigned known, const struct csdi_flow_ts *serial)
+{
+	uint64_t raw = serial->gray ? ts ^ (ts >> 1) : ts;
+	raw = (raw & low_bits(known)) | (serial->raw & ~low_bits(known));
+	if (serial->gray)
+		for (unsigned sh = 1; sh < 64; sh <<= 1)
+			raw ^= raw >> sh;
+	return raw;
+}
+
+/* A timestamp record of the chunk, made at or after st's point (so known
+ * to at least as many bits as there), completed; other records as they
+ * are. One made before the point and held back there is left too: the
+ * states were equal, so it is the serial decoder's already. */
+static void rec_fill(const csd_flow_state *st, struct csd_record *r)
+{
+	if (r->type != CSD_REC_TIMESTAMP || r->size < st->ts.known)
+		return;
+	const unsigned known = r->size < 64 ? (unsigned)r->size : 64;
+	r->timestamp = ts_fill(r->timestamp, known, &st->serial);
+	if (st->serial.known > known)
+		r->size = st->serial.known;
+}
+
+int csd_flow_state_complete(const csd_flow_state *st, csd_flow_decoder *dec)
+{
+	if (!st || !dec || !st->joined || st->protocol != dec->cfg.trace.protocol || st->insn_mode != dec->insn_mode)
+		return CSD_EINVAL;
+	struct csdi_flow_ts t;
+	dec->ops->ts_get(dec, &t);
+	if (t.known < st->ts.known)
+		return CSD_EINVAL; /* not st's decoder at or after its point */
+	/* The packet decoder's, for the timestamps to come. */
+	const uint64_t raw = (t.raw & low_bits(t.known)) | (st->serial.raw & ~low_bits(t.known));
+	dec->ops->ts_set(dec, raw, t.known > st->serial.known ? t.known : st->serial.known);
+	/* Records made but not yet delivered, and the last packet taken
+	 * (csd_flow_last_packet). */
+	for (unsigned k = 0; k < dec->qlen; k++)
+		rec_fill(st, &dec->q[(dec->qhead + k) % CSDI_FLOW_QCAP]);
+	if (dec->have_pkt && dec->pkt->type == CSD_PKT_TIMESTAMP)
+		dec->pkt->timestamp = ts_fill(dec->pkt->timestamp, t.known, &st->serial);
+	return CSD_OK;
+}
+
+int csd_flow_state_complete_records(const csd_flow_state *st, struct csd_record *recs, size_t n)
+{
+	if (!st || (!recs && n) || !st->joined)
+		return CSD_EINVAL;
+	for (size_t i = 0; i < n; i++)
+		rec_fill(st, &recs[i]);
+	return CSD_OK;
 }
 
 uint64_t csd_flow_state_records(const csd_flow_state *st)

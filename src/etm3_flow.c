@@ -585,6 +585,7 @@ static inline __attribute__((always_inline)) size_t take_between(csd_flow_decode
 				close_local(dec, &c->o, dec->open_cond, 0);
 			struct csd_record *r = csdi_flow_push_raw(dec, CSD_REC_TIMESTAMP, toff);
 			r->timestamp = ts;
+			r->size = csdi_etm3_pkt_ts_known(dec->etm3); /* (chunk.c) */
 			last->ts_end = i + tlen;
 			last->ts = ts;
 			last->ts_bits = tb;
@@ -1072,6 +1073,7 @@ static void step_packet(csd_flow_decoder *dec)
 	case CSD_PKT_TIMESTAMP:
 		r = csdi_flow_push(dec, CSD_REC_TIMESTAMP, p->offset);
 		r->timestamp = p->timestamp;
+		r->size = csdi_etm3_pkt_ts_known(dec->etm3); /* (chunk.c) */
 		break;
 	case CSD_PKT_TRIGGER:
 		csdi_flow_push(dec, CSD_REC_TRIGGER, p->offset);
@@ -1270,6 +1272,16 @@ static void etm3_sem(const csd_flow_decoder *dec, struct csdi_sem *s)
 	 * counters), which replays what the P-headers would do anyway. */
 }
 
+static void etm3_ts_get(const csd_flow_decoder *dec, struct csdi_flow_ts *ts)
+{
+	ts->raw = csdi_etm3_pkt_ts(dec->etm3, &ts->known, &ts->gray);
+}
+
+static void etm3_ts_set(csd_flow_decoder *dec, uint64_t raw, unsigned known)
+{
+	csdi_etm3_pkt_set_ts(dec->etm3, raw, known);
+}
+
 const struct csdi_flow_ops csdi_etm3_flow_ops = {
 	.init = etm3_init,
 	.fini = etm3_fini,
@@ -1279,4 +1291,6 @@ const struct csdi_flow_ops csdi_etm3_flow_ops = {
 	.run = etm3_pheader_run,
 	.step = step,
 	.sem = etm3_sem,
+	.ts_get = etm3_ts_get,
+	.ts_set = etm3_ts_set,
 };

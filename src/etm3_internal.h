@@ -257,6 +257,14 @@ size_t csdi_etm3_isync_packet(csd_etm3_pkt_decoder *dec, const uint8_t *p, size_
 size_t csdi_etm3_timestamp_packet(csd_etm3_pkt_decoder *dec, const uint8_t *p, size_t n, uint64_t *ts,
 				  uint8_t *bits);
 
+/* The timestamp as traced (the Gray code if *gray) and in *known how many
+ * of its low bits timestamp packets have given since the decoder started
+ * (the bits above are 0): timestamp packets restate only the low bits
+ * that changed (chunk.c). set_ts makes them raw and known. */
+uint64_t csdi_etm3_pkt_ts(const csd_etm3_pkt_decoder *dec, unsigned *known, int *gray);
+unsigned csdi_etm3_pkt_ts_known(const csd_etm3_pkt_decoder *dec);
+void csdi_etm3_pkt_set_ts(csd_etm3_pkt_decoder *dec, uint64_t raw, unsigned known);
+
 /* The cycle count field at p (n bytes): 1-5 bytes of 7 bits with a
  * continuation bit, the fifth holding bits 31:28. Its length with *cc
  * set; 0 if cut short, -5 if the fifth byte has bits above bit 31 (*cc

@@ -87,6 +87,7 @@ struct csd_etm3_pkt_decoder {
 	uint32_t data_addr;
 	uint8_t data_be;
 	uint64_t ts_raw;          /* timestamp as traced (Gray if Gray-coded) */
+	uint8_t ts_known;         /* its low bits given by timestamp packets since the start (the rest 0) */
 	const char *err;          /* reason of the error a parser reported */
 	uint8_t kind[256];
 	uint8_t is_phdr[256];     /* kind == K_PHDR (for the flow decoder's fast path) */
@@ -297,6 +298,7 @@ static void reset_state(struct csd_etm3_pkt_decoder *d)
 	d->data_addr = 0;
 	d->data_be = 0;
 	d->ts_raw = 0;
+	d->ts_known = 0;
 	d->err = NULL;
 }
 
@@ -344,8 +346,8 @@ void csdi_etm3_pkt_sem(const csd_etm3_pkt_decoder *dec, struct csdi_sem *s)
 	csdi_sem_put(s, dec->run_len);
 	/* Decompression: branch addresses are deltas against ist.addr in
 	 * the alignment of ist.fam; ns / hyp / altisa carry over to
-	 * packets that do not restate them; data addresses and timestamps
-	 * are deltas too. */
+	 * packets that do not restate them; data addresses are deltas
+	 * too. */
 	csdi_sem_put(s, dec->ist.addr);
 	csdi_sem_put(s, dec->ist.fam);
 	csdi_sem_put(s, dec->ist.altisa);
@@ -353,10 +355,31 @@ void csdi_etm3_pkt_sem(const csd_etm3_pkt_decoder *dec, struct csdi_sem *s)
 	csdi_sem_put(s, dec->ist.hyp);
 	csdi_sem_put(s, dec->data_addr);
 	csdi_sem_put(s, dec->data_be);
-	csdi_sem_put(s, dec->ts_raw);
-	/* Left out: err (the reason of the packet just reported, set anew
-	 * with each error), cfg and the header tables (made from the
-	 * configuration). */
+	/* Left out: the timestamp, which chunk.c compares in the bits known
+	 * (csdi_etm3_pkt_ts); err (the reason of the packet just reported,
+	 * set anew with each error), cfg and the header tables (made from
+	 * the configuration). */
+}
+
+unsigned csdi_etm3_pkt_ts_known(const csd_etm3_pkt_decoder *dec)
+{
+	return dec->ts_known;
+}
+
+uint64_t csdi_etm3_pkt_ts(const csd_etm3_pkt_decoder *dec, unsigned *known, int *gray)
+{
+	*known = dec->ts_known;
+	*gray = dec->cfg.ts_gray;
+	return dec->ts_raw;
+}
+
+void csdi_etm3_pkt_set_ts(csd_etm3_pkt_decoder *dec, uint64_t raw, unsigned known)
+{
+	const unsigned width = csdi_etm3_ts_width(&dec->cfg);
+	if (known > width)
+		known = width;
+	dec->ts_raw = width < 64 ? raw & (((uint64_t)1 << width) - 1) : raw;
+	dec->ts_known = (uint8_t)known;
 }
 
 int csd_etm3_pkt_reset(csd_etm3_pkt_decoder *dec)
@@ -703,6 +726,8 @@ static long timestamp_fields(struct csd_etm3_pkt_decoder *d, const uint8_t *p, s
 	*ts_out = ts;
 	*bits_out = (uint8_t)bits;
 	d->ts_raw = raw;
+	if (bits > d->ts_known)
+		d->ts_known = (uint8_t)bits;
 	return (long)i;
 }
 

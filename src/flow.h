@@ -138,6 +138,17 @@ struct csdi_etm3_state {
 	struct csdi_etm3_data *data;
 };
 
+/* A decoder's timestamp as traced, `raw` (the Gray code when `gray`), of
+ * which timestamp packets have given the low `known` bits since the
+ * decoder started; the bits above are 0. Timestamp packets restate only
+ * the low bits that changed, so decoders that started at different points
+ * differ in the bits one of them was never given (chunk.c). */
+struct csdi_flow_ts {
+	uint64_t raw;
+	unsigned known;
+	int gray;
+};
+
 /*
  * A protocol's operations, chosen by csd_flow_new: flow.c calls the
  * protocol through these only, so that it depends on the protocols and
@@ -160,6 +171,10 @@ struct csdi_flow_ops {
 	/* The protocol's part of the semantic state (struct csdi_sem):
 	 * its packet decoder's and its own (chunk.c adds the rest). */
 	void (*sem)(const csd_flow_decoder *dec, struct csdi_sem *s);
+	/* The packet decoder's timestamp (left out of sem), and setting it:
+	 * raw (within the timestamp size) with its low `known` bits. */
+	void (*ts_get)(const csd_flow_decoder *dec, struct csdi_flow_ts *ts);
+	void (*ts_set)(csd_flow_decoder *dec, uint64_t raw, unsigned known);
 };
 extern const struct csdi_flow_ops csdi_etm3_flow_ops;
 extern const struct csdi_flow_ops csdi_ptm_flow_ops;

@@ -717,6 +717,7 @@ static void step_packet(csd_flow_decoder *dec)
 	case CSD_PKT_TIMESTAMP:
 		r = csdi_flow_push(dec, CSD_REC_TIMESTAMP, p->offset);
 		r->timestamp = p->timestamp;
+		r->size = csdi_ptm_pkt_ts_known(dec->ptm); /* (chunk.c) */
 		if (has_cc) {
 			r->cycles = p->cycle_count;
 			r->flags |= CSD_RECF_CYCLES;
@@ -969,6 +970,16 @@ static void ptm_sem(const csd_flow_decoder *dec, struct csdi_sem *s)
 	 * decoders made alike); the walk cache (it only shortens walks). */
 }
 
+static void ptm_ts_get(const csd_flow_decoder *dec, struct csdi_flow_ts *ts)
+{
+	ts->raw = csdi_ptm_pkt_ts(dec->ptm, &ts->known, &ts->gray);
+}
+
+static void ptm_ts_set(csd_flow_decoder *dec, uint64_t raw, unsigned known)
+{
+	csdi_ptm_pkt_set_ts(dec->ptm, raw, known);
+}
+
 const struct csdi_flow_ops csdi_ptm_flow_ops = {
 	.init = ptm_init,
 	.fini = ptm_fini,
@@ -978,4 +989,6 @@ const struct csdi_flow_ops csdi_ptm_flow_ops = {
 	.run = ptm_atom_run,
 	.step = step,
 	.sem = ptm_sem,
+	.ts_get = ptm_ts_get,
+	.ts_set = ptm_ts_set,
 };

@@ -349,6 +349,13 @@ void csdi_ptm_pkt_skip(struct csd_ptm_pkt_decoder *dec, size_t n);
 struct csdi_sem;
 /* The packet decoder's semantic state (struct csdi_sem, csdec_internal.h). */
 void csdi_ptm_pkt_sem(const struct csd_ptm_pkt_decoder *dec, struct csdi_sem *s);
+/* The timestamp as traced (the Gray code if *gray) and in *known how many
+ * of its low bits timestamp packets have given since the decoder started
+ * (the bits above are 0): timestamp packets restate only the low bits
+ * that changed (chunk.c). set_ts makes them raw and known. */
+uint64_t csdi_ptm_pkt_ts(const struct csd_ptm_pkt_decoder *dec, unsigned *known, int *gray);
+unsigned csdi_ptm_pkt_ts_known(const struct csd_ptm_pkt_decoder *dec);
+void csdi_ptm_pkt_set_ts(struct csd_ptm_pkt_decoder *dec, uint64_t raw, unsigned known);
 
 /*
  * The atom packet at p (n bytes available): its length, its atoms (*num,

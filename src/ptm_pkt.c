@@ -105,6 +105,7 @@ struct csd_ptm_pkt_decoder {
 	uint32_t addr;          /* last address (branch, waypoint, I-sync) */
 	uint8_t isa;            /* enum csd_isa of that address */
 	uint64_t ts;            /* last timestamp, natural binary */
+	uint8_t ts_known;       /* low bits of it as traced given since the start (the rest 0) */
 	/* Run being counted. */
 	int run;
 	uint64_t run_len;
@@ -219,6 +220,7 @@ static void reset_state(struct csd_ptm_pkt_decoder *dec)
 	dec->addr = 0;
 	dec->isa = CSD_ISA_UNKNOWN;
 	dec->ts = 0;
+	dec->ts_known = 0;
 	dec->run = RUN_NONE;
 	dec->run_len = 0;
 	dec->run_off = 0;
@@ -262,16 +264,35 @@ void csdi_ptm_pkt_sem(const csd_ptm_pkt_decoder *dec, struct csdi_sem *s)
 {
 	csdi_in_sem(&dec->in, s);
 	csdi_sem_put(s, (uint64_t)dec->synced);
-	/* Decompression: the next branch address and timestamp are deltas
-	 * against these. */
+	/* Decompression: the next branch address is a delta against these
+	 * (the timestamp, one too, chunk.c compares in the bits known:
+	 * csdi_ptm_pkt_ts). */
 	csdi_sem_put(s, dec->addr);
 	csdi_sem_put(s, dec->isa);
-	csdi_sem_put(s, dec->ts);
 	/* A run of bytes being counted (A-sync zeros) spans the point. */
 	csdi_sem_put(s, (uint64_t)dec->run);
 	csdi_sem_put(s, dec->run_len);
 	/* Left out: cfg and the header tables (made from the configuration,
 	 * the same in any two decoders compared). */
+}
+
+unsigned csdi_ptm_pkt_ts_known(const csd_ptm_pkt_decoder *dec)
+{
+	return dec->ts_known;
+}
+
+uint64_t csdi_ptm_pkt_ts(const csd_ptm_pkt_decoder *dec, unsigned *known, int *gray)
+{
+	*known = dec->ts_known;
+	*gray = dec->cfg.ts_gray;
+	return dec->cfg.ts_gray ? ptm_bin_to_gray(dec->ts) & ptm_ts_mask(dec->cfg.ts_bits) : dec->ts;
+}
+
+void csdi_ptm_pkt_set_ts(csd_ptm_pkt_decoder *dec, uint64_t raw, unsigned known)
+{
+	raw &= ptm_ts_mask(dec->cfg.ts_bits);
+	dec->ts = dec->cfg.ts_gray ? ptm_gray_to_bin(raw) : raw;
+	dec->ts_known = (uint8_t)(known < dec->cfg.ts_bits ? known : dec->cfg.ts_bits);
 }
 
 int csd_ptm_pkt_reset(csd_ptm_pkt_decoder *dec)
@@ -525,6 +546,8 @@ static int parse_timestamp(struct csd_ptm_pkt_decoder *dec, const uint8_t *p, si
 	pkt->timestamp = ts;
 	pkt->ts_bits = (uint8_t)span;
 	dec->ts = ts;
+	if (span > dec->ts_known)
+		dec->ts_known = (uint8_t)span;
 	return (int)len;
 }
 

@@ -4,11 +4,13 @@
  * each chunk decoded by a fresh flow decoder that saves its state at the
  * first sync points inside it, and the chunks joined as the header says:
  * the previous decoder goes on into the next chunk until its state matches
- * one saved there, else through the whole chunk. The joined records must
- * equal the serial decode's, every field, in range and instruction mode,
- * for every source of the TC2 snapshot and of the generated round-trip
- * snapshots. The counts of matches and of fallbacks are checked too, so
- * that neither path goes untried.
+ * one saved there (csd_flow_state_join, the chunk's timestamps completed),
+ * else through the whole chunk. The joined records must equal the serial
+ * decode's, every field, in range and instruction mode, for every source
+ * of the TC2 snapshot and of the generated round-trip snapshots, and of
+ * timestamped captures made here. The counts of matches and of fallbacks
+ * are checked too, so that neither path goes untried, and timestamped
+ * sources must mostly match.
  */
 #include <dirent.h>
 #include <stdio.h>
@@ -87,6 +89,10 @@ static void feed(const struct ctx *c, csd_flow_decoder *d, size_t from, size_t t
 
 struct stats {
 	size_t joins, matched, fallback, mismatched_saves, cuts;
+	/* Of those, the joins in sources with timestamp records. */
+	size_t ts_sources, ts_joins, ts_matched;
+	/* Kept timestamp records that the join completed (changed). */
+	size_t completed;
 };
 
 /* Decode with a cut at every `step`-th sync point; the joined records into
@@ -131,12 +137,29 @@ static void chunked(const struct ctx *c, const size_t *sync, size_t nsync, size_
 			feed(c, prev, ppos, at[j]);
 			flow_run_drain(prev, out, FLOW_RUN_NEXT);
 			ppos = at[j];
-			int m = csd_flow_state_match(prev, saved[j]);
+			int m = csd_flow_state_join(saved[j], prev);
 			CHECK(m == 0 || m == 1);
 			if (m == 1) {
 				matched = 1;
 				uint64_t from = csd_flow_state_records(saved[j]);
 				CHECK(from <= rk.n);
+				if (from > rk.n)
+					from = rk.n;
+				/* The chunk's timestamps completed: the records
+				 * kept, then its decoder, which goes on. */
+				const size_t keep = rk.n - (size_t)from;
+				struct csd_record *was = malloc((keep + 1) * sizeof(*was));
+				if (!was)
+					abort();
+				memcpy(was, rk.rec + from, keep * sizeof(*was));
+				CHECK_EQ(csd_flow_state_complete_records(saved[j], rk.rec + from, keep), 0);
+				for (size_t i = 0; i < keep; i++) {
+					const int changed = !flow_run_same(&was[i], &rk.rec[from + i]);
+					CHECK(!changed || was[i].type == CSD_REC_TIMESTAMP);
+					st->completed += (size_t)changed;
+				}
+				free(was);
+				CHECK_EQ(csd_flow_state_complete(saved[j], d), 0);
 				for (size_t i = (size_t)from; i < rk.n; i++)
 					flow_run_push(out, &rk.rec[i]);
 			} else {
@@ -205,6 +228,10 @@ static void one_source(const char *dir, const struct csd_snapshot *snap, const s
 		struct flow_run ser;
 		memset(&ser, 0, sizeof(ser));
 		serial(&c, &ser);
+		int has_ts = 0;
+		for (size_t i = 0; i < ser.n && !has_ts; i++)
+			has_ts = ser.rec[i].type == CSD_REC_TIMESTAMP;
+		const size_t joins0 = st->joins, matched0 = st->matched;
 		static const size_t steps[] = { 1, 3 };
 		for (size_t s = 0; s < sizeof(steps) / sizeof(steps[0]); s++) {
 			struct flow_run ch;
@@ -216,6 +243,11 @@ static void one_source(const char *dir, const struct csd_snapshot *snap, const s
 					ss->config.trace_id, mode ? "insn" : "range", steps[s], bad, ser.n, ch.n);
 			CHECK_EQ(bad, 0);
 			flow_run_free(&ch);
+		}
+		if (has_ts) {
+			st->ts_sources++;
+			st->ts_joins += st->joins - joins0;
+			st->ts_matched += st->matched - matched0;
 		}
 		flow_run_free(&ser);
 	}
@@ -416,16 +448,294 @@ static void return_stack_fallback(void)
 	free(src.off);
 }
 
+/* ---- Timestamps joined: captures made here with the encoders ---- */
+
+struct enc {
+	csd_ptm_encoder *pe;
+	csd_etm3_encoder *ee;
+};
+
+static void put_any(const struct enc *e, struct source *s, const struct csd_packet *p)
+{
+	uint8_t b[64];
+	int n = e->pe ? csd_ptm_enc_packet(e->pe, p, b, sizeof(b)) : csd_etm3_enc_packet(e->ee, p, b, sizeof(b));
+	CHECK(n > 0);
+	if (n <= 0)
+		return;
+	struct csd_bytes in = { .data = b, .size = (size_t)n, .base = s->n };
+	source_add(s, &in);
+}
+
+/* A-sync and I-sync at 0x2000 (the loop below). */
+static void ts_sync(const struct enc *e, struct source *s)
+{
+	struct csd_packet p;
+	memset(&p, 0, sizeof(p));
+	p.type = CSD_PKT_ASYNC;
+	put_any(e, s, &p);
+	memset(&p, 0, sizeof(p));
+	p.type = CSD_PKT_ISYNC;
+	p.addr = 0x2000;
+	p.isa = CSD_ISA_ARM;
+	p.reason = CSD_REASON_PERIODIC;
+	p.flags = CSD_PKTF_ISA | CSD_PKTF_SECURITY;
+	put_any(e, s, &p);
+}
+
+/* One pass through the loop: nop, b 0x2000. */
+static void ts_iter(const struct enc *e, struct source *s)
+{
+	struct csd_packet p;
+	memset(&p, 0, sizeof(p));
+	if (e->pe) {
+		p.type = CSD_PKT_ATOM;
+		p.atoms.num = 1;
+		p.atoms.en = 1;
+	} else {
+		p.type = CSD_PKT_PHEADER;
+		p.atoms.num = 2;
+		p.atoms.en = 3;
+		p.atoms.format = 1;
+	}
+	put_any(e, s, &p);
+}
+
+/* Timestamp ts, at least `bits` bits of it (0: those that changed). */
+static void ts_stamp(const struct enc *e, struct source *s, uint64_t ts, unsigned bits)
+{
+	struct csd_packet p;
+	memset(&p, 0, sizeof(p));
+	p.type = CSD_PKT_TIMESTAMP;
+	p.timestamp = ts;
+	p.ts_bits = (uint8_t)bits;
+	put_any(e, s, &p);
+}
+
+static const uint32_t loop_code[] = {
+	0xe1a00000, /* 0x2000 nop */
+	0xeafffffd, /* 0x2004 b 0x2000 */
+};
+
+/* The state comparison in the timestamp bits known, on one configuration:
+ * x saw a whole timestamp, y another one differing in its low bits, z only
+ * what follows the second sync point (no timestamp). */
+static void ts_match_cases(const struct csd_trace_config *tc, csd_image *img)
+{
+	const unsigned width = (tc->etmccer >> 29) & 1 ? 64 : 48;
+	const uint64_t t0 = 0x0000654321ABCDEFull, t1 = t0 ^ 0x15;
+	struct source x, y;
+	memset(&x, 0, sizeof(x));
+	memset(&y, 0, sizeof(y));
+	for (int k = 0; k < 2; k++) {
+		struct source *s = k ? &y : &x;
+		struct enc e = { 0 };
+		if (tc->protocol == CSD_PROTO_PTM)
+			e.pe = csd_ptm_enc_new(tc);
+		else
+			e.ee = csd_etm3_enc_new(tc);
+		CHECK(e.pe || e.ee);
+		if (!e.pe && !e.ee)
+			return;
+		ts_sync(&e, s);
+		ts_stamp(&e, s, k ? t1 : t0, width);
+		ts_iter(&e, s);
+		ts_sync(&e, s);
+		ts_iter(&e, s);
+		csd_ptm_enc_free(e.pe);
+		csd_etm3_enc_free(e.ee);
+	}
+	CHECK_EQ(x.n, y.n);
+	size_t sync[4], nsync = 0;
+	CHECK_EQ(csd_sync_scan(x.data, x.n, 0, sync, 4, &nsync), 0);
+	CHECK_EQ(nsync, 1);
+	struct ctx c = { .src = &x };
+	c.fc.size = sizeof(c.fc);
+	c.fc.trace = tc;
+	c.fc.image = img;
+	struct ctx cy = c;
+	cy.src = &y;
+	csd_flow_decoder *dx = csd_flow_new(&c.fc), *dy = csd_flow_new(&c.fc), *dz = csd_flow_new(&c.fc);
+	struct flow_run junk;
+	memset(&junk, 0, sizeof(junk));
+	feed(&c, dx, 0, x.n);
+	feed(&cy, dy, 0, y.n);
+	feed(&c, dz, sync[0], x.n);
+	flow_run_drain(dx, &junk, FLOW_RUN_NEXT);
+	flow_run_drain(dy, &junk, FLOW_RUN_NEXT);
+	flow_run_drain(dz, &junk, FLOW_RUN_NEXT);
+	csd_flow_state *sx = NULL, *sy = NULL, *sz = NULL;
+	CHECK_EQ(csd_flow_state_save(dx, &sx), 0);
+	CHECK_EQ(csd_flow_state_save(dy, &sy), 0);
+	CHECK_EQ(csd_flow_state_save(dz, &sz), 0);
+	/* All bits known to both and the low ones differ: no match. */
+	CHECK_EQ(csd_flow_state_match(dx, sy), 0);
+	CHECK_EQ(csd_flow_state_match(dy, sx), 0);
+	/* z knows none: it matches x's state there, not the other way. */
+	CHECK_EQ(csd_flow_state_match(dx, sz), 1);
+	CHECK_EQ(csd_flow_state_match(dz, sx), 0);
+	CHECK_EQ(csd_flow_state_match(dx, sx), 1);
+	/* Completing before a join, and bad arguments. */
+	struct csd_record r;
+	memset(&r, 0, sizeof(r));
+	CHECK_EQ(csd_flow_state_complete(sz, dz), CSD_EINVAL);
+	CHECK_EQ(csd_flow_state_complete_records(sz, &r, 1), CSD_EINVAL);
+	CHECK_EQ(csd_flow_state_join(NULL, dx), CSD_EINVAL);
+	CHECK_EQ(csd_flow_state_join(sz, NULL), CSD_EINVAL);
+	CHECK_EQ(csd_flow_state_join(sy, dx), 0);
+	CHECK_EQ(csd_flow_state_complete(sy, dy), CSD_EINVAL); /* no match: not joined */
+	CHECK_EQ(csd_flow_state_join(sz, dx), 1);
+	CHECK_EQ(csd_flow_state_complete(NULL, dz), CSD_EINVAL);
+	CHECK_EQ(csd_flow_state_complete(sz, NULL), CSD_EINVAL);
+	CHECK_EQ(csd_flow_state_complete_records(NULL, &r, 1), CSD_EINVAL);
+	CHECK_EQ(csd_flow_state_complete_records(sz, NULL, 1), CSD_EINVAL);
+	CHECK_EQ(csd_flow_state_complete_records(sz, NULL, 0), 0);
+	/* A timestamp record z would make now: x's timestamp, all bits. */
+	r.type = CSD_REC_TIMESTAMP;
+	r.timestamp = 0;
+	r.size = 0;
+	CHECK_EQ(csd_flow_state_complete_records(sz, &r, 1), 0);
+	CHECK_EQ(r.timestamp, t0);
+	CHECK_EQ(r.size, width);
+	/* z given x's timestamp: now its state is x's in every bit. */
+	CHECK_EQ(csd_flow_state_complete(sz, dz), 0);
+	CHECK_EQ(csd_flow_state_match(dz, sx), 1);
+	csd_flow_state_free(sx);
+	csd_flow_state_free(sy);
+	csd_flow_state_free(sz);
+	csd_flow_free(dx);
+	csd_flow_free(dy);
+	csd_flow_free(dz);
+	flow_run_free(&junk);
+	free(x.data);
+	free(x.off);
+	free(y.data);
+	free(y.off);
+}
+
+/*
+ * Timestamped captures joined: one full timestamp at the start, then
+ * timestamps a little apart (the packets restate 7 or 14 low bits, with
+ * carries out of the low byte now and then), and every fifth sync
+ * interval a jump that changes high bits, so that in every position of a
+ * chunk some chunk learns more bits after its cut and after its match
+ * point. Cut at every sync point, every second and every third, in range
+ * and instruction mode, binary and Gray-coded, 64 and 48 bits, ETMv3 and
+ * PTM: the joined records equal the serial decode's, most joins match,
+ * and kept records are completed.
+ */
+static void ts_joins(void)
+{
+	static uint8_t mem[sizeof(loop_code)];
+	for (size_t i = 0; i < sizeof(loop_code) / 4; i++)
+		for (int k = 0; k < 4; k++)
+			mem[4 * i + (size_t)k] = (uint8_t)(loop_code[i] >> (8 * k));
+	csd_image *img = csd_image_new();
+	CHECK_EQ(csd_image_add_buffer(img, 0x2000, mem, sizeof(mem), 0), 0);
+	static const struct {
+		uint32_t protocol, etmidr, etmccer;
+		const char *name;
+	} cfgs[] = {
+		{ CSD_PROTO_PTM, 0x411CF312, 0x34C01AC2, "PTM binary 64" },
+		{ CSD_PROTO_PTM, 0x411CF312, 0x04C01AC2, "PTM Gray 48" },
+		{ CSD_PROTO_ETM3, 0x410CF250, 0x344008F2, "ETMv3 binary 64" },
+		{ CSD_PROTO_ETM3, 0x410CF250, 0x044008F2, "ETMv3 Gray 48" },
+	};
+	for (size_t ci = 0; ci < sizeof(cfgs) / sizeof(cfgs[0]); ci++) {
+		struct csd_trace_config tc = { .size = sizeof(tc), .protocol = cfgs[ci].protocol,
+					       .etmcr = 1u << 28, .etmidr = cfgs[ci].etmidr,
+					       .etmccer = cfgs[ci].etmccer };
+		ts_match_cases(&tc, img);
+		const unsigned width = (tc.etmccer >> 29) & 1 ? 64 : 48;
+		struct enc e = { 0 };
+		if (tc.protocol == CSD_PROTO_PTM)
+			e.pe = csd_ptm_enc_new(&tc);
+		else
+			e.ee = csd_etm3_enc_new(&tc);
+		CHECK(e.pe || e.ee);
+		if (!e.pe && !e.ee)
+			continue;
+		struct source src;
+		memset(&src, 0, sizeof(src));
+		uint64_t t = 0x00007ABCDEF01234ull;
+		ts_sync(&e, &src);
+		ts_stamp(&e, &src, t, width);
+		for (unsigned blk = 0; blk < 60; blk++) {
+			ts_sync(&e, &src);
+			for (unsigned j = 0; j < 4; j++) {
+				ts_iter(&e, &src);
+				t += 90 + 7 * j;
+				ts_stamp(&e, &src, t, 0);
+			}
+			if (blk % 5 == 2) {
+				/* High bits change (bit 30 and up). */
+				t += (uint64_t)1 << (30 + blk % 13);
+				ts_iter(&e, &src);
+				ts_stamp(&e, &src, t, 0);
+			}
+			ts_iter(&e, &src);
+		}
+		csd_ptm_enc_free(e.pe);
+		csd_etm3_enc_free(e.ee);
+		size_t nsync = 0;
+		size_t *sync = malloc((src.n + 1) * sizeof(*sync));
+		CHECK_EQ(csd_sync_scan(src.data, src.n, 0, sync, src.n + 1, &nsync), 0);
+		CHECK_EQ(nsync, 60);
+		for (int mode = 0; mode < 2; mode++) {
+			struct ctx c = { .src = &src };
+			c.fc.size = sizeof(c.fc);
+			c.fc.trace = &tc;
+			c.fc.image = img;
+			c.fc.flags = mode ? CSD_FLOW_INSN : 0;
+			struct flow_run ser;
+			memset(&ser, 0, sizeof(ser));
+			serial(&c, &ser);
+			size_t stamps = 0;
+			for (size_t i = 0; i < ser.n; i++)
+				if (ser.rec[i].type == CSD_REC_TIMESTAMP) {
+					stamps++;
+					CHECK_EQ(ser.rec[i].size, width);
+				}
+			CHECK_EQ(stamps, 1 + 60 * 4 + 12);
+			for (size_t step = 1; step <= 3; step++) {
+				struct stats st = { 0 };
+				struct flow_run ch;
+				memset(&ch, 0, sizeof(ch));
+				chunked(&c, sync, nsync, step, &ch, &st);
+				const size_t bad = compare(&ser, &ch);
+				printf("%s %s, cut at every %zu sync point(s): %zu joins, %zu matched, %zu records completed%s\n",
+				       cfgs[ci].name, mode ? "insn" : "range", step, st.joins, st.matched, st.completed,
+				       bad ? ", DIFFERENT" : "");
+				CHECK_EQ(bad, 0);
+				/* Every chunk has a sync point after its cut; only
+				 * the last may lack the timestamps to match. */
+				CHECK(st.joins > 0);
+				CHECK(st.matched + 1 >= st.joins);
+				if (step > 1)
+					CHECK(st.completed > 0);
+				flow_run_free(&ch);
+			}
+			flow_run_free(&ser);
+		}
+		free(sync);
+		free(src.data);
+		free(src.off);
+	}
+	csd_image_free(img);
+}
+
 int main(void)
 {
 	scan_cases();
 	return_stack_fallback();
+	ts_joins();
 	struct stats tc2 = { 0 }, gen = { 0 };
 	char dir[2048];
 	snprintf(dir, sizeof(dir), "%s/traces/TC2", check_shared_dir());
 	one_snapshot(dir, &tc2);
-	printf("TC2: %zu cuts, %zu joins: %zu matched, %zu fell back; %zu saved states did not match\n", tc2.cuts,
-	       tc2.joins, tc2.matched, tc2.fallback, tc2.mismatched_saves);
+	printf("TC2: %zu cuts, %zu joins: %zu matched, %zu fell back; %zu saved states did not match; "
+	       "timestamped (%zu source decodes): %zu joins, %zu matched, %zu records completed\n",
+	       tc2.cuts, tc2.joins, tc2.matched, tc2.fallback, tc2.mismatched_saves, tc2.ts_sources, tc2.ts_joins,
+	       tc2.ts_matched, tc2.completed);
 	CHECK(tc2.matched > 0);
 	const char *gdir = getenv("CSD_GEN_SNAPSHOTS");
 	if (!gdir) {
@@ -445,10 +755,18 @@ int main(void)
 	}
 	if (dd)
 		closedir(dd);
-	printf("generated (%zu snapshots): %zu cuts, %zu joins: %zu matched, %zu fell back; %zu saved states did not match\n",
-	       snaps, gen.cuts, gen.joins, gen.matched, gen.fallback, gen.mismatched_saves);
+	printf("generated (%zu snapshots): %zu cuts, %zu joins: %zu matched, %zu fell back; %zu saved states did not "
+	       "match; timestamped (%zu source decodes): %zu joins, %zu matched, %zu records completed\n",
+	       snaps, gen.cuts, gen.joins, gen.matched, gen.fallback, gen.mismatched_saves, gen.ts_sources,
+	       gen.ts_joins, gen.ts_matched, gen.completed);
 	CHECK(snaps > 0);
 	CHECK(gen.matched > 0);
+	/* Timestamped sources join by a match nearly always, timestamps
+	 * being compared in the bits known, and their joins complete
+	 * timestamps. */
+	CHECK(gen.ts_sources > 0);
+	CHECK(gen.ts_matched * 10 >= gen.ts_joins * 9);
+	CHECK(gen.completed > 0);
 	CHECK(tc2.mismatched_saves + gen.mismatched_saves > 0);
 	return check_done("test_chunks");
 }
