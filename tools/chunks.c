@@ -45,11 +45,17 @@
 #include "merge.h"
 
 #define SAVES 4                    /* states saved per chunk */
-#define CHUNK_BYTES (256 * 1024)   /* the distance between cuts at first, and at most */
-#define CHUNK_MIN (16 * 1024)      /* ... and at least */
-#define KEEP_BYTES (4u << 20)      /* text or records a chunk keeps before it stops */
-#define KEEP_SLACK (1u << 20)      /* room past it for the last batch's text */
-#define FEED_STEP 8192             /* a chunk is fed in steps, to stop in time */
+#define CHUNK_BYTES (256 * 1024)   /* the distance between cuts at most ... */
+#define CHUNK_FIRST (32 * 1024)    /* ... at first where records are kept (they make
+				    * up to some hundred times the trace's bytes) */
+#define CHUNK_MIN (8 * 1024)       /* ... and at least */
+#define KEEP_BYTES (8u << 20)      /* text or records a chunk keeps before it stops */
+#define KEEP_SLACK (1u << 20)      /* room past it for one feed step's text */
+/* A chunk is fed in steps, to stop in time: a step of a listing makes some
+ * hundred KB of text (more only from hostile trace, whose chunk then joins
+ * by the serial decoder). */
+#define FEED_STEP 1024
+#define FEED_STEP_COUNTS 65536
 
 enum keep_mode {
 	KEEP_COUNTS,                    /* --format none: counts only */
@@ -180,8 +186,9 @@ static int take(struct chunks *c, struct chunk *k)
 	while ((n = csd_flow_next_batch(k->dec, &batch)) > 0) {
 		for (int i = 0; i < n; i++) {
 			const struct csd_record *r = &batch[i];
-			if (c->keep == KEEP_RECORDS ||
-			    (c->keep == KEEP_TEXT && c->ctx->merge && r->type == CSD_REC_TIMESTAMP)) {
+			/* Timestamps are kept as records: the join may complete
+			 * their high bits, and the merge takes them. */
+			if (c->keep == KEEP_RECORDS || (c->keep == KEEP_TEXT && r->type == CSD_REC_TIMESTAMP)) {
 				/* (Its place: the text so far, buffered part included.) */
 				long at = k->out ? ftell(k->out) : 0;
 				if (at < 0)
@@ -212,8 +219,9 @@ static int take(struct chunks *c, struct chunk *k)
 /* k's decoder through bytes[k->fed, to), in steps; 0 if it stopped. */
 static int chunk_feed(struct chunks *c, struct chunk *k, size_t to)
 {
+	const size_t step = c->keep == KEEP_COUNTS ? FEED_STEP_COUNTS : FEED_STEP;
 	while (k->fed < to) {
-		size_t end = to - k->fed > FEED_STEP ? k->fed + FEED_STEP : to;
+		size_t end = to - k->fed > step ? k->fed + step : to;
 		struct csd_bytes b = { .data = k->bytes + k->fed, .size = end - k->fed, .base = k->base + k->fed, .id = c->s->id };
 		if (csd_flow_feed(k->dec, &b) != 0) {
 			k->broken = 1;
@@ -365,16 +373,23 @@ static void join_oldest(struct chunks *c)
 	for (size_t i = 0; i < k->nsave && j < 0 && !k->broken; i++) {
 		serial_feed(c, k, pos, k->at[i]);
 		pos = k->at[i];
-		if (csd_flow_state_match(c->serial, k->saved[i]) == 1)
+		if (csd_flow_state_join(k->saved[i], c->serial) == 1)
 			j = (int)i;
 	}
 	c->njoined++;
+
+
 	/* Text goes out without the merge only while the merge would
 	 * pass it straight on. */
 	if (j >= 0 && c->keep == KEEP_TEXT && c->ctx->merge && !merge_direct(c->ctx->merge, c->s))
 		j = -1;
 	if (j >= 0) {
-		/* From the match on, the chunk's decode is the serial one. */
+		/* From the match on, the chunk's decode is the serial one, once
+		 * given the timestamp bits it did not know (csdec.h). */
+		const csd_flow_state *st = k->saved[j];
+		csd_flow_state_complete(st, k->dec);
+		for (size_t r = k->mark[j].nrec; r < k->t.nrec; r++)
+			csd_flow_state_complete_records(st, &k->rec[r].r, 1);
 		hand_on(c, k, &k->mark[j]);
 		c->nmatched++;
 		pool_put(c, c->serial);
@@ -383,8 +398,10 @@ static void join_oldest(struct chunks *c)
 		serial_feed(c, k, k->fed, k->len);
 		/* Cuts further apart while chunks keep little, closer when
 		 * they stopped early. */
-		if (k->fed < k->len && c->chunk_bytes / 2 >= CHUNK_MIN)
-			c->chunk_bytes /= 2;
+		if (k->fed < k->len) {
+			size_t fit = k->fed / 4 * 3;
+			c->chunk_bytes = fit < CHUNK_MIN ? CHUNK_MIN : fit < c->chunk_bytes ? fit : c->chunk_bytes;
+		}
 		else if (k->fed == k->len && k->t.ntext + k->t.nrec * sizeof(struct kept) < KEEP_BYTES / 4 &&
 			 c->chunk_bytes * 2 <= c->chunk_max)
 			c->chunk_bytes *= 2;
@@ -569,7 +586,8 @@ struct chunks *chunks_new(struct run_ctx *ctx, int64_t capture_size)
 	c->fc.flags = ctx->chunk_insn ? CSD_FLOW_INSN : 0;
 	c->keep = ctx->on_record ? KEEP_RECORDS : ctx->format == FMT_NONE ? KEEP_COUNTS : KEEP_TEXT;
 	c->serial = s->flow;
-	c->chunk_bytes = c->chunk_max = CHUNK_BYTES;
+	c->chunk_max = CHUNK_BYTES;
+	c->chunk_bytes = c->keep == KEEP_COUNTS ? CHUNK_BYTES : CHUNK_FIRST;
 	/* Test knob: a small distance between cuts gives small inputs many chunks. */
 	const char *env = getenv("CSDEC_TEST_CHUNK_BYTES");
 	if (env && atol(env) > 0) {
