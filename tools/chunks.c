@@ -250,6 +250,9 @@ static void decode_chunk(struct chunks *c, struct chunk *k)
 			k->broken = 1;
 			return;
 		}
+		/* The stream is this thread's alone: held once, not locked
+		 * per call (with other threads running, each call locks). */
+		flockfile(k->out);
 	}
 	size_t sync[SAVES + 1], nsync = 0;
 	if (csd_sync_scan(k->bytes, k->len, 0, sync, SAVES + 1, &nsync) < 0)
@@ -258,15 +261,19 @@ static void decode_chunk(struct chunks *c, struct chunk *k)
 		if (sync[j] == 0)
 			continue;
 		if (!chunk_feed(c, k, sync[j]))
-			return;
+			goto done;
 		if (csd_flow_state_save(k->dec, &k->saved[k->nsave]) == 0) {
 			k->at[k->nsave] = sync[j];
 			k->mark[k->nsave++] = k->t;
 		}
 	}
 	chunk_feed(c, k, k->len);
-	if (k->out && fflush(k->out) != 0)
-		k->broken = 1;
+done:
+	if (k->out) {
+		if (fflush(k->out) != 0)
+			k->broken = 1;
+		funlockfile(k->out);
+	}
 }
 
 /* Decode the next queued chunk (mu held; released while decoding).
