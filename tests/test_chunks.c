@@ -316,10 +316,16 @@ static const uint32_t rs_code[] = {
 	0xe12fff1e, /* 0x1024 bx lr */
 };
 
-static void put_pkt(csd_ptm_encoder *pe, struct source *s, const struct csd_packet *p)
+/* Captures made here with the encoders: PTM's or ETMv3's. */
+struct enc {
+	csd_ptm_encoder *pe;
+	csd_etm3_encoder *ee;
+};
+
+static void put_any(const struct enc *e, struct source *s, const struct csd_packet *p)
 {
 	uint8_t b[64];
-	int n = csd_ptm_enc_packet(pe, p, b, sizeof(b));
+	int n = e->pe ? csd_ptm_enc_packet(e->pe, p, b, sizeof(b)) : csd_etm3_enc_packet(e->ee, p, b, sizeof(b));
 	CHECK(n > 0);
 	if (n <= 0)
 		return;
@@ -327,19 +333,32 @@ static void put_pkt(csd_ptm_encoder *pe, struct source *s, const struct csd_pack
 	source_add(s, &in);
 }
 
-static void put_sync(csd_ptm_encoder *pe, struct source *s, uint32_t addr)
+static void put_pkt(csd_ptm_encoder *pe, struct source *s, const struct csd_packet *p)
+{
+	const struct enc e = { pe, NULL };
+	put_any(&e, s, p);
+}
+
+/* A-sync and an A32 I-sync at addr. */
+static void sync_at(const struct enc *e, struct source *s, uint32_t addr)
 {
 	struct csd_packet p;
 	memset(&p, 0, sizeof(p));
 	p.type = CSD_PKT_ASYNC;
-	put_pkt(pe, s, &p);
+	put_any(e, s, &p);
 	memset(&p, 0, sizeof(p));
 	p.type = CSD_PKT_ISYNC;
 	p.addr = addr;
 	p.isa = CSD_ISA_ARM;
 	p.reason = CSD_REASON_PERIODIC;
 	p.flags = CSD_PKTF_ISA | CSD_PKTF_SECURITY;
-	put_pkt(pe, s, &p);
+	put_any(e, s, &p);
+}
+
+static void put_sync(csd_ptm_encoder *pe, struct source *s, uint32_t addr)
+{
+	const struct enc e = { pe, NULL };
+	sync_at(&e, s, addr);
 }
 
 static void put_e(csd_ptm_encoder *pe, struct source *s)
@@ -450,36 +469,10 @@ static void return_stack_fallback(void)
 
 /* ---- Timestamps joined: captures made here with the encoders ---- */
 
-struct enc {
-	csd_ptm_encoder *pe;
-	csd_etm3_encoder *ee;
-};
-
-static void put_any(const struct enc *e, struct source *s, const struct csd_packet *p)
-{
-	uint8_t b[64];
-	int n = e->pe ? csd_ptm_enc_packet(e->pe, p, b, sizeof(b)) : csd_etm3_enc_packet(e->ee, p, b, sizeof(b));
-	CHECK(n > 0);
-	if (n <= 0)
-		return;
-	struct csd_bytes in = { .data = b, .size = (size_t)n, .base = s->n };
-	source_add(s, &in);
-}
-
 /* A-sync and I-sync at 0x2000 (the loop below). */
 static void ts_sync(const struct enc *e, struct source *s)
 {
-	struct csd_packet p;
-	memset(&p, 0, sizeof(p));
-	p.type = CSD_PKT_ASYNC;
-	put_any(e, s, &p);
-	memset(&p, 0, sizeof(p));
-	p.type = CSD_PKT_ISYNC;
-	p.addr = 0x2000;
-	p.isa = CSD_ISA_ARM;
-	p.reason = CSD_REASON_PERIODIC;
-	p.flags = CSD_PKTF_ISA | CSD_PKTF_SECURITY;
-	put_any(e, s, &p);
+	sync_at(e, s, 0x2000);
 }
 
 /* One pass through the loop: nop, b 0x2000. */

@@ -157,23 +157,31 @@ static int by_name(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
+/* The round-trip matrix's snapshots in `snaps` ("PROGRAM--KIND"), sorted;
+ * their names strdup'ed into names[0 .. return). */
+static size_t list_snapshots(const char *snaps, char **names, size_t cap)
+{
+	DIR *d = opendir(snaps);
+	CHECK(d != NULL);
+	if (!d)
+		return 0;
+	size_t n = 0;
+	for (struct dirent *e; (e = readdir(d)) && n < cap;)
+		if (e->d_name[0] != '.' && strstr(e->d_name, "--"))
+			names[n++] = strdup(e->d_name);
+	closedir(d);
+	qsort(names, n, sizeof(names[0]), by_name);
+	return n;
+}
+
 static void roundtrip_matrix(void)
 {
 	const char *snaps = getenv("CSD_GEN_SNAPSHOTS"), *progs = getenv("CSD_PROGRAMS");
 	CHECK(snaps != NULL && progs != NULL);
 	if (!snaps || !progs)
 		return;
-	DIR *d = opendir(snaps);
-	CHECK(d != NULL);
-	if (!d)
-		return;
 	char *names[1024];
-	size_t n = 0;
-	for (struct dirent *e; (e = readdir(d)) && n < 1024;)
-		if (e->d_name[0] != '.' && strstr(e->d_name, "--"))
-			names[n++] = strdup(e->d_name);
-	closedir(d);
-	qsort(names, n, sizeof(names[0]), by_name);
+	size_t n = list_snapshots(snaps, names, 1024);
 	CHECK(n > 0);
 	long multi = 0, single = 0, seen_multi = 0, seen_single = 0;
 	for (size_t i = 0; i < n; i++) {
@@ -249,17 +257,8 @@ static void chunked_matrix(void)
 	const char *snaps = getenv("CSD_GEN_SNAPSHOTS"), *progs = getenv("CSD_PROGRAMS");
 	if (!snaps || !progs)
 		return;
-	DIR *d = opendir(snaps);
-	CHECK(d != NULL);
-	if (!d)
-		return;
 	char *names[1024];
-	size_t n = 0;
-	for (struct dirent *e; (e = readdir(d)) && n < 1024;)
-		if (e->d_name[0] != '.' && strstr(e->d_name, "--"))
-			names[n++] = strdup(e->d_name);
-	closedir(d);
-	qsort(names, n, sizeof(names[0]), by_name);
+	size_t n = list_snapshots(snaps, names, 1024);
 	long single = 0, seen = 0;
 	for (size_t i = 0; i < n; i++) {
 		char dir[2048], elf[2048], prog[1024], args[8192];

@@ -86,7 +86,8 @@ struct chunk {
 	size_t cap;
 	char *text;                     /* KEEP_BYTES + KEEP_SLACK */
 	FILE *out;                      /* writes text while decoding */
-	struct tally t;                 /* all it made */
+	struct tally t;                 /* all it made (items, insns, errors: tally_now) */
+	struct source_slot counts;      /* counts only (cli_count_record) */
 	size_t fed;                     /* bytes its decoder was fed (len unless it stopped) */
 	csd_flow_state *saved[SAVES];
 	size_t at[SAVES];               /* where each was saved */
@@ -167,15 +168,13 @@ static int keep_record(struct chunk *k, const struct csd_record *r)
 	return 1;
 }
 
-static void count(struct tally *t, const struct csd_record *r)
+/* k's tally, its counts brought up to date. */
+static const struct tally *tally_now(struct chunk *k)
 {
-	t->items++;
-	if (r->type == CSD_REC_INSN)
-		t->insns++;
-	else if (r->type == CSD_REC_RANGE)
-		t->insns += r->count;
-	else if (r->type == CSD_REC_ERROR)
-		t->errors++;
+	k->t.items = k->counts.items;
+	k->t.insns = k->counts.insns;
+	k->t.errors = k->counts.errors;
+	return &k->t;
 }
 
 /* Take what k's decoder has made; 0 once its keep is full (or broken). */
@@ -199,7 +198,7 @@ static int take(struct chunks *c, struct chunk *k)
 					k->broken = 1;
 				continue;
 			}
-			count(&k->t, r);
+			cli_count_record(&k->counts, r);
 			if (c->keep == KEEP_TEXT)
 				cli_print_record(c->ctx, k->out, c->s, r);
 		}
@@ -264,7 +263,7 @@ static void decode_chunk(struct chunks *c, struct chunk *k)
 			goto done;
 		if (csd_flow_state_save(k->dec, &k->saved[k->nsave]) == 0) {
 			k->at[k->nsave] = sync[j];
-			k->mark[k->nsave++] = k->t;
+			k->mark[k->nsave++] = *tally_now(k);
 		}
 	}
 	chunk_feed(c, k, k->len);
@@ -366,9 +365,10 @@ static void hand_on(struct chunks *c, struct chunk *k, const struct tally *m)
 	if (k->t.ntext > at && fwrite(k->text + at, 1, k->t.ntext - at, c->ctx->out) != k->t.ntext - at)
 		cli_check_output(c->ctx);
 	cli_check_output(c->ctx);
-	s->items += k->t.items - m->items;
-	s->insns += k->t.insns - m->insns;
-	s->errors += k->t.errors - m->errors;
+	const struct tally *t = tally_now(k);
+	s->items += t->items - m->items;
+	s->insns += t->insns - m->insns;
+	s->errors += t->errors - m->errors;
 }
 
 /* Join the oldest chunk (decoded by now) to the serial decode. */
@@ -526,6 +526,28 @@ void chunks_data(struct chunks *c, const struct csd_bytes *b)
 	}
 }
 
+/* c and all it holds, its threads ended (or never started). */
+static void chunks_free(struct chunks *c)
+{
+	/* The slot keeps its own decoder (cli_slot_free frees it). */
+	if (c->serial != c->s->flow)
+		csd_flow_free(c->serial);
+	for (size_t i = 0; i < c->npool; i++)
+		if (c->pool[i] != c->s->flow)
+			csd_flow_free(c->pool[i]);
+	for (size_t i = 0; i < MAX_INFLIGHT; i++) {
+		free(c->ring[i].rec);
+		free(c->ring[i].text);
+	}
+	pthread_mutex_destroy(&c->mu);
+	pthread_cond_destroy(&c->cv_work);
+	pthread_cond_destroy(&c->cv_done);
+	free(c->pool);
+	free(c->th);
+	free(c->acc);
+	free(c);
+}
+
 void chunks_finish(struct chunks *c)
 {
 	if (c->n) {
@@ -545,23 +567,7 @@ void chunks_finish(struct chunks *c)
 	pthread_mutex_unlock(&c->mu);
 	for (int i = 0; i < c->started; i++)
 		pthread_join(c->th[i], NULL);
-	/* The slot keeps its own decoder (cli_slot_free frees it). */
-	if (c->serial != c->s->flow)
-		csd_flow_free(c->serial);
-	for (size_t i = 0; i < c->npool; i++)
-		if (c->pool[i] != c->s->flow)
-			csd_flow_free(c->pool[i]);
-	for (size_t i = 0; i < MAX_INFLIGHT; i++) {
-		free(c->ring[i].rec);
-		free(c->ring[i].text);
-	}
-	pthread_mutex_destroy(&c->mu);
-	pthread_cond_destroy(&c->cv_work);
-	pthread_cond_destroy(&c->cv_done);
-	free(c->pool);
-	free(c->th);
-	free(c->acc);
-	free(c);
+	chunks_free(c);
 }
 
 struct chunks *chunks_new(struct run_ctx *ctx, int64_t capture_size)
@@ -606,33 +612,22 @@ struct chunks *chunks_new(struct run_ctx *ctx, int64_t capture_size)
 	c->inflight_max = (size_t)ctx->jobs * 2 + 1;
 	if (c->inflight_max > MAX_INFLIGHT)
 		c->inflight_max = MAX_INFLIGHT;
-	c->cap = c->chunk_bytes * 4;
+	/* Room for the bytes up to a cut at the largest distance. */
+	c->cap = c->chunk_max * 4;
 	c->acc = malloc(c->cap);
 	/* Decoders: one per chunk in flight, the serial one, and the slot's. */
 	c->pool = calloc(c->inflight_max + 2, sizeof(*c->pool));
 	c->nworkers = ctx->jobs - 1;
 	c->th = calloc((size_t)c->nworkers, sizeof(*c->th));
-	if (!c->acc || !c->pool || !c->th) {
-		free(c->acc);
-		free(c->pool);
-		free(c->th);
-		free(c);
-		return NULL;
-	}
 	pthread_mutex_init(&c->mu, NULL);
 	pthread_cond_init(&c->cv_work, NULL);
 	pthread_cond_init(&c->cv_done, NULL);
-	for (; c->started < c->nworkers; c->started++)
-		if (pthread_create(&c->th[c->started], NULL, worker_main, c) != 0)
-			break;
+	if (c->acc && c->pool && c->th)
+		for (; c->started < c->nworkers; c->started++)
+			if (pthread_create(&c->th[c->started], NULL, worker_main, c) != 0)
+				break;
 	if (!c->started) {
-		pthread_mutex_destroy(&c->mu);
-		pthread_cond_destroy(&c->cv_work);
-		pthread_cond_destroy(&c->cv_done);
-		free(c->acc);
-		free(c->pool);
-		free(c->th);
-		free(c);
+		chunks_free(c);
 		return NULL;
 	}
 	return c;
