@@ -34,13 +34,21 @@ static int hex_key(const char *line, const char *key, uint64_t *v)
 	return 1;
 }
 
-/* Decode dir with --insn (or ranges) and compare with the log. */
-static void check_decode(const char *dir, int addr_on, int value_on, int insn_mode, const char *what)
+/* `csdec decode --format jsonl` of dir (with --insn, or ranges) as a
+ * stream of lines (pclose it), or NULL after a failed check. */
+static FILE *open_decode(const char *dir, int insn_mode)
 {
 	char cmd[4096];
 	snprintf(cmd, sizeof cmd, "%s decode %s--format jsonl %s", getenv("CSD_TOOL"), insn_mode ? "--insn " : "", dir);
 	FILE *p = popen(cmd, "r");
 	CHECK(p != NULL);
+	return p;
+}
+
+/* Decode dir with --insn (or ranges) and compare with the log. */
+static void check_decode(const char *dir, int addr_on, int value_on, int insn_mode, const char *what)
+{
+	FILE *p = open_decode(dir, insn_mode);
 	if (!p)
 		return;
 	static char line[4096];

@@ -51,10 +51,7 @@ static int read_log(const char *path)
 /* A data-only decode of dir against the log's transfers. */
 static void check_decode_data_only(const char *dir, int addr_on, int value_on, int insn_mode, const char *what)
 {
-	char cmd[4096];
-	snprintf(cmd, sizeof cmd, "%s decode %s--format jsonl %s", getenv("CSD_TOOL"), insn_mode ? "--insn " : "", dir);
-	FILE *p = popen(cmd, "r");
-	CHECK(p != NULL);
+	FILE *p = open_decode(dir, insn_mode);
 	if (!p)
 		return;
 	static char line[4096];
