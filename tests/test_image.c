@@ -30,8 +30,27 @@ static void test_buffers(void)
 	CHECK_EQ(csd_image_add_buffer(img, 0xfffffffe, b, 4, 0), CSD_EINVAL);
 	CHECK_EQ(csd_image_add_buffer(NULL, 0, b, 4, 0), CSD_EINVAL);
 	const uint8_t *p;
-	CHECK_EQ(csdi_image_fetch(img, 0x100f, &p), 1);
+	struct csdi_image_window w;
+	memset(&w, 0, sizeof(w));
+	CHECK_EQ(csdi_image_fetch(img, &w, 0x100f, &p), 1);
 	CHECK_EQ(p[0], 15);
+	/* The window then serves later lookups in its piece ... */
+	CHECK_EQ(csdi_image_fetch(img, &w, 0x1009, &p), 7);
+	CHECK_EQ(p[0], 9);
+	/* ... but not once a newer section covers part of it. */
+	static const uint8_t over[2] = { 0xee, 0xef };
+	CHECK_EQ(csd_image_add_buffer(img, 0x100a, over, 2, 1), 0);
+	CHECK_EQ(csdi_image_fetch(img, &w, 0x1009, &p), 1);
+	CHECK_EQ(p[0], 9);
+	CHECK_EQ(csdi_image_fetch(img, &w, 0x100a, &p), 2);
+	CHECK_EQ(p[0], 0xee);
+	/* Another reader's window is its own. */
+	struct csdi_image_window w2;
+	memset(&w2, 0, sizeof(w2));
+	CHECK_EQ(csdi_image_fetch(img, &w2, 0x100c, &p), 4);
+	CHECK_EQ(p[0], 12);
+	CHECK_EQ(csdi_image_fetch(img, &w, 0x100b, &p), 1);
+	CHECK_EQ(p[0], 0xef);
 	csd_image_free(img);
 }
 
