@@ -47,13 +47,13 @@
 #define SAVES 4                    /* states saved per chunk */
 #define CHUNK_BYTES (256 * 1024)   /* the distance between cuts at most ... */
 #define CHUNK_FIRST (32 * 1024)    /* ... at first where records are kept (they make
-				    * up to some hundred times the trace's bytes) */
+				    * many times the trace's bytes) */
 #define CHUNK_MIN (8 * 1024)       /* ... and at least */
 #define KEEP_BYTES (6u << 20)      /* text or records a chunk keeps before it stops */
 #define KEEP_SLACK (1u << 20)      /* room past it for one feed step's text */
-/* A chunk is fed in steps, to stop in time: a step of a listing makes some
- * hundred KB of text (more only from hostile trace, whose chunk then joins
- * by the serial decoder). */
+/* A chunk is fed in steps, to stop in time: a step's text fits in the
+ * slack (past it only from hostile trace, whose chunk then joins by the
+ * serial decoder). */
 #define FEED_STEP 1024
 #define FEED_STEP_COUNTS 65536
 
