@@ -34,6 +34,16 @@ static int ptm_init(csd_flow_decoder *dec)
 	if (dec->cfg.trace.etmccer & (1u << 24))
 		dec->wp_flags |= CSDI_INSNF_DMB_DSB;
 	dec->u.ptm.rstack_on = (dec->cfg.trace.etmcr >> 29) & 1;
+	/* What came before the start is unknown: the stack too. */
+	dec->u.ptm.rstack_room = CSDI_RSTACK;
+	if (dec->u.ptm.rstack_on) {
+		struct csdi_rs_uses *u = malloc(sizeof(*u));
+		if (!u)
+			return CSD_ENOMEM;
+		atomic_init(&u->refs, 1);
+		atomic_init(&u->count, 0);
+		dec->u.ptm.rs_uses = u;
+	}
 	dec->u.ptm.walk_max_blocks = CSDI_WALK_MAX_BLOCKS;
 	return CSD_OK;
 }
@@ -44,6 +54,8 @@ static void ptm_fini(csd_flow_decoder *dec)
 	dec->walk_cache = NULL;
 	csd_ptm_pkt_free(dec->ptm);
 	dec->ptm = NULL;
+	csdi_rs_uses_unref(dec->u.ptm.rs_uses);
+	dec->u.ptm.rs_uses = NULL;
 }
 
 void csdi_ptm_flow_walk_cache(csd_flow_decoder *dec, int on, size_t max_bytes)
@@ -68,6 +80,7 @@ static void lose_sync(csd_flow_decoder *dec)
 	dec->synced = 0;
 	dec->addr_valid = 0;
 	dec->u.ptm.rstack_n = 0;
+	dec->u.ptm.rstack_room = 0;  /* a serial decoder's is empty here too */
 	dec->u.ptm.walk_active = 0;
 }
 
@@ -78,12 +91,24 @@ static void rstack_push(struct csdi_ptm_state *s, uint32_t addr, uint8_t isa)
 	s->rstack_isa[s->rstack_top] = isa;
 	if (s->rstack_n < CSDI_RSTACK)
 		s->rstack_n++;
+	/* A full stack drops its oldest entry, an unknown one first. */
+	if (s->rstack_room > CSDI_RSTACK - s->rstack_n)
+		s->rstack_room = CSDI_RSTACK - s->rstack_n;
+}
+
+/* A pop past the known entries, where one from before the start may lie. */
+static __attribute__((noinline, cold)) void rstack_unknown(struct csdi_ptm_state *s)
+{
+	atomic_fetch_add_explicit(&s->rs_uses->count, 1, memory_order_relaxed);
 }
 
 static int rstack_pop(struct csdi_ptm_state *s, uint32_t *addr, uint8_t *isa)
 {
-	if (!s->rstack_n)
+	if (!s->rstack_n) {
+		if (s->rstack_room)
+			rstack_unknown(s);
 		return 0;
+	}
 	*addr = s->rstack_addr[s->rstack_top];
 	*isa = s->rstack_isa[s->rstack_top];
 	s->rstack_top = (s->rstack_top + CSDI_RSTACK - 1) % CSDI_RSTACK;
@@ -950,13 +975,7 @@ static void ptm_sem(const csd_flow_decoder *dec, struct csdi_sem *s)
 	csdi_ptm_pkt_sem(dec->ptm, s);
 	/* The atoms of the current packet still to be walked. */
 	csdi_sem_put(s, p->atom_pos);
-	/* The return stack, newest first: where later returns go. */
-	csdi_sem_put(s, p->rstack_n);
-	for (unsigned i = 0; i < p->rstack_n; i++) {
-		unsigned k = (p->rstack_top + CSDI_RSTACK - i) % CSDI_RSTACK;
-		csdi_sem_put(s, p->rstack_addr[k]);
-		csdi_sem_put(s, p->rstack_isa[k]);
-	}
+	/* The return stack is compared on its own (rs_get). */
 	/* A walk suspended on a full queue goes on where it stopped. */
 	csdi_sem_put(s, (uint64_t)p->walk_active);
 	if (p->walk_active) {
@@ -980,6 +999,34 @@ static void ptm_ts_set(csd_flow_decoder *dec, uint64_t raw, unsigned known)
 	csdi_ptm_pkt_set_ts(dec->ptm, raw, known);
 }
 
+/* Where later returns go: the entries known, newest first. */
+static void ptm_rs_get(const csd_flow_decoder *dec, struct csdi_flow_rs *rs)
+{
+	const struct csdi_ptm_state *p = &dec->u.ptm;
+	rs->n = p->rstack_n;
+	rs->room = p->rstack_on ? p->rstack_room : 0;
+	for (unsigned i = 0; i < p->rstack_n; i++) {
+		unsigned k = (p->rstack_top + CSDI_RSTACK - i) % CSDI_RSTACK;
+		rs->addr[i] = p->rstack_addr[k];
+		rs->isa[i] = p->rstack_isa[k];
+	}
+	rs->uses = p->rs_uses;
+	rs->used = p->rs_uses ? atomic_load_explicit(&p->rs_uses->count, memory_order_relaxed) : 0;
+}
+
+static void ptm_rs_fill(csd_flow_decoder *dec, const uint32_t *addr, const uint8_t *isa, unsigned n)
+{
+	struct csdi_ptm_state *p = &dec->u.ptm;
+	const unsigned u = n < p->rstack_room ? n : p->rstack_room;
+	for (unsigned i = 0; i < u; i++) {
+		unsigned k = (p->rstack_top + 2 * CSDI_RSTACK - p->rstack_n - i) % CSDI_RSTACK;
+		p->rstack_addr[k] = addr[i];
+		p->rstack_isa[k] = isa[i];
+	}
+	p->rstack_n += u;
+	p->rstack_room = 0;
+}
+
 const struct csdi_flow_ops csdi_ptm_flow_ops = {
 	.init = ptm_init,
 	.fini = ptm_fini,
@@ -991,4 +1038,6 @@ const struct csdi_flow_ops csdi_ptm_flow_ops = {
 	.sem = ptm_sem,
 	.ts_get = ptm_ts_get,
 	.ts_set = ptm_ts_set,
+	.rs_get = ptm_rs_get,
+	.rs_fill = ptm_rs_fill,
 };
