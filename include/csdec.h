@@ -819,6 +819,24 @@ int csd_flow_last_packet(const csd_flow_decoder *dec, struct csd_packet *pkt);
  * them the joined records equal a serial decode's in every member, and a
  * join by csd_flow_state_match() alone leaves the chunk's timestamps
  * without the high bits its decoder was not given.
+ *
+ * Return stack (PTM, ETMCR bit 29): a chunk's decoder knows the entries
+ * it pushed itself, above as many entries from before its cut as the
+ * stack's depth leaves room for (a push past the depth drops the oldest,
+ * known or not, as in the serial decoder); losing sync leaves nothing
+ * unknown below. States match when its known entries are the top ones of
+ * the other decoder's stack and no more lie below them than there is room
+ * for; the join takes the entries below, and csd_flow_state_complete()
+ * gives them to the chunk's decoder (those its pushes have not dropped
+ * since). A chunk's decoder that has popped past its known entries after
+ * the point, where the serial decoder had entries below them, made records
+ * that are not the serial decode's: the match is then refused, and
+ * csd_flow_state_complete() fails. So call csd_flow_state_match() or _join()
+ * once the chunk's decoder has made the records the join is to keep (all
+ * it will make before csd_flow_state_complete()); a saved state shares a
+ * count of such pops with its decoder (it stays valid after the decoder is
+ * freed). A join by csd_flow_state_match() alone leaves the chunk's
+ * decoder without those entries (a later return to them is not known).
  * ---------------------------------------------------------------------- */
 
 /**
@@ -855,7 +873,9 @@ int csd_flow_state_save(const csd_flow_decoder *dec, csd_flow_state **out);
  * same bytes then decode to the same records, once the timestamps of st's
  * decoder are completed as the section says), 0 if not (or if either is
  * at a point where states cannot be compared). The timestamp is compared
- * in the low bits st's decoder had been given only.
+ * in the low bits st's decoder had been given only, the return stack in
+ * the entries st's decoder knew (see the section: also 0 if st's decoder
+ * has since popped past them where dec has entries below them).
  * Errors: CSD_EINVAL (NULL argument, records still to deliver, or a
  * decoder of another protocol or mode than st's).
  */
@@ -863,7 +883,7 @@ int csd_flow_state_match(const csd_flow_decoder *dec, const csd_flow_state *st);
 
 /**
  * As csd_flow_state_match(serial, st), and on a match (1) keep in st the
- * timestamp of `serial`, the decoder that saw everything before the point
+ * timestamp and the return stack of `serial`, the decoder that saw everything before the point
  * (or was itself completed), for csd_flow_state_complete() and
  * csd_flow_state_complete_records(). Returns 1, 0 or an error as
  * csd_flow_state_match() does; st changes only on 1.
@@ -879,9 +899,14 @@ int csd_flow_state_join(csd_flow_state *st, const csd_flow_decoder *serial);
  * not yet delivered. Its records delivered from csd_flow_state_records(st)
  * on are completed with csd_flow_state_complete_records(). Calling it
  * again is harmless.
+ * With the return stack, it also gives dec the serial decoder's entries
+ * below its known ones (see the section).
  * Errors: CSD_EINVAL (NULL argument, st not joined, dec of another
  * protocol or mode, or dec knowing fewer timestamp bits than when st was
- * saved: not st's decoder).
+ * saved or reset since: not st's decoder; or dec having popped past its
+ * known return-stack entries since st's point where the serial decoder
+ * had entries below them: its records since are not the serial decode's,
+ * and nothing is changed).
  */
 int csd_flow_state_complete(const csd_flow_state *st, csd_flow_decoder *dec);
 

@@ -3,7 +3,7 @@
  * decoding of one source"): the cut points and the semantic state of a
  * flow decoder, saved and compared. It sits beside flow.c at the top of
  * the flow layers and reaches the protocols through their operations
- * table only (the `sem` operation).
+ * table only (`sem`, `ts_get`/`ts_set`, `rs_get`/`rs_fill`).
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -44,6 +44,10 @@ struct csd_flow_state {
 	/* Set by csd_flow_state_join: the serial decoder's timestamp there. */
 	int joined;
 	struct csdi_flow_ts serial;
+	/* The return stack (with rs_get): the decoder's, its `uses` held
+	 * (counted after the point by the decoder), and at the join the
+	 * serial decoder's (its `uses` not kept). */
+	struct csdi_flow_rs rs, serial_rs;
 	unsigned n;
 	uint64_t w[];           /* the semantic state's n words */
 };
@@ -139,9 +143,35 @@ int csd_flow_state_save(const csd_flow_decoder *dec, csd_flow_state **out)
 	dec->ops->ts_get(dec, &st->ts);
 	st->joined = 0;
 	memset(&st->serial, 0, sizeof(st->serial));
+	memset(&st->rs, 0, sizeof(st->rs));
+	memset(&st->serial_rs, 0, sizeof(st->serial_rs));
+	if (dec->ops->rs_get) {
+		dec->ops->rs_get(dec, &st->rs);
+		csdi_rs_uses_ref(st->rs.uses);
+	}
 	st->n = n;
 	*out = st;
 	return CSD_OK;
+}
+
+/*
+ * The return stack: the serial decoder's (s) top entries are the chunk's
+ * known ones (c) and no more of them lie below than can be there (c's
+ * room; none for a stack whose bottom is known). Exact while the chunk's
+ * decoder pops only known entries after the point: until then both
+ * decoders push and pop alike, the serial one's entries below staying
+ * untouched but for those its pushes drop (csd_flow_state_complete()).
+ * Once it has popped past them (counted in c->uses) where the serial one
+ * had entries, its records from there on are not the serial decode's.
+ */
+static int rs_match(const struct csdi_flow_rs *c, const struct csdi_flow_rs *s)
+{
+	if (c->n > s->n || s->n - c->n > c->room)
+		return 0;
+	for (unsigned i = 0; i < c->n; i++)
+		if (c->addr[i] != s->addr[i] || c->isa[i] != s->isa[i])
+			return 0;
+	return s->n == c->n || !c->uses || atomic_load_explicit(&c->uses->count, memory_order_relaxed) == c->used;
 }
 
 int csd_flow_state_match(const csd_flow_decoder *dec, const csd_flow_state *st)
@@ -158,6 +188,12 @@ int csd_flow_state_match(const csd_flow_decoder *dec, const csd_flow_state *st)
 	flow_sem(dec, &s);
 	if (s.bad || s.differ || s.n != st->n)
 		return 0;
+	if (dec->ops->rs_get) {
+		struct csdi_flow_rs r;
+		dec->ops->rs_get(dec, &r);
+		if (!rs_match(&st->rs, &r))
+			return 0;
+	}
 	/* The timestamp: every bit st's decoder knew is known here too and
 	 * the same. The bits it did not know, above, are what its later
 	 * timestamps lack; csd_flow_state_join() keeps them. */
@@ -171,6 +207,10 @@ int csd_flow_state_join(csd_flow_state *st, const csd_flow_decoder *serial)
 	const int m = csd_flow_state_match(serial, st);
 	if (m == 1) {
 		serial->ops->ts_get(serial, &st->serial);
+		if (serial->ops->rs_get) {
+			serial->ops->rs_get(serial, &st->serial_rs);
+			st->serial_rs.uses = NULL;
+		}
 		st->joined = 1;
 	}
 	return m;
@@ -219,6 +259,19 @@ int csd_flow_state_complete(const csd_flow_state *st, csd_flow_decoder *dec)
 	dec->ops->ts_get(dec, &t);
 	if (t.known < st->ts.known)
 		return CSD_EINVAL; /* not st's decoder at or after its point */
+	/* The return stack: the serial decoder's entries below the chunk's
+	 * known ones at the point, those not dropped since (rs_fill keeps
+	 * at most the room left: pushes past the depth drop the oldest, as
+	 * the serial decoder's did). None is lost to a pop, as the join
+	 * required none past the known ones; one since the join refuses. */
+	struct csdi_flow_rs r;
+	if (dec->ops->rs_get) {
+		dec->ops->rs_get(dec, &r);
+		if (r.uses != st->rs.uses)
+			return CSD_EINVAL; /* not st's decoder (reset since) */
+		if (st->serial_rs.n > st->rs.n && r.used != st->rs.used)
+			return CSD_EINVAL; /* popped past its known entries since */
+	}
 	/* The packet decoder's, for the timestamps to come. */
 	const uint64_t raw = (t.raw & low_bits(t.known)) | (st->serial.raw & ~low_bits(t.known));
 	dec->ops->ts_set(dec, raw, t.known > st->serial.known ? t.known : st->serial.known);
@@ -228,6 +281,9 @@ int csd_flow_state_complete(const csd_flow_state *st, csd_flow_decoder *dec)
 		rec_fill(st, &dec->q[(dec->qhead + k) % CSDI_FLOW_QCAP]);
 	if (dec->have_pkt && dec->pkt->type == CSD_PKT_TIMESTAMP)
 		dec->pkt->timestamp = ts_fill(dec->pkt->timestamp, t.known, &st->serial);
+	if (dec->ops->rs_fill)
+		dec->ops->rs_fill(dec, &st->serial_rs.addr[st->rs.n], &st->serial_rs.isa[st->rs.n],
+				  st->serial_rs.n - st->rs.n);
 	return CSD_OK;
 }
 
@@ -247,5 +303,7 @@ uint64_t csd_flow_state_records(const csd_flow_state *st)
 
 void csd_flow_state_free(csd_flow_state *st)
 {
+	if (st)
+		csdi_rs_uses_unref(st->rs.uses);
 	free(st);
 }

@@ -9,6 +9,8 @@
 #ifndef CSD_FLOW_H
 #define CSD_FLOW_H
 
+#include <stdatomic.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "arm_isa.h"
@@ -89,6 +91,45 @@ struct csdi_lost {
 };
 
 #define CSDI_RSTACK 16
+#define CSDI_RS_UNKNOWN 0xFF    /* rstack_isa of a slot standing for an unknown entry */
+
+/*
+ * How often a decoder has popped its return stack when it held none of
+ * the entries it knows while entries from before its start could lie
+ * below them (a decoder that started at a cut): shared between the
+ * decoder and the states saved from it (chunk.c), so that a join can see
+ * whether the decoder needed such an entry after the state's point.
+ * Counted, not flagged, so that a use before the point and one after it
+ * are told apart; the decoder counts in its own state and copies the
+ * count here after each run and step (rs_publish, ptm_flow.c).
+ */
+struct csdi_rs_uses {
+	atomic_uint refs;
+	atomic_uint_fast64_t count;
+};
+
+static inline void csdi_rs_uses_ref(struct csdi_rs_uses *u)
+{
+	if (u)
+		atomic_fetch_add_explicit(&u->refs, 1, memory_order_relaxed);
+}
+
+static inline void csdi_rs_uses_unref(struct csdi_rs_uses *u)
+{
+	if (u && atomic_fetch_sub_explicit(&u->refs, 1, memory_order_acq_rel) == 1)
+		free(u);
+}
+
+/* A decoder's return stack as chunk.c compares and completes it: the n
+ * entries it knows, newest first, above at most `room` entries from before
+ * its start that it does not know (0: nothing lies below them). */
+struct csdi_flow_rs {
+	unsigned n, room;
+	uint32_t addr[CSDI_RSTACK];
+	uint8_t isa[CSDI_RSTACK];
+	struct csdi_rs_uses *uses;  /* the decoder's (not referenced) */
+	uint64_t used;              /* the decoder's count of them then */
+};
 
 struct csdi_walk_cache;
 
@@ -98,6 +139,15 @@ struct csdi_ptm_state {
 	uint32_t rstack_addr[CSDI_RSTACK];
 	uint8_t rstack_isa[CSDI_RSTACK];
 	unsigned rstack_top, rstack_n;
+	/* Slots below the known entries whose rstack_isa is
+	 * CSDI_RS_UNKNOWN stand for entries from before the decoder's start
+	 * (all of them at the start: csdi_flow_rs): a push past the depth
+	 * overwrites the oldest such slot as it drops that entry, and pops
+	 * leave them alone, so they need no work of their own. */
+	struct csdi_rs_uses *rs_uses;  /* with rstack_on */
+	/* Pops past the known entries onto such a slot, and how many of
+	 * them rs_uses has been told (after each run and step). */
+	uint64_t rs_pops, rs_published;
 	/* A suspended walk (instruction mode, queue full). */
 	int walk_active;
 	int walk_kind;
@@ -175,6 +225,12 @@ struct csdi_flow_ops {
 	 * raw (within the timestamp size) with its low `known` bits. */
 	void (*ts_get)(const csd_flow_decoder *dec, struct csdi_flow_ts *ts);
 	void (*ts_set)(csd_flow_decoder *dec, uint64_t raw, unsigned known);
+	/* The return stack (left out of sem; NULL without one): rs_get as
+	 * csdi_flow_rs; rs_fill puts below the known entries those of
+	 * addr/isa (newest first, n of them) that are still there (up to
+	 * the room rs_get gives), and leaves nothing unknown below. */
+	void (*rs_get)(const csd_flow_decoder *dec, struct csdi_flow_rs *rs);
+	void (*rs_fill)(csd_flow_decoder *dec, const uint32_t *addr, const uint8_t *isa, unsigned n);
 };
 extern const struct csdi_flow_ops csdi_etm3_flow_ops;
 extern const struct csdi_flow_ops csdi_ptm_flow_ops;

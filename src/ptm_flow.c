@@ -34,6 +34,16 @@ static int ptm_init(csd_flow_decoder *dec)
 	if (dec->cfg.trace.etmccer & (1u << 24))
 		dec->wp_flags |= CSDI_INSNF_DMB_DSB;
 	dec->u.ptm.rstack_on = (dec->cfg.trace.etmcr >> 29) & 1;
+	/* What came before the start is unknown: the stack too. */
+	if (dec->u.ptm.rstack_on) {
+		memset(dec->u.ptm.rstack_isa, CSDI_RS_UNKNOWN, sizeof(dec->u.ptm.rstack_isa));
+		struct csdi_rs_uses *u = malloc(sizeof(*u));
+		if (!u)
+			return CSD_ENOMEM;
+		atomic_init(&u->refs, 1);
+		atomic_init(&u->count, 0);
+		dec->u.ptm.rs_uses = u;
+	}
 	dec->u.ptm.walk_max_blocks = CSDI_WALK_MAX_BLOCKS;
 	return CSD_OK;
 }
@@ -44,6 +54,8 @@ static void ptm_fini(csd_flow_decoder *dec)
 	dec->walk_cache = NULL;
 	csd_ptm_pkt_free(dec->ptm);
 	dec->ptm = NULL;
+	csdi_rs_uses_unref(dec->u.ptm.rs_uses);
+	dec->u.ptm.rs_uses = NULL;
 }
 
 void csdi_ptm_flow_walk_cache(csd_flow_decoder *dec, int on, size_t max_bytes)
@@ -67,7 +79,9 @@ static void lose_sync(csd_flow_decoder *dec)
 {
 	dec->synced = 0;
 	dec->addr_valid = 0;
+	/* A serial decoder's stack is empty here too: nothing unknown. */
 	dec->u.ptm.rstack_n = 0;
+	memset(dec->u.ptm.rstack_isa, 0, sizeof(dec->u.ptm.rstack_isa));
 	dec->u.ptm.walk_active = 0;
 }
 
@@ -82,8 +96,12 @@ static void rstack_push(struct csdi_ptm_state *s, uint32_t addr, uint8_t isa)
 
 static int rstack_pop(struct csdi_ptm_state *s, uint32_t *addr, uint8_t *isa)
 {
-	if (!s->rstack_n)
+	if (!s->rstack_n) {
+		/* Past the known entries, where one from before the start
+		 * may lie: counted here, published by rs_publish. */
+		s->rs_pops += s->rstack_isa[s->rstack_top] == CSDI_RS_UNKNOWN;
 		return 0;
+	}
 	*addr = s->rstack_addr[s->rstack_top];
 	*isa = s->rstack_isa[s->rstack_top];
 	s->rstack_top = (s->rstack_top + CSDI_RSTACK - 1) % CSDI_RSTACK;
@@ -929,6 +947,29 @@ static int ptm_atom_run(csd_flow_decoder *dec)
 	}
 }
 
+/* The pops past the known entries, into the object the saved states
+ * share: once per run or step, none in the loops. */
+static inline void rs_publish(struct csdi_ptm_state *s)
+{
+	if (s->rs_pops != s->rs_published) {
+		s->rs_published = s->rs_pops;
+		atomic_store_explicit(&s->rs_uses->count, s->rs_pops, memory_order_relaxed);
+	}
+}
+
+static int ptm_run(csd_flow_decoder *dec)
+{
+	const int took = ptm_atom_run(dec);
+	rs_publish(&dec->u.ptm);
+	return took;
+}
+
+static void ptm_step(csd_flow_decoder *dec)
+{
+	step(dec);
+	rs_publish(&dec->u.ptm);
+}
+
 static int ptm_feed(csd_flow_decoder *dec, const struct csd_bytes *in)
 {
 	return csd_ptm_pkt_feed(dec->ptm, in);
@@ -950,13 +991,7 @@ static void ptm_sem(const csd_flow_decoder *dec, struct csdi_sem *s)
 	csdi_ptm_pkt_sem(dec->ptm, s);
 	/* The atoms of the current packet still to be walked. */
 	csdi_sem_put(s, p->atom_pos);
-	/* The return stack, newest first: where later returns go. */
-	csdi_sem_put(s, p->rstack_n);
-	for (unsigned i = 0; i < p->rstack_n; i++) {
-		unsigned k = (p->rstack_top + CSDI_RSTACK - i) % CSDI_RSTACK;
-		csdi_sem_put(s, p->rstack_addr[k]);
-		csdi_sem_put(s, p->rstack_isa[k]);
-	}
+	/* The return stack is compared on its own (rs_get). */
 	/* A walk suspended on a full queue goes on where it stopped. */
 	csdi_sem_put(s, (uint64_t)p->walk_active);
 	if (p->walk_active) {
@@ -980,15 +1015,55 @@ static void ptm_ts_set(csd_flow_decoder *dec, uint64_t raw, unsigned known)
 	csdi_ptm_pkt_set_ts(dec->ptm, raw, known);
 }
 
+/* Where later returns go: the entries known, newest first. */
+static void ptm_rs_get(const csd_flow_decoder *dec, struct csdi_flow_rs *rs)
+{
+	const struct csdi_ptm_state *p = &dec->u.ptm;
+	rs->n = p->rstack_n;
+	for (unsigned i = 0; i < p->rstack_n; i++) {
+		unsigned k = (p->rstack_top + CSDI_RSTACK - i) % CSDI_RSTACK;
+		rs->addr[i] = p->rstack_addr[k];
+		rs->isa[i] = p->rstack_isa[k];
+	}
+	/* The unknown entries below: the slots still standing for one, down
+	 * to the first that a push has overwritten since. */
+	rs->room = 0;
+	while (p->rstack_on && rs->n + rs->room < CSDI_RSTACK &&
+	       p->rstack_isa[(p->rstack_top + 2 * CSDI_RSTACK - rs->n - rs->room) % CSDI_RSTACK] == CSDI_RS_UNKNOWN)
+		rs->room++;
+	rs->uses = p->rs_uses;
+	rs->used = p->rs_pops;
+}
+
+static void ptm_rs_fill(csd_flow_decoder *dec, const uint32_t *addr, const uint8_t *isa, unsigned n)
+{
+	struct csdi_ptm_state *p = &dec->u.ptm;
+	struct csdi_flow_rs now;
+	ptm_rs_get(dec, &now);
+	const unsigned u = n < now.room ? n : now.room;
+	for (unsigned i = 0; i < u; i++) {
+		unsigned k = (p->rstack_top + 2 * CSDI_RSTACK - p->rstack_n - i) % CSDI_RSTACK;
+		p->rstack_addr[k] = addr[i];
+		p->rstack_isa[k] = isa[i];
+	}
+	p->rstack_n += u;
+	/* Nothing unknown is left below. */
+	for (unsigned i = 0; i < CSDI_RSTACK; i++)
+		if (p->rstack_isa[i] == CSDI_RS_UNKNOWN)
+			p->rstack_isa[i] = 0;
+}
+
 const struct csdi_flow_ops csdi_ptm_flow_ops = {
 	.init = ptm_init,
 	.fini = ptm_fini,
 	.feed = ptm_feed,
 	.finish = ptm_finish,
 	.next_packet = ptm_next_packet,
-	.run = ptm_atom_run,
-	.step = step,
+	.run = ptm_run,
+	.step = ptm_step,
 	.sem = ptm_sem,
 	.ts_get = ptm_ts_get,
 	.ts_set = ptm_ts_set,
+	.rs_get = ptm_rs_get,
+	.rs_fill = ptm_rs_fill,
 };

@@ -91,12 +91,17 @@ struct stats {
 	size_t joins, matched, fallback, mismatched_saves, cuts;
 	/* Of those, the joins in sources with timestamp records. */
 	size_t ts_sources, ts_joins, ts_matched;
+	/* ... and in PTM sources with the return stack (ETMCR bit 29). */
+	size_t rs_sources, rs_joins, rs_matched;
 	/* Kept timestamp records that the join completed (changed). */
 	size_t completed;
 };
 
 /* Decode with a cut at every `step`-th sync point; the joined records into
  * *out. */
+static void chunked_at(const struct ctx *c, const size_t *sync, size_t nsync, const size_t *cut, size_t ncut,
+		       struct flow_run *out, struct stats *st);
+
 static void chunked(const struct ctx *c, const size_t *sync, size_t nsync, size_t step, struct flow_run *out,
 		    struct stats *st)
 {
@@ -106,6 +111,15 @@ static void chunked(const struct ctx *c, const size_t *sync, size_t nsync, size_
 	for (size_t i = step - 1; i < nsync; i += step)
 		cut[ncut++] = sync[i];
 	cut[ncut] = c->src->n;
+	chunked_at(c, sync, nsync, cut, ncut, out, st);
+	free(cut);
+}
+
+/* The same with the cuts given: cut[0] = 0 < cut[1] < ... < cut[ncut] =
+ * the source's end. */
+static void chunked_at(const struct ctx *c, const size_t *sync, size_t nsync, const size_t *cut, size_t ncut,
+		       struct flow_run *out, struct stats *st)
+{
 	st->cuts += ncut - 1;
 	csd_flow_decoder *prev = csd_flow_new(&c->fc);
 	feed(c, prev, 0, cut[1]);
@@ -183,7 +197,6 @@ static void chunked(const struct ctx *c, const size_t *sync, size_t nsync, size_
 	csd_flow_finish(prev);
 	flow_run_drain(prev, out, FLOW_RUN_NEXT);
 	csd_flow_free(prev);
-	free(cut);
 }
 
 static void serial(const struct ctx *c, struct flow_run *out)
@@ -243,6 +256,11 @@ static void one_source(const char *dir, const struct csd_snapshot *snap, const s
 					ss->config.trace_id, mode ? "insn" : "range", steps[s], bad, ser.n, ch.n);
 			CHECK_EQ(bad, 0);
 			flow_run_free(&ch);
+		}
+		if (ss->config.protocol == CSD_PROTO_PTM && (ss->config.etmcr >> 29 & 1)) {
+			st->rs_sources++;
+			st->rs_joins += st->joins - joins0;
+			st->rs_matched += st->matched - matched0;
 		}
 		if (has_ts) {
 			st->ts_sources++;
@@ -372,16 +390,18 @@ static void put_e(csd_ptm_encoder *pe, struct source *s)
 }
 
 /*
- * The fallback: PTM with the return stack, a call traced before a cut
- * and its return (an E atom with no address: the target is popped) after
- * the next sync point. At that sync point the chunk's decoder has an empty
- * return stack where the serial one has the return address, and nothing
- * else differs: the saved state must not match (a match would take the
- * chunk's records, which cannot know where the return goes), and the join
- * must give the serial records by decoding the chunk with the previous
- * decoder.
+ * PTM with the return stack, a call traced before a cut and its return (an
+ * E atom with no address: the target is popped) after the next sync point.
+ * At that sync point the chunk's decoder knows no return-stack entry where
+ * the serial one has the return address, and nothing else differs: the
+ * states match (the entry lies in the unknown bottom), unless the chunk's
+ * decoder has since popped past its known entries (the return), which it
+ * does once it decodes on: then the join is refused (its records, which
+ * cannot know where the return goes, would be taken) and the chunk falls
+ * back. A chunk that ends at that sync point joins by the match, and the
+ * completion gives its decoder the return address for the return.
  */
-static void return_stack_fallback(void)
+static void return_stack_joins(void)
 {
 	const uint32_t etmcr = 1u << 29;
 	struct csd_trace_config tc = { .size = sizeof(tc), .protocol = CSD_PROTO_PTM, .etmcr = etmcr,
@@ -400,11 +420,11 @@ static void return_stack_fallback(void)
 	memset(&src, 0, sizeof(src));
 	put_sync(pe, &src, 0x1000);
 	put_e(pe, &src);            /* bl 0x1020: 0x1010 pushed */
-	put_sync(pe, &src, 0x1020); /* the cut */
-	put_sync(pe, &src, 0x1020); /* the chunk's first sync point */
+	put_sync(pe, &src, 0x1020); /* the cut (sync[0]) */
+	put_sync(pe, &src, 0x1020); /* the chunk's first sync point (sync[1]) */
 	put_e(pe, &src);            /* bx lr: to 0x1010, popped */
 	put_e(pe, &src);            /* b 0x1000 */
-	put_sync(pe, &src, 0x1000);
+	put_sync(pe, &src, 0x1000); /* sync[2] */
 	put_e(pe, &src);
 	csd_ptm_enc_free(pe);
 
@@ -425,7 +445,7 @@ static void return_stack_fallback(void)
 			popped = 1;
 	CHECK(popped);
 
-	/* The state at the first sync point after the cut differs. */
+	/* At the first sync point after the cut the states match ... */
 	csd_flow_decoder *prev = csd_flow_new(&c.fc), *d = csd_flow_new(&c.fc);
 	struct flow_run junk;
 	memset(&junk, 0, sizeof(junk));
@@ -433,32 +453,74 @@ static void return_stack_fallback(void)
 	feed(&c, d, sync[0], sync[1]);
 	flow_run_drain(prev, &junk, FLOW_RUN_NEXT);
 	flow_run_drain(d, &junk, FLOW_RUN_NEXT);
-	csd_flow_state *st = NULL;
+	csd_flow_state *st = NULL, *st2 = NULL;
 	CHECK_EQ(csd_flow_state_save(d, &st), 0);
+	CHECK_EQ(csd_flow_state_match(prev, st), 1);
+	CHECK_EQ(csd_flow_state_join(st, prev), 1);
+	/* ... until the chunk's decoder pops the entry it does not know:
+	 * then the match is refused, and so is the completion of a join
+	 * made before. */
+	feed(&c, d, sync[1], sync[2]);
+	flow_run_drain(d, &junk, FLOW_RUN_NEXT);
+	CHECK_EQ(csd_flow_state_save(d, &st2), 0);
 	CHECK_EQ(csd_flow_state_match(prev, st), 0);
+	CHECK_EQ(csd_flow_state_complete(st, d), CSD_EINVAL);
+	/* A state saved after that pop compares as usual (here the chunk's
+	 * address is lost to it, the serial decoder's is not). */
+	feed(&c, prev, sync[1], sync[2]);
+	flow_run_drain(prev, &junk, FLOW_RUN_NEXT);
+	CHECK_EQ(csd_flow_state_match(prev, st2), 0);
 	csd_flow_state_free(st);
-	/* ... and that of a decoder that saw the same bytes matches. */
+	csd_flow_state_free(st2);
+	csd_flow_free(d);
+	csd_flow_free(prev);
+	/* A state of a decoder that saw the same bytes matches. */
+	prev = csd_flow_new(&c.fc);
 	csd_flow_decoder *twin = csd_flow_new(&c.fc);
+	feed(&c, prev, 0, sync[1]);
 	feed(&c, twin, 0, sync[1]);
+	flow_run_drain(prev, &junk, FLOW_RUN_NEXT);
 	flow_run_drain(twin, &junk, FLOW_RUN_NEXT);
 	CHECK_EQ(csd_flow_state_save(prev, &st), 0);
 	CHECK_EQ(csd_flow_state_match(twin, st), 1);
 	csd_flow_state_free(st);
 	csd_flow_free(twin);
-	csd_flow_free(d);
 	csd_flow_free(prev);
 	flow_run_free(&junk);
 
+	/* Cut at every sync point: chunk 1 ends at sync[1] and joins by the
+	 * match there, its decoder completed with the return address, which
+	 * it then pops (chunk 2 falls back to it: its decoder lost the
+	 * address to the unknown pop); chunk 3 has no sync point to join at.
+	 * Every second one: chunk 1 from sync[1] pops before its only point
+	 * (sync[2]), where its address differs. Every third: no point. */
 	static const size_t steps[] = { 1, 2, 3 };
+	static const size_t want_joins[] = { 3, 1, 1 }, want_matched[] = { 1, 0, 0 };
 	for (size_t s = 0; s < 3; s++) {
-		struct stats st2 = { 0 };
+		struct stats sts = { 0 };
 		struct flow_run ch;
 		memset(&ch, 0, sizeof(ch));
-		chunked(&c, sync, nsync, steps[s], &ch, &st2);
+		chunked(&c, sync, nsync, steps[s], &ch, &sts);
 		CHECK_EQ(compare(&ser, &ch), 0);
-		CHECK_EQ(st2.matched, 0);
-		CHECK_EQ(st2.fallback, st2.joins);
-		CHECK(st2.joins > 0);
+		CHECK_EQ(sts.joins, want_joins[s]);
+		CHECK_EQ(sts.matched, want_matched[s]);
+		CHECK_EQ(sts.fallback, sts.joins - sts.matched);
+		flow_run_free(&ch);
+	}
+	/* One cut, at sync[0]: the chunk's state at sync[1] is refused (its
+	 * decoder pops the return it does not know after it), the one at
+	 * sync[2] differs (the chunk lost its address there), so the chunk
+	 * falls back. */
+	{
+		const size_t cut[] = { 0, sync[0], src.n };
+		struct stats sts = { 0 };
+		struct flow_run ch;
+		memset(&ch, 0, sizeof(ch));
+		chunked_at(&c, sync, nsync, cut, 2, &ch, &sts);
+		CHECK_EQ(compare(&ser, &ch), 0);
+		CHECK_EQ(sts.joins, 1);
+		CHECK_EQ(sts.matched, 0);
+		CHECK_EQ(sts.mismatched_saves, 2);
 		flow_run_free(&ch);
 	}
 	flow_run_free(&ser);
@@ -719,7 +781,7 @@ static void ts_joins(void)
 int main(void)
 {
 	scan_cases();
-	return_stack_fallback();
+	return_stack_joins();
 	ts_joins();
 	struct stats tc2 = { 0 }, gen = { 0 };
 	char dir[2048];
@@ -749,9 +811,10 @@ int main(void)
 	if (dd)
 		closedir(dd);
 	printf("generated (%zu snapshots): %zu cuts, %zu joins: %zu matched, %zu fell back; %zu saved states did not "
-	       "match; timestamped (%zu source decodes): %zu joins, %zu matched, %zu records completed\n",
+	       "match; timestamped (%zu source decodes): %zu joins, %zu matched, %zu records completed; "
+	       "return stack (%zu source decodes): %zu joins, %zu matched\n",
 	       snaps, gen.cuts, gen.joins, gen.matched, gen.fallback, gen.mismatched_saves, gen.ts_sources,
-	       gen.ts_joins, gen.ts_matched, gen.completed);
+	       gen.ts_joins, gen.ts_matched, gen.completed, gen.rs_sources, gen.rs_joins, gen.rs_matched);
 	CHECK(snaps > 0);
 	CHECK(gen.matched > 0);
 	/* Timestamped sources join by a match nearly always, timestamps
@@ -760,6 +823,12 @@ int main(void)
 	CHECK(gen.ts_sources > 0);
 	CHECK(gen.ts_matched * 10 >= gen.ts_joins * 9);
 	CHECK(gen.completed > 0);
+	/* With the return stack too: the chunk's known entries are compared
+	 * with the serial decoder's top ones, and the join completes the
+	 * rest (the joins that fall back are of chunks without a sync point
+	 * after their cut). */
+	CHECK(gen.rs_sources > 0);
+	CHECK(gen.rs_matched * 10 >= gen.rs_joins * 7);
 	CHECK(tc2.mismatched_saves + gen.mismatched_saves > 0);
 	return check_done("test_chunks");
 }
