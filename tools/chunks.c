@@ -390,11 +390,13 @@ static void join_oldest(struct chunks *c)
 	 * pass it straight on. */
 	if (j >= 0 && c->keep == KEEP_TEXT && c->ctx->merge && !merge_direct(c->ctx->merge, c->s))
 		j = -1;
+	/* From the match on, the chunk's decode is the serial one, once given
+	 * what it did not know: timestamp bits, return-stack entries
+	 * (csdec.h); a decoder that cannot take them joins as no match. */
+	if (j >= 0 && csd_flow_state_complete(k->saved[j], k->dec) != CSD_OK)
+		j = -1;
 	if (j >= 0) {
-		/* From the match on, the chunk's decode is the serial one, once
-		 * given the timestamp bits it did not know (csdec.h). */
 		const csd_flow_state *st = k->saved[j];
-		csd_flow_state_complete(st, k->dec);
 		for (size_t r = k->mark[j].nrec; r < k->t.nrec; r++)
 			csd_flow_state_complete_records(st, &k->rec[r].r, 1);
 		hand_on(c, k, &k->mark[j]);
