@@ -360,6 +360,91 @@ static void fuzz_flow_compare(csd_image *img, const struct fuzz_rec_list *a, con
 	FUZZ_CHECK(j == b->n);
 }
 
+/* Feed dec the stream's bytes [from, to) and drain it into out (NULL: drop). */
+static void fuzz_flow_feed_range(csd_flow_decoder *dec, const struct fuzz_stream *st, size_t from, size_t to,
+				 struct fuzz_rec_list *out)
+{
+	if (to > from) {
+		struct csd_bytes b = fuzz_stream_run(st, from, to - from);
+		FUZZ_CHECK(csd_flow_feed(dec, &b) == CSD_OK);
+	}
+	struct csd_record rec;
+	while (csd_flow_next(dec, &rec) == CSD_OK)
+		if (out)
+			fuzz_flow_push(out, &rec);
+}
+
+/*
+ * The stream cut at every sync point (csd_sync_scan) and joined as csdec.h
+ * describes: each chunk decoded by a reset decoder that saves its state at
+ * the chunk's first sync point after the cut; the decoder that saw
+ * everything before goes on to that point and, where csd_flow_state_join
+ * says the states are equal (and csd_flow_state_complete takes), the
+ * chunk's records from there on (completed) are the serial ones and its
+ * decoder carries on; else the serial decoder decodes the chunk. Whatever
+ * the bytes, the result must be the serial decode `ref`.
+ */
+static void fuzz_flow_chunked(const struct csd_flow_config *cfg, const struct fuzz_stream *st,
+			      const struct fuzz_walk *wk, const struct fuzz_rec_list *ref)
+{
+	size_t cuts[32], nc = 0;
+	if (csd_sync_scan(st->data, st->size, 1, cuts, 32, &nc) != CSD_OK || nc == 0)
+		return;
+	csd_flow_decoder *serial = csd_flow_new(cfg), *spare = csd_flow_new(cfg);
+	if (!serial || !spare) {
+		csd_flow_free(serial);
+		csd_flow_free(spare);
+		return;
+	}
+	if (wk->max_blocks)
+		csdi_ptm_flow_walk_limit(serial, wk->max_blocks);
+	struct fuzz_rec_list out = { NULL, 0, 0 }, kept = { NULL, 0, 0 };
+	fuzz_flow_feed_range(serial, st, 0, cuts[0], &out);
+	for (size_t c = 0; c < nc; c++) {
+		const size_t from = cuts[c], to = c + 1 < nc ? cuts[c + 1] : st->size;
+		size_t inner[2], ni = 0;
+		FUZZ_CHECK(csd_sync_scan(st->data + from, to - from, 1, inner, 2, &ni) == CSD_OK);
+		FUZZ_CHECK(csd_flow_reset(spare) == CSD_OK);
+		if (wk->max_blocks)
+			csdi_ptm_flow_walk_limit(spare, wk->max_blocks);
+		csd_flow_state *saved = NULL;
+		size_t at = to;
+		kept.n = 0;
+		if (ni) {
+			at = from + inner[0];
+			fuzz_flow_feed_range(spare, st, from, at, NULL);
+			if (csd_flow_state_save(spare, &saved) != CSD_OK)
+				saved = NULL;
+			fuzz_flow_feed_range(spare, st, at, to, &kept);
+		}
+		fuzz_flow_feed_range(serial, st, from, at, &out);
+		if (saved && csd_flow_state_join(saved, serial) == 1 && csd_flow_state_complete(saved, spare) == CSD_OK) {
+			FUZZ_CHECK(csd_flow_state_complete_records(saved, kept.r, kept.n) == CSD_OK);
+			for (size_t i = 0; i < kept.n; i++)
+				fuzz_flow_push(&out, &kept.r[i]);
+			csd_flow_decoder *t = serial;
+			serial = spare;
+			spare = t;
+		} else {
+			fuzz_flow_feed_range(serial, st, at, to, &out);
+		}
+		csd_flow_state_free(saved);
+	}
+	FUZZ_CHECK(csd_flow_finish(serial) == CSD_OK);
+	fuzz_flow_feed_range(serial, st, 0, 0, &out);
+	for (size_t i = 0; i < out.n && i < ref->n; i++)
+		if (!fuzz_rec_same(&out.r[i], &ref->r[i])) {
+			fuzz_flow_print("serial", i, &ref->r[i]);
+			fuzz_flow_print("chunked", i, &out.r[i]);
+			FUZZ_CHECK(fuzz_rec_same(&out.r[i], &ref->r[i]));
+		}
+	FUZZ_CHECK(out.n == ref->n);
+	free(out.r);
+	free(kept.r);
+	csd_flow_free(serial);
+	csd_flow_free(spare);
+}
+
 static inline int fuzz_flow_run(uint32_t protocol, const uint8_t *data, size_t size)
 {
 	struct fuzz_hdr h;
@@ -413,6 +498,8 @@ static inline int fuzz_flow_run(uint32_t protocol, const uint8_t *data, size_t s
 		FUZZ_CHECK(plain.n == ranges.n);
 		free(plain.r);
 	}
+	fc.flags = 0;
+	fuzz_flow_chunked(&fc, &st, &wk, &ranges);
 	free(ranges.r);
 	free(insns.r);
 	csd_image_free(img);
