@@ -14,7 +14,8 @@
  * same tag (1-3) fills the value in, and until then the records from the
  * placeholder's on are held back (a queue running short releases them,
  * and data that comes later then makes a record of its own). Store failed
- * (7.4.7) follows the STREX's data packet and takes its record back.
+ * (7.4.7) follows the STREX's data packet, no packet between, and takes
+ * its record back.
  * Value not traced (7.4.5) skips a transfer. Data suppressed (7.4.6) is a
  * CSD_REC_DATA_LOST record and ends the instruction's transfers.
  *
@@ -343,6 +344,41 @@ static void ooo_data(csd_flow_decoder *dec, struct csdi_etm3_data *d, const stru
 	d->last_offset = r->offset;
 }
 
+void csdi_etm3_data_other_packet(csd_flow_decoder *dec)
+{
+	dec->u.etm3.data->last_valid = 0;
+}
+
+/* The ring slot of the record at ring slot `slot` now that the record at
+ * queue position k has been removed (dec->qlen is already one less);
+ * *gone when it was that record. Slots of records no longer queued stay
+ * as they are (queued_at finds them gone). */
+static unsigned slot_after_remove(const csd_flow_decoder *dec, unsigned slot, unsigned k, int *gone)
+{
+	const unsigned rel = (slot + CSDI_FLOW_QCAP - dec->qhead) % CSDI_FLOW_QCAP;
+	*gone = rel == k;
+	return rel > k && rel <= dec->qlen ? (slot + CSDI_FLOW_QCAP - 1) % CSDI_FLOW_QCAP : slot;
+}
+
+void csdi_etm3_data_removed(csd_flow_decoder *dec, unsigned k)
+{
+	struct csdi_etm3_data *d = dec->u.etm3.data;
+	int gone;
+	if (d->last_valid) {
+		d->last_slot = slot_after_remove(dec, d->last_slot, k, &gone);
+		if (gone)
+			d->last_valid = 0;
+	}
+	for (unsigned t = 1; t <= 3; t++) {
+		struct ooo_slot *o = &d->ooo[t];
+		if (!o->used || o->released)
+			continue;
+		o->slot = slot_after_remove(dec, o->slot, k, &gone);
+		if (gone)
+			o->released = 1;
+	}
+}
+
 static void store_failed(csd_flow_decoder *dec, struct csdi_etm3_data *d, const struct csd_packet *p)
 {
 	long k = d->last_valid ? queued_at(dec, d->last_slot, d->last_offset) : -1;
@@ -354,6 +390,7 @@ static void store_failed(csd_flow_decoder *dec, struct csdi_etm3_data *d, const 
 		return;
 	}
 	csdi_flow_remove(dec, (unsigned)k);
+	csdi_etm3_data_removed(dec, (unsigned)k);
 }
 
 void csdi_etm3_data_packet(csd_flow_decoder *dec, const struct csd_packet *p)

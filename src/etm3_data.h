@@ -17,6 +17,14 @@ void csdi_etm3_data_insn(csd_flow_decoder *dec, uint32_t addr, uint8_t isa, int 
 /* A data packet: Normal data, Out-of-order placeholder / data, Value not
  * traced, Store failed, Data suppressed. */
 void csdi_etm3_data_packet(csd_flow_decoder *dec, const struct csd_packet *p);
+/* A packet other than a data packet came (P-headers, branches, anything
+ * else but Ignore): a Store failed after it has no data packet right
+ * before it (IHI 0014 7.4.7). */
+void csdi_etm3_data_other_packet(csd_flow_decoder *dec);
+/* The record at queue position k (from the head) was removed
+ * (csdi_flow_remove): the records made here that came after it moved one
+ * place toward the head. */
+void csdi_etm3_data_removed(csd_flow_decoder *dec, unsigned k);
 /* Records from an out-of-order placeholder's on wait for its data: keep
  * dec->qready / dec->qmark before the oldest such record. */
 void csdi_etm3_data_hold(csd_flow_decoder *dec);

@@ -229,6 +229,10 @@ static size_t pheader_run_general(csd_flow_decoder *dec, const uint8_t *h, size_
 				  const uint8_t *ph, const uint64_t *offs, uint64_t base)
 {
 	size_t i = 0;
+	/* The run starts with a P-header (and, in range mode, may take
+	 * branch packets and I-syncs between headers): not data packets. */
+	if (dec->u.etm3.data)
+		csdi_etm3_data_other_packet(dec);
 	/* A header yields at most 16 instruction records and a few others. */
 	for (; i < n && ph[h[i]] && csdi_flow_room(dec) > CSDI_FLOW_QPRODUCE; i++) {
 		const struct csd_atoms *a = &tab[h[i]];
@@ -877,6 +881,8 @@ static int cancel_last(csd_flow_decoder *dec, uint32_t *addr, uint64_t *cycles, 
 			*addr = (uint32_t)(r->type == CSD_REC_INSN ? r->addr : r->last);
 			*cycles = r->cycles;
 			csdi_flow_remove(dec, k);
+			if (s->data)
+				csdi_etm3_data_removed(dec, k);
 		} else {
 			*addr = (uint32_t)r->last;
 			*cycles = s->last_cycles;
@@ -1014,6 +1020,12 @@ static void step_packet(csd_flow_decoder *dec)
 {
 	struct csd_packet *p = dec->pkt;
 	struct csd_record *r;
+
+	/* Store failed comes right after its data packet (IHI 0014 7.4.7);
+	 * the data packet types are NORMAL_DATA .. DATA_SUPPRESSED. */
+	if (dec->u.etm3.data && (p->type < CSD_PKT_NORMAL_DATA || p->type > CSD_PKT_DATA_SUPPRESSED) &&
+	    p->type != CSD_PKT_IGNORE)
+		csdi_etm3_data_other_packet(dec);
 
 	switch (p->type) {
 	case CSD_PKT_NOSYNC:
