@@ -10,8 +10,9 @@
 #                           BENCH_MEM_LIMIT_MB of peak RSS beyond the image
 #   make bench-tool         only the whole-process table: `csdec decode
 #                           --format none` against OpenCSD's flow decode as a
-#                           process (ocsd_bench flow), on the single TC2
-#                           capture and on TC2 x200 (BENCH_WHOLE)
+#                           process (ocsd_bench flow) and trc_pkt_lister
+#                           -decode_only, on the single TC2 capture and on
+#                           TC2 x200 (BENCH_WHOLE)
 #   make bench-jobs         only the --jobs rows
 #   make bench-callgrind    instruction counts (valgrind --tool=callgrind) of
 #                           csdec's packet and flow decoding of the TC2 input
@@ -44,12 +45,13 @@ BENCH_JOBS_PTM := $(BENCH_DIR)/gen-ptmplain-30mb
 BENCH_HOSTILE_MB ?= 8
 BENCH_HOSTILE := $(BENCH_DIR)/hostile-walk-$(BENCH_HOSTILE_MB)mb
 # Whole processes (bench_run --whole): TC2's 32 KB capture as recorded, and
-# its buffer 200 times over. OpenCSD's trc_pkt_lister is not packaged by
-# Debian (and its source package could not be fetched here: BENCHMARKS.md),
-# so OpenCSD's side is ocsd_bench's flow decode as a whole process.
+# its buffer 200 times over, against ocsd_bench's flow decode as a whole
+# process and, where installed (Debian package libopencsd-bin), OpenCSD's
+# own tool trc_pkt_lister (BENCH_LISTER; empty: that column left out).
 BENCH_TC2_X200 := $(BENCH_DIR)/tc2-200x
 BENCH_WHOLE := tc2=$(SHARED)/traces/TC2 tc2-x200=$(BENCH_TC2_X200)
 BENCH_OCSD_VERSION := $(shell $(PKG_CONFIG) --modversion libopencsd 2>/dev/null)
+BENCH_LISTER ?= $(shell command -v trc_pkt_lister 2>/dev/null)
 BENCH_BINS := $(BENCH_DIR)/csdec_bench $(BENCH_DIR)/ocsd_bench $(BENCH_DIR)/bench_run $(BENCH_DIR)/bench_gen \
 	      $(BENCH_DIR)/bench_hostile
 BENCH_OCSD_LIBS := -lopencsd_c_api -lopencsd
@@ -114,7 +116,8 @@ bench-inputs: $(BENCH_TC2)/.stamp $(BENCH_GEN_DIRS:%=%/.stamp) $(BENCH_HOSTILE)/
 BENCH_JOBS_ROWS = tc2=$(BENCH_TC2):none ptm-30mb=$(BENCH_JOBS_PTM):none ptm-30mb=$(BENCH_JOBS_PTM):jsonl \
 	$(notdir $(word 1,$(BENCH_GEN_DIRS)))=$(word 1,$(BENCH_GEN_DIRS)):none
 
-BENCH_WHOLE_ARGS = $(foreach w,$(BENCH_WHOLE),--whole $(w)) --ocsd-version '$(BENCH_OCSD_VERSION)'
+BENCH_WHOLE_ARGS = $(foreach w,$(BENCH_WHOLE),--whole $(w)) --ocsd-version '$(BENCH_OCSD_VERSION)' \
+	$(if $(BENCH_LISTER),--lister $(BENCH_LISTER))
 
 bench: $(BENCH_BINS) $(B)/csdec bench-inputs
 	$(BENCH_DIR)/bench_run --rounds $(BENCH_ROUNDS) --bin $(BENCH_DIR) --tool $(B)/csdec \

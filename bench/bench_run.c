@@ -4,7 +4,7 @@
  * round in child processes, and prints the table of BENCHMARKS.md.
  *
  *   bench_run [--rounds N] [--bin DIR] [--tool CSDEC] [--md FILE] [--hostile NAME=DIR]
- *             [--whole NAME=DIR]... [--ocsd-version V] NAME=SNAPSHOT_DIR...
+ *             [--whole NAME=DIR]... [--ocsd-version V] [--lister TRC_PKT_LISTER] NAME=SNAPSHOT_DIR...
  *   bench_run --mem-check LIMIT_MB [--bin DIR] NAME=SNAPSHOT_DIR
  *
  * Per input and round, in this order: csdec flow, OpenCSD flow, csdec
@@ -33,7 +33,10 @@
  * includes loading the library, the snapshot and the dumps), alternating
  * round by round; a third table gives both CPU times (medians) and the
  * median of the rounds' ratios. --ocsd-version names the library's
- * version in it.
+ * version in it. --lister adds OpenCSD's own tool to that table, in the
+ * same rounds: `trc_pkt_lister -ss_dir DIR -decode_only -logfilename
+ * /dev/null` (it formats every element it decodes; the file option keeps
+ * it off the terminal).
  *
  * --mem-check runs csdec's flow and packet decoding and `csdec decode
  * --format none` once each and fails (exit 1) if peak RSS beyond the image
@@ -171,6 +174,12 @@ static struct run run_tool_none(const char *dir)
 	return run_child(argv, 0);
 }
 
+static struct run run_lister(const char *lister, const char *dir)
+{
+	char *argv[] = { (char *)lister, "-ss_dir", (char *)dir, "-decode_only", "-logfilename", "/dev/null", NULL };
+	return run_child(argv, 0);
+}
+
 static int cmp_double(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;
@@ -275,24 +284,39 @@ static void hostile_table(FILE *out, const char *name, const struct series *h, c
 	fprintf(out, "\n");
 }
 
-/* The whole-process table: per input, the tool's runs t[i] and OpenCSD's
- * o[i] (their process_seconds), alternating. */
+/* s with each run's seconds set to the whole process's CPU time. */
+static struct series process_times(const struct series *s)
+{
+	struct series p = *s;
+	for (int r = 0; r < p.n; r++)
+		p.r[r].seconds = p.r[r].process_seconds;
+	return p;
+}
+
+/* The whole-process table: per input, the tool's runs t[i], OpenCSD's
+ * o[i] and, with l, trc_pkt_lister's l[i] (their process_seconds),
+ * alternating. */
 static void whole_table(FILE *out, const char *ocsd_version, struct series *t, struct series *o,
-			const char *const *names, int n)
+			const struct series *l, const char *const *names, int n)
 {
 	fprintf(out, "\n| input | csdec decode --format none, CPU ms | OpenCSD %s flow decode (ocsd_bench), "
-		     "CPU ms | csdec / OpenCSD | rounds' range |\n", ocsd_version);
-	fprintf(out, "| --- | ---: | ---: | ---: | ---: |\n");
+		     "CPU ms | csdec / OpenCSD | rounds' range |", ocsd_version);
+	if (l)
+		fprintf(out, " trc_pkt_lister %s -decode_only, CPU ms | csdec / trc_pkt_lister | rounds' range |",
+			ocsd_version);
+	fprintf(out, "\n| --- | ---: | ---: | ---: | ---: |%s\n", l ? " ---: | ---: | ---: |" : "");
 	for (int i = 0; i < n; i++) {
-		struct series tc = t[i], oc = o[i];
-		for (int r = 0; r < tc.n; r++) {
-			tc.r[r].seconds = tc.r[r].process_seconds;
-			oc.r[r].seconds = oc.r[r].process_seconds;
-		}
+		const struct series tc = process_times(&t[i]), oc = process_times(&o[i]);
 		double med, lo, hi;
 		round_ratios(&tc, &oc, &med, &lo, &hi);
-		fprintf(out, "| %s (%.2f MB) | %.1f | %.1f | **%.1fx** | %.1fx - %.1fx |\n", names[i],
+		fprintf(out, "| %s (%.2f MB) | %.1f | %.1f | **%.1fx** | %.1fx - %.1fx |", names[i],
 			(double)oc.r[0].bytes / 1e6, median_seconds(&tc) * 1e3, median_seconds(&oc) * 1e3, med, lo, hi);
+		if (l) {
+			const struct series lc = process_times(&l[i]);
+			round_ratios(&tc, &lc, &med, &lo, &hi);
+			fprintf(out, " %.1f | **%.1fx** | %.1fx - %.1fx |", median_seconds(&lc) * 1e3, med, lo, hi);
+		}
+		fprintf(out, "\n");
 	}
 }
 
@@ -337,6 +361,7 @@ int main(int argc, char **argv)
 	const char *whole_names[MAX_INPUTS], *whole_dirs[MAX_INPUTS];
 	int nwhole = 0;
 	const char *ocsd_version = "";
+	const char *lister = NULL;
 
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
@@ -364,6 +389,8 @@ int main(int argc, char **argv)
 			nwhole++;
 		} else if (strcmp(a, "--ocsd-version") == 0 && i + 1 < argc) {
 			ocsd_version = argv[++i];
+		} else if (strcmp(a, "--lister") == 0 && i + 1 < argc) {
+			lister = argv[++i];
 		} else if (strcmp(a, "--mem-check") == 0 && i + 1 < argc) {
 			mem_limit = atof(argv[++i]);
 		} else if (strchr(a, '=') && a[0] != '-' && ninputs < MAX_INPUTS) {
@@ -374,7 +401,7 @@ int main(int argc, char **argv)
 			ninputs++;
 		} else {
 			fprintf(stderr, "usage: bench_run [--rounds N] [--bin DIR] [--tool CSDEC] [--md FILE] "
-					"[--hostile NAME=DIR] [--whole NAME=DIR]... [--ocsd-version V] NAME=DIR...\n"
+					"[--hostile NAME=DIR] [--whole NAME=DIR]... [--ocsd-version V] [--lister PATH] NAME=DIR...\n"
 					"       bench_run --mem-check LIMIT_MB [--bin DIR] NAME=DIR\n");
 			return 2;
 		}
@@ -446,17 +473,19 @@ int main(int argc, char **argv)
 			h_all.r[0].insns, h_all.r[0].errors);
 	}
 	if (nwhole) {
-		static struct series wt[MAX_INPUTS], wo[MAX_INPUTS];
+		static struct series wt[MAX_INPUTS], wo[MAX_INPUTS], wl[MAX_INPUTS];
 		for (int in = 0; in < nwhole; in++) {
 			for (int r = 0; r < rounds; r++) {
 				wt[in].r[r] = run_tool_none(whole_dirs[in]);
 				wo[in].r[r] = run_harness("ocsd_bench", "flow", whole_dirs[in]);
-				wt[in].n = wo[in].n = r + 1;
+				if (lister)
+					wl[in].r[r] = run_lister(lister, whole_dirs[in]);
+				wt[in].n = wo[in].n = wl[in].n = r + 1;
 			}
 		}
 		for (int k = 0; k < 2; k++)
 			if (k ? mdf != NULL : 1)
-				whole_table(k ? mdf : stdout, ocsd_version, wt, wo, whole_names, nwhole);
+				whole_table(k ? mdf : stdout, ocsd_version, wt, wo, lister ? wl : NULL, whole_names, nwhole);
 	}
 	if (mdf)
 		fclose(mdf);

@@ -43,6 +43,7 @@
 #include <string.h>
 
 #include "csdec.h"
+#include "zeroed.h"
 
 #define FRAME_SIZE 16
 #define OUT_CAP 8192            /* staged data bytes */
@@ -159,7 +160,9 @@ csd_frame_decoder *csd_frame_new(const struct csd_frame_config *cfg)
 	memcpy(&c, cfg, cfg->size < sizeof(c) ? cfg->size : sizeof(c));
 	if (c.format != CSD_FRAME_RAW && c.format != CSD_FRAME_ALIGNED && c.format != CSD_FRAME_PORT)
 		return NULL;
-	csd_frame_decoder *dec = calloc(1, sizeof(*dec));
+	/* Fresh zero pages (zeroed.h): the staging buffers are most of the
+	 * decoder, and a capture demultiplexed by ID never touches them. */
+	csd_frame_decoder *dec = csdi_zeroed_new(sizeof(*dec), 0);
 	if (!dec)
 		return NULL;
 	dec->format = c.format;
@@ -177,7 +180,7 @@ void csd_frame_free(csd_frame_decoder *dec)
 	for (unsigned id = 0; id < ID_COUNT; id++)
 		free(dec->batch[id]);
 	free(dec->hunt);
-	free(dec);
+	csdi_zeroed_free(dec, sizeof(*dec));
 }
 
 int csd_frame_feed(csd_frame_decoder *dec, const uint8_t *data, size_t size, uint64_t offset)

@@ -1,9 +1,11 @@
 /* ini.c - tokenizer for snapshot .ini files (see ini.h). */
 #include <errno.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "csdec.h"
@@ -90,67 +92,62 @@ void csdi_ini_free(struct csdi_ini *ini)
 	memset(ini, 0, sizeof(*ini));
 }
 
-/* Read at most CSDI_INI_MAX_FILE bytes plus a terminating NUL. */
+/* Read at most CSDI_INI_MAX_FILE bytes plus a terminating NUL, into a
+ * buffer of about the file's size: a snapshot has dozens of small ini
+ * files, whose text is kept while it is open, and a page-sized buffer
+ * each would touch a page each. */
 static int read_file(struct csdi_ini *ini, const char *path, const char *shown, char *err, size_t errlen)
 {
 	const char *what;
-	int fd = csdi_open_regular(path, &what);
-	FILE *f = fd >= 0 ? fdopen(fd, "rb") : NULL;
-	size_t cap = 4096, len = 0;
-	char *buf;
-
-	if (!f) {
-		int e = errno;
-		if (fd >= 0)
-			close(fd);
+	const int fd = csdi_open_regular(path, &what);
+	if (fd < 0) {
 		if (what)
 			set_err(err, errlen, "%s: cannot open: not a regular file (%s)", shown, what);
 		else
-			set_err(err, errlen, "%s: cannot open: %s", shown, strerror(e));
+			set_err(err, errlen, "%s: cannot open: %s", shown, strerror(errno));
 		return CSD_EIO;
 	}
-	buf = malloc(cap);
-	if (!buf) {
-		fclose(f);
-		set_err(err, errlen, "%s: out of memory", shown);
-		return CSD_ENOMEM;
-	}
-	for (;;) {
+	/* The size is only a hint: the file may change while it is read. */
+	struct stat st;
+	size_t cap = 256;
+	if (fstat(fd, &st) == 0 && st.st_size > 0 && (uint64_t)st.st_size < CSDI_INI_MAX_FILE)
+		cap = (size_t)st.st_size + 2;
+	size_t len = 0;
+	char *buf = malloc(cap);
+	int rc = buf ? CSD_OK : CSD_ENOMEM;
+	while (rc == CSD_OK) {
 		if (len + 1 == cap) {
-			if (cap > CSDI_INI_MAX_FILE) {
-				free(buf);
-				fclose(f);
-				set_err(err, errlen, "%s: file too large (over %u bytes)", shown,
-					(unsigned)CSDI_INI_MAX_FILE);
-				return CSD_EFORMAT;
-			}
-			char *p = realloc(buf, cap * 2);
+			char *p = cap > CSDI_INI_MAX_FILE ? NULL : realloc(buf, cap * 2);
 			if (!p) {
-				free(buf);
-				fclose(f);
-				set_err(err, errlen, "%s: out of memory", shown);
-				return CSD_ENOMEM;
+				rc = cap > CSDI_INI_MAX_FILE ? CSD_EFORMAT : CSD_ENOMEM;
+				break;
 			}
 			buf = p;
 			cap *= 2;
 		}
-		size_t got = fread(buf + len, 1, cap - 1 - len, f);
-		len += got;
-		if (got == 0)
+		const ssize_t got = read(fd, buf + len, cap - 1 - len);
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got < 0)
+			rc = CSD_EIO;
+		else if (got == 0)
 			break;
+		else
+			len += (size_t)got;
 	}
-	int bad = ferror(f);
-	int saved = errno;
-	fclose(f);
-	if (bad) {
+	const int saved = errno;
+	close(fd);
+	if (rc == CSD_OK && len > CSDI_INI_MAX_FILE)
+		rc = CSD_EFORMAT;
+	if (rc != CSD_OK) {
 		free(buf);
-		set_err(err, errlen, "%s: cannot read: %s", shown, strerror(saved));
-		return CSD_EIO;
-	}
-	if (len > CSDI_INI_MAX_FILE) {
-		free(buf);
-		set_err(err, errlen, "%s: file too large (over %u bytes)", shown, (unsigned)CSDI_INI_MAX_FILE);
-		return CSD_EFORMAT;
+		if (rc == CSD_EFORMAT)
+			set_err(err, errlen, "%s: file too large (over %u bytes)", shown, (unsigned)CSDI_INI_MAX_FILE);
+		else if (rc == CSD_EIO)
+			set_err(err, errlen, "%s: cannot read: %s", shown, strerror(saved));
+		else
+			set_err(err, errlen, "%s: out of memory", shown);
+		return rc;
 	}
 	buf[len] = 0;
 	ini->text = buf;
@@ -178,7 +175,9 @@ static int grow(void **arr, size_t *cap, size_t n, size_t elem)
 {
 	if (n < *cap)
 		return 0;
-	size_t ncap = *cap ? *cap * 2 : 64;
+	/* (Small at first: an ini file of a snapshot has a few sections and
+	 * entries, and its arrays are kept while the snapshot is open.) */
+	size_t ncap = *cap ? *cap * 2 : 8;
 	void *p = realloc(*arr, ncap * elem);
 	if (!p)
 		return -1;
