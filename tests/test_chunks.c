@@ -19,6 +19,7 @@
 
 #include "check.h"
 #include "flow_run.h"
+#include "a32_call.h"
 
 /* States saved per chunk: the first sync points inside it. */
 #define SAVES 4
@@ -320,20 +321,6 @@ static void scan_cases(void)
 	csd_flow_state_free(NULL);
 }
 
-/* A32 at 0x1000: a call and its return. */
-static const uint32_t rs_code[] = {
-	0xe3a00001, /* 0x1000 mov r0, #1 */
-	0xe2800001, /* 0x1004 add r0, r0, #1 */
-	0xe5901000, /* 0x1008 ldr r1, [r0] */
-	0xeb000003, /* 0x100c bl 0x1020 */
-	0xe1a00000, /* 0x1010 nop */
-	0xeafffff9, /* 0x1014 b 0x1000 */
-	0xe1a00000, /* 0x1018 nop */
-	0xe1a00000, /* 0x101c nop */
-	0xe2811001, /* 0x1020 add r1, r1, #1 */
-	0xe12fff1e, /* 0x1024 bx lr */
-};
-
 /* Captures made here with the encoders: PTM's or ETMv3's. */
 struct enc {
 	csd_ptm_encoder *pe;
@@ -410,12 +397,7 @@ static void return_stack_joins(void)
 	CHECK(pe != NULL);
 	if (!pe)
 		return;
-	static uint8_t mem[sizeof(rs_code)];
-	for (size_t i = 0; i < sizeof(rs_code) / 4; i++)
-		for (int k = 0; k < 4; k++)
-			mem[4 * i + (size_t)k] = (uint8_t)(rs_code[i] >> (8 * k));
-	csd_image *img = csd_image_new();
-	CHECK_EQ(csd_image_add_buffer(img, 0x1000, mem, sizeof(mem), 0), 0);
+	csd_image *img = a32_call_image();
 	struct source src;
 	memset(&src, 0, sizeof(src));
 	put_sync(pe, &src, 0x1000);
@@ -680,12 +662,7 @@ static void ts_match_cases(const struct csd_trace_config *tc, csd_image *img)
  */
 static void ts_joins(void)
 {
-	static uint8_t mem[sizeof(loop_code)];
-	for (size_t i = 0; i < sizeof(loop_code) / 4; i++)
-		for (int k = 0; k < 4; k++)
-			mem[4 * i + (size_t)k] = (uint8_t)(loop_code[i] >> (8 * k));
-	csd_image *img = csd_image_new();
-	CHECK_EQ(csd_image_add_buffer(img, 0x2000, mem, sizeof(mem), 0), 0);
+	csd_image *img = a32_image(0x2000, loop_code, sizeof(loop_code) / sizeof(loop_code[0]));
 	static const struct {
 		uint32_t protocol, etmidr, etmccer;
 		const char *name;
