@@ -79,6 +79,18 @@ struct ctx {
 	uint8_t id;
 };
 
+/* The decoding of src (its bytes of trace ID id) with tc, img and flags. */
+static struct ctx ctx_of(const struct source *src, uint8_t id, const struct csd_trace_config *tc, csd_image *img,
+			 uint32_t flags)
+{
+	struct ctx c = { .src = src, .id = id };
+	c.fc.size = sizeof(c.fc);
+	c.fc.trace = tc;
+	c.fc.image = img;
+	c.fc.flags = flags;
+	return c;
+}
+
 static void feed(const struct ctx *c, csd_flow_decoder *d, size_t from, size_t to)
 {
 	if (to <= from)
@@ -200,8 +212,10 @@ static void chunked_at(const struct ctx *c, const size_t *sync, size_t nsync, co
 	csd_flow_free(prev);
 }
 
+/* The serial decode, every record into *out (emptied first). */
 static void serial(const struct ctx *c, struct flow_run *out)
 {
+	memset(out, 0, sizeof(*out));
 	csd_flow_decoder *d = csd_flow_new(&c->fc);
 	feed(c, d, 0, c->src->n);
 	flow_run_drain(d, out, FLOW_RUN_NEXT);
@@ -234,13 +248,8 @@ static void one_source(const char *dir, const struct csd_snapshot *snap, const s
 	size_t *sync = malloc((src.n + 1) * sizeof(*sync));
 	CHECK_EQ(csd_sync_scan(src.data, src.n, 0, sync, src.n + 1, &nsync), 0);
 	for (int mode = 0; mode < 2; mode++) {
-		struct ctx c = { .src = &src, .id = ss->config.trace_id };
-		c.fc.size = sizeof(c.fc);
-		c.fc.trace = &ss->config;
-		c.fc.image = img;
-		c.fc.flags = mode ? CSD_FLOW_INSN : 0;
+		const struct ctx c = ctx_of(&src, ss->config.trace_id, &ss->config, img, mode ? CSD_FLOW_INSN : 0);
 		struct flow_run ser;
-		memset(&ser, 0, sizeof(ser));
 		serial(&c, &ser);
 		int has_ts = 0;
 		for (size_t i = 0; i < ser.n && !has_ts; i++)
@@ -413,12 +422,8 @@ static void return_stack_joins(void)
 	size_t sync[8], nsync = 0;
 	CHECK_EQ(csd_sync_scan(src.data, src.n, 0, sync, 8, &nsync), 0);
 	CHECK_EQ(nsync, 3);
-	struct ctx c = { .src = &src };
-	c.fc.size = sizeof(c.fc);
-	c.fc.trace = &tc;
-	c.fc.image = img;
+	const struct ctx c = ctx_of(&src, 0, &tc, img, 0);
 	struct flow_run ser;
-	memset(&ser, 0, sizeof(ser));
 	serial(&c, &ser);
 	int popped = 0;
 	for (size_t i = 0; i < ser.n; i++)
@@ -585,12 +590,7 @@ static void ts_match_cases(const struct csd_trace_config *tc, csd_image *img)
 	size_t sync[4], nsync = 0;
 	CHECK_EQ(csd_sync_scan(x.data, x.n, 0, sync, 4, &nsync), 0);
 	CHECK_EQ(nsync, 1);
-	struct ctx c = { .src = &x };
-	c.fc.size = sizeof(c.fc);
-	c.fc.trace = tc;
-	c.fc.image = img;
-	struct ctx cy = c;
-	cy.src = &y;
+	const struct ctx c = ctx_of(&x, 0, tc, img, 0), cy = ctx_of(&y, 0, tc, img, 0);
 	csd_flow_decoder *dx = csd_flow_new(&c.fc), *dy = csd_flow_new(&c.fc), *dz = csd_flow_new(&c.fc);
 	struct flow_run junk;
 	memset(&junk, 0, sizeof(junk));
@@ -713,13 +713,8 @@ static void ts_joins(void)
 		CHECK_EQ(csd_sync_scan(src.data, src.n, 0, sync, src.n + 1, &nsync), 0);
 		CHECK_EQ(nsync, 60);
 		for (int mode = 0; mode < 2; mode++) {
-			struct ctx c = { .src = &src };
-			c.fc.size = sizeof(c.fc);
-			c.fc.trace = &tc;
-			c.fc.image = img;
-			c.fc.flags = mode ? CSD_FLOW_INSN : 0;
+			const struct ctx c = ctx_of(&src, 0, &tc, img, mode ? CSD_FLOW_INSN : 0);
 			struct flow_run ser;
-			memset(&ser, 0, sizeof(ser));
 			serial(&c, &ser);
 			size_t stamps = 0;
 			for (size_t i = 0; i < ser.n; i++)
