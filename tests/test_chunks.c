@@ -19,6 +19,7 @@
 
 #include "check.h"
 #include "flow_run.h"
+#include "a32_call.h"
 
 /* States saved per chunk: the first sync points inside it. */
 #define SAVES 4
@@ -77,6 +78,18 @@ struct ctx {
 	struct csd_flow_config fc;
 	uint8_t id;
 };
+
+/* The decoding of src (its bytes of trace ID id) with tc, img and flags. */
+static struct ctx ctx_of(const struct source *src, uint8_t id, const struct csd_trace_config *tc, csd_image *img,
+			 uint32_t flags)
+{
+	struct ctx c = { .src = src, .id = id };
+	c.fc.size = sizeof(c.fc);
+	c.fc.trace = tc;
+	c.fc.image = img;
+	c.fc.flags = flags;
+	return c;
+}
 
 static void feed(const struct ctx *c, csd_flow_decoder *d, size_t from, size_t to)
 {
@@ -199,8 +212,10 @@ static void chunked_at(const struct ctx *c, const size_t *sync, size_t nsync, co
 	csd_flow_free(prev);
 }
 
+/* The serial decode, every record into *out (emptied first). */
 static void serial(const struct ctx *c, struct flow_run *out)
 {
+	memset(out, 0, sizeof(*out));
 	csd_flow_decoder *d = csd_flow_new(&c->fc);
 	feed(c, d, 0, c->src->n);
 	flow_run_drain(d, out, FLOW_RUN_NEXT);
@@ -233,13 +248,8 @@ static void one_source(const char *dir, const struct csd_snapshot *snap, const s
 	size_t *sync = malloc((src.n + 1) * sizeof(*sync));
 	CHECK_EQ(csd_sync_scan(src.data, src.n, 0, sync, src.n + 1, &nsync), 0);
 	for (int mode = 0; mode < 2; mode++) {
-		struct ctx c = { .src = &src, .id = ss->config.trace_id };
-		c.fc.size = sizeof(c.fc);
-		c.fc.trace = &ss->config;
-		c.fc.image = img;
-		c.fc.flags = mode ? CSD_FLOW_INSN : 0;
+		const struct ctx c = ctx_of(&src, ss->config.trace_id, &ss->config, img, mode ? CSD_FLOW_INSN : 0);
 		struct flow_run ser;
-		memset(&ser, 0, sizeof(ser));
 		serial(&c, &ser);
 		int has_ts = 0;
 		for (size_t i = 0; i < ser.n && !has_ts; i++)
@@ -320,20 +330,6 @@ static void scan_cases(void)
 	csd_flow_state_free(NULL);
 }
 
-/* A32 at 0x1000: a call and its return. */
-static const uint32_t rs_code[] = {
-	0xe3a00001, /* 0x1000 mov r0, #1 */
-	0xe2800001, /* 0x1004 add r0, r0, #1 */
-	0xe5901000, /* 0x1008 ldr r1, [r0] */
-	0xeb000003, /* 0x100c bl 0x1020 */
-	0xe1a00000, /* 0x1010 nop */
-	0xeafffff9, /* 0x1014 b 0x1000 */
-	0xe1a00000, /* 0x1018 nop */
-	0xe1a00000, /* 0x101c nop */
-	0xe2811001, /* 0x1020 add r1, r1, #1 */
-	0xe12fff1e, /* 0x1024 bx lr */
-};
-
 /* Captures made here with the encoders: PTM's or ETMv3's. */
 struct enc {
 	csd_ptm_encoder *pe;
@@ -410,12 +406,7 @@ static void return_stack_joins(void)
 	CHECK(pe != NULL);
 	if (!pe)
 		return;
-	static uint8_t mem[sizeof(rs_code)];
-	for (size_t i = 0; i < sizeof(rs_code) / 4; i++)
-		for (int k = 0; k < 4; k++)
-			mem[4 * i + (size_t)k] = (uint8_t)(rs_code[i] >> (8 * k));
-	csd_image *img = csd_image_new();
-	CHECK_EQ(csd_image_add_buffer(img, 0x1000, mem, sizeof(mem), 0), 0);
+	csd_image *img = a32_call_image();
 	struct source src;
 	memset(&src, 0, sizeof(src));
 	put_sync(pe, &src, 0x1000);
@@ -431,12 +422,8 @@ static void return_stack_joins(void)
 	size_t sync[8], nsync = 0;
 	CHECK_EQ(csd_sync_scan(src.data, src.n, 0, sync, 8, &nsync), 0);
 	CHECK_EQ(nsync, 3);
-	struct ctx c = { .src = &src };
-	c.fc.size = sizeof(c.fc);
-	c.fc.trace = &tc;
-	c.fc.image = img;
+	const struct ctx c = ctx_of(&src, 0, &tc, img, 0);
 	struct flow_run ser;
-	memset(&ser, 0, sizeof(ser));
 	serial(&c, &ser);
 	int popped = 0;
 	for (size_t i = 0; i < ser.n; i++)
@@ -603,12 +590,7 @@ static void ts_match_cases(const struct csd_trace_config *tc, csd_image *img)
 	size_t sync[4], nsync = 0;
 	CHECK_EQ(csd_sync_scan(x.data, x.n, 0, sync, 4, &nsync), 0);
 	CHECK_EQ(nsync, 1);
-	struct ctx c = { .src = &x };
-	c.fc.size = sizeof(c.fc);
-	c.fc.trace = tc;
-	c.fc.image = img;
-	struct ctx cy = c;
-	cy.src = &y;
+	const struct ctx c = ctx_of(&x, 0, tc, img, 0), cy = ctx_of(&y, 0, tc, img, 0);
 	csd_flow_decoder *dx = csd_flow_new(&c.fc), *dy = csd_flow_new(&c.fc), *dz = csd_flow_new(&c.fc);
 	struct flow_run junk;
 	memset(&junk, 0, sizeof(junk));
@@ -680,12 +662,7 @@ static void ts_match_cases(const struct csd_trace_config *tc, csd_image *img)
  */
 static void ts_joins(void)
 {
-	static uint8_t mem[sizeof(loop_code)];
-	for (size_t i = 0; i < sizeof(loop_code) / 4; i++)
-		for (int k = 0; k < 4; k++)
-			mem[4 * i + (size_t)k] = (uint8_t)(loop_code[i] >> (8 * k));
-	csd_image *img = csd_image_new();
-	CHECK_EQ(csd_image_add_buffer(img, 0x2000, mem, sizeof(mem), 0), 0);
+	csd_image *img = a32_image(0x2000, loop_code, sizeof(loop_code) / sizeof(loop_code[0]));
 	static const struct {
 		uint32_t protocol, etmidr, etmccer;
 		const char *name;
@@ -736,13 +713,8 @@ static void ts_joins(void)
 		CHECK_EQ(csd_sync_scan(src.data, src.n, 0, sync, src.n + 1, &nsync), 0);
 		CHECK_EQ(nsync, 60);
 		for (int mode = 0; mode < 2; mode++) {
-			struct ctx c = { .src = &src };
-			c.fc.size = sizeof(c.fc);
-			c.fc.trace = &tc;
-			c.fc.image = img;
-			c.fc.flags = mode ? CSD_FLOW_INSN : 0;
+			const struct ctx c = ctx_of(&src, 0, &tc, img, mode ? CSD_FLOW_INSN : 0);
 			struct flow_run ser;
-			memset(&ser, 0, sizeof(ser));
 			serial(&c, &ser);
 			size_t stamps = 0;
 			for (size_t i = 0; i < ser.n; i++)

@@ -8,36 +8,12 @@
  */
 #include "check.h"
 #include "csdec.h"
-
-/* A32 at 0x1000 */
-static const uint32_t arm_code[] = {
-	0xe3a00001, /* 0x1000 mov r0, #1 */
-	0xe2800001, /* 0x1004 add r0, r0, #1 */
-	0xe5901000, /* 0x1008 ldr r1, [r0] */
-	0xeb000003, /* 0x100c bl 0x1020 */
-	0xe1a00000, /* 0x1010 nop */
-	0xeafffff9, /* 0x1014 b 0x1000 */
-	0xe1a00000, /* 0x1018 nop */
-	0xe1a00000, /* 0x101c nop */
-	0xe2811001, /* 0x1020 add r1, r1, #1 */
-	0xe12fff1e, /* 0x1024 bx lr */
-};
+#include "a32_call.h"
 
 struct trace {
 	uint8_t b[1024];
 	size_t n;
 };
-
-static csd_image *make_image(void)
-{
-	static uint8_t mem[sizeof(arm_code)];
-	for (size_t i = 0; i < sizeof(arm_code) / 4; i++)
-		for (int k = 0; k < 4; k++)
-			mem[4 * i + (size_t)k] = (uint8_t)(arm_code[i] >> (8 * k));
-	csd_image *img = csd_image_new();
-	CHECK_EQ(csd_image_add_buffer(img, 0x1000, mem, sizeof(mem), 0), 0);
-	return img;
-}
 
 static struct csd_packet pk(uint32_t type)
 {
@@ -265,7 +241,7 @@ static void etm3_address_unknown(csd_image *img)
 
 int main(void)
 {
-	csd_image *img = make_image();
+	csd_image *img = a32_call_image();
 	/* (The exception names of back-to-back exceptions, whose records
 	 * are in tests/flow/ptm-back-to-back-exceptions.txt.) */
 	CHECK_STR(csd_exception_name(&(struct csd_trace_config){ .protocol = CSD_PROTO_PTM }, 14), "IRQ");

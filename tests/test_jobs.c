@@ -174,6 +174,26 @@ static size_t list_snapshots(const char *snaps, char **names, size_t cap)
 	return n;
 }
 
+/* Where a snapshot of the matrix is, and the ELF of its program (for
+ * coverage and profile), which not every program has. */
+struct snapshot_paths {
+	char dir[2048], elf[2048];
+	int have_elf;
+};
+
+/* The paths of snapshot `name` ("PROGRAM--KIND") in `snaps`, its program
+ * in `progs`. */
+static void snapshot_paths(const char *snaps, const char *progs, const char *name, struct snapshot_paths *sp)
+{
+	char prog[1024];
+	snprintf(sp->dir, sizeof(sp->dir), "%s/%s", snaps, name);
+	snprintf(prog, sizeof(prog), "%s", name);
+	*strstr(prog, "--") = 0;
+	snprintf(sp->elf, sizeof(sp->elf), "%s/%s", progs, prog);
+	struct stat sb;
+	sp->have_elf = stat(sp->elf, &sb) == 0;
+}
+
 static void roundtrip_matrix(void)
 {
 	const char *snaps = getenv("CSD_GEN_SNAPSHOTS"), *progs = getenv("CSD_PROGRAMS");
@@ -185,22 +205,18 @@ static void roundtrip_matrix(void)
 	CHECK(n > 0);
 	long multi = 0, single = 0, seen_multi = 0, seen_single = 0;
 	for (size_t i = 0; i < n; i++) {
-		char dir[2048], elf[2048], prog[1024], args[4096];
-		snprintf(dir, sizeof(dir), "%s/%s", snaps, names[i]);
-		snprintf(prog, sizeof(prog), "%s", names[i]);
-		*strstr(prog, "--") = 0;
-		snprintf(elf, sizeof(elf), "%s/%s", progs, prog);
-		struct stat sb;
-		int have_elf = stat(elf, &sb) == 0;
-		int ns = num_sources(dir);
+		char args[4096];
+		struct snapshot_paths sp;
+		snapshot_paths(snaps, progs, names[i], &sp);
+		int ns = num_sources(sp.dir);
 		CHECK(ns > 0);
 		/* The sanitizer build of the tool is some ten times slower:
 		 * there every sixth snapshot of each kind. */
 		if (ns > 1 && (!SAN_BUILD || seen_multi++ % 6 == 0)) {
-			all_commands(dir, have_elf ? elf : NULL, ns, !SAN_BUILD);
+			all_commands(sp.dir, sp.have_elf ? sp.elf : NULL, ns, !SAN_BUILD);
 			multi++;
 		} else if (ns == 1 && (!SAN_BUILD || seen_single++ % 6 == 0)) {
-			snprintf(args, sizeof(args), "decode %s --format jsonl", dir);
+			snprintf(args, sizeof(args), "decode %s --format jsonl", sp.dir);
 			same_output(args, all_jobs, 1);
 			single++;
 		}
@@ -261,30 +277,28 @@ static void chunked_matrix(void)
 	size_t n = list_snapshots(snaps, names, 1024);
 	long single = 0, seen = 0;
 	for (size_t i = 0; i < n; i++) {
-		char dir[2048], elf[2048], prog[1024], args[8192];
-		snprintf(dir, sizeof(dir), "%s/%s", snaps, names[i]);
-		snprintf(prog, sizeof(prog), "%s", names[i]);
-		*strstr(prog, "--") = 0;
-		snprintf(elf, sizeof(elf), "%s/%s", progs, prog);
-		struct stat sb;
-		int have_elf = stat(elf, &sb) == 0;
+		char args[8192];
+		struct snapshot_paths sp;
+		snapshot_paths(snaps, progs, names[i], &sp);
 		free(names[i]);
-		if (num_sources(dir) != 1 || (SAN_BUILD && seen++ % 6 != 0))
+		if (num_sources(sp.dir) != 1 || (SAN_BUILD && seen++ % 6 != 0))
 			continue;
 		single++;
-		snprintf(args, sizeof(args), "decode %s --format jsonl", dir);
+		snprintf(args, sizeof(args), "decode %s --format jsonl", sp.dir);
 		same_chunked(args, 64);
-		snprintf(args, sizeof(args), "coverage %s --insns%s%s", dir, have_elf ? " --elf " : "", have_elf ? elf : "");
+		snprintf(args, sizeof(args), "coverage %s --insns%s%s", sp.dir, sp.have_elf ? " --elf " : "",
+			 sp.have_elf ? sp.elf : "");
 		same_chunked(args, 64);
 		if (SAN_BUILD)
 			continue;
-		snprintf(args, sizeof(args), "decode %s --insn --format jsonl", dir);
+		snprintf(args, sizeof(args), "decode %s --insn --format jsonl", sp.dir);
 		same_chunked(args, 64);
-		snprintf(args, sizeof(args), "decode %s", dir);
+		snprintf(args, sizeof(args), "decode %s", sp.dir);
 		same_chunked(args, 64);
-		snprintf(args, sizeof(args), "decode %s --format none", dir);
+		snprintf(args, sizeof(args), "decode %s --format none", sp.dir);
 		same_chunked(args, 64);
-		snprintf(args, sizeof(args), "profile %s%s%s", dir, have_elf ? " --elf " : "", have_elf ? elf : "");
+		snprintf(args, sizeof(args), "profile %s%s%s", sp.dir, sp.have_elf ? " --elf " : "",
+			 sp.have_elf ? sp.elf : "");
 		same_chunked(args, 64);
 	}
 	printf("chunks: %ld one-source snapshots of the matrix compared\n", single);
