@@ -32,14 +32,19 @@
 #include "etm3_data.h"
 
 /* A placeholder whose data has not come after this many instructions and
- * data records gives up holding its record back (the same point in range
- * and instruction decodes, well before the queue runs short). */
+ * records other than instruction records gives up holding its record back:
+ * the same point in range and instruction decodes, and, since that bounds
+ * the records held after it, well before the queue runs short (which
+ * would release them at a point that depends on the mode, and with them
+ * the instruction a cancel may take back). */
 #define OOO_PATIENCE 96
 
 struct ooo_slot {
 	int used;
 	int released;             /* its record left the queue before the data came */
-	unsigned waited;          /* instructions and data records since the placeholder */
+	unsigned waited;          /* instructions and other records since the placeholder */
+	unsigned scanned;         /* records after its own counted for `waited` (but data
+				     records, which push_data counts) */
 	unsigned slot;            /* queue ring position of its record */
 	uint64_t offset;          /* the placeholder's capture offset (the record's) */
 	uint32_t insn, opcode;
@@ -205,6 +210,7 @@ static void placeholder(struct csdi_etm3_data *d, const struct csd_packet *p, ui
 	o->used = 1;
 	o->released = 0;
 	o->waited = 0;
+	o->scanned = 0;
 	o->slot = d->last_slot;
 	o->offset = p->offset;
 	o->insn = d->insn;
@@ -373,6 +379,9 @@ void csdi_etm3_data_removed(csd_flow_decoder *dec, unsigned k)
 		struct ooo_slot *o = &d->ooo[t];
 		if (!o->used || o->released)
 			continue;
+		const unsigned rel = (o->slot + CSDI_FLOW_QCAP - dec->qhead) % CSDI_FLOW_QCAP;
+		if (k > rel && k <= rel + o->scanned)
+			o->scanned--;
 		o->slot = slot_after_remove(dec, o->slot, k, &gone);
 		if (gone)
 			o->released = 1;
@@ -447,6 +456,17 @@ void csdi_etm3_data_hold(csd_flow_decoder *dec)
 			o->released = 1;
 			continue;
 		}
+		/* The records made since the last look count as time too
+		 * (instructions and data records have been counted as made). */
+		for (unsigned pos = (unsigned)k + 1 + o->scanned; pos < dec->qlen && !o->released; pos++) {
+			const uint32_t type = dec->q[(dec->qhead + pos) % CSDI_FLOW_QCAP].type;
+			if (type != CSD_REC_INSN && type != CSD_REC_RANGE && type != CSD_REC_DATA &&
+			    ++o->waited > OOO_PATIENCE)
+				o->released = 1;
+		}
+		o->scanned = dec->qlen - 1 - (unsigned)k;
+		if (o->released)
+			continue;
 		if ((unsigned)k < hold)
 			hold = (unsigned)k;
 	}

@@ -26,9 +26,11 @@
  *   placeholder tag=T [addr=A]  ETMv3 out-of-order placeholder
  *   ooo_data tag=T value=V      ETMv3 out-of-order data
  *   store_failed | value_not_traced | data_suppressed
+ *   repeat N ITEM               packet ITEM (a line above) N times
  *   mode range | insn           decode in that mode; the `>` lines after it
  *                               are its records (a file may hold both)
  *   > TYPE [key=value | flag]...
+ *   > repeat N TYPE ...         N records alike
  * A record line names the record type (csd_rec_type_name) and the fields
  * to check: addr, last, end, count, target, exception, cycles, timestamp,
  * size (numbers), cond (pass / fail / unknown), isa (arm / thumb /
@@ -51,7 +53,7 @@
 #include "check.h"
 #include "csdec.h"
 
-#define MAX_RECS 128
+#define MAX_RECS 512
 #define MAX_CODE 4096
 
 struct expect {
@@ -478,6 +480,22 @@ static void run_file(const char *path)
 			}
 			s++;
 			s += strspn(s, " \t");
+			unsigned long times = 1;
+			if (strncmp(s, "repeat ", 7) == 0) {
+				char *end;
+				times = strtoul(s + 7, &end, 0);
+				s = end + strspn(end, " \t");
+				if (times == 0 || times > MAX_RECS - nex || !*s) {
+					fail_line(&c, lineno, "> repeat N TYPE ... (N records in all fit)", s);
+					continue;
+				}
+			}
+			for (; times > 1; times--) {
+				const size_t l = strlen(s) < sizeof(ex[nex].line) - 1 ? strlen(s) : sizeof(ex[nex].line) - 1;
+				memcpy(ex[nex].line, s, l);
+				ex[nex].line[l] = 0;
+				ex[nex++].lineno = lineno;
+			}
 			const size_t len = strlen(s) < sizeof(ex[nex].line) - 1 ? strlen(s) : sizeof(ex[nex].line) - 1;
 			memcpy(ex[nex].line, s, len);
 			ex[nex].line[len] = 0;
@@ -506,6 +524,10 @@ static void run_file(const char *path)
 			have_mode = 1;
 			mode = w[1][0] == 'i' ? CSD_FLOW_INSN : 0;
 			nex = 0;
+		} else if (strcmp(w[0], "repeat") == 0 && n >= 3 && !have_mode && parse_num(w[1], &v) && v >= 1 &&
+			   v <= 4096) {
+			for (; v > 0 && !c.bad; v--)
+				packet_line(&c, w + 2, n - 2, lineno);
 		} else if (!have_mode) {
 			packet_line(&c, w, n, lineno);
 		} else {
