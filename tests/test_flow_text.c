@@ -490,16 +490,12 @@ static void run_file(const char *path)
 					continue;
 				}
 			}
-			for (; times > 1; times--) {
-				const size_t l = strlen(s) < sizeof(ex[nex].line) - 1 ? strlen(s) : sizeof(ex[nex].line) - 1;
-				memcpy(ex[nex].line, s, l);
-				ex[nex].line[l] = 0;
+			const size_t len = strlen(s) < sizeof(ex[nex].line) - 1 ? strlen(s) : sizeof(ex[nex].line) - 1;
+			for (; times > 0; times--) {
+				memcpy(ex[nex].line, s, len);
+				ex[nex].line[len] = 0;
 				ex[nex++].lineno = lineno;
 			}
-			const size_t len = strlen(s) < sizeof(ex[nex].line) - 1 ? strlen(s) : sizeof(ex[nex].line) - 1;
-			memcpy(ex[nex].line, s, len);
-			ex[nex].line[len] = 0;
-			ex[nex++].lineno = lineno;
 			continue;
 		}
 		char *w[64] = { 0 };
