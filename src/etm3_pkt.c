@@ -50,6 +50,7 @@
 
 #include "etm3_internal.h"
 #include "pkt_input.h"
+#include "zeroed.h"
 
 /* What a header byte starts, for this configuration (see build_tables). */
 enum hdr_kind {
@@ -308,7 +309,7 @@ csd_etm3_pkt_decoder *csd_etm3_pkt_new(const struct csd_trace_config *cfg)
 
 	if (csdi_etm3_cfg_init(&c, cfg) != CSD_OK)
 		return NULL;
-	csd_etm3_pkt_decoder *d = calloc(1, sizeof(*d));
+	csd_etm3_pkt_decoder *d = csdi_zeroed_new(sizeof(*d), 0);
 	if (!d)
 		return NULL;
 	d->cfg = c;
@@ -319,7 +320,7 @@ csd_etm3_pkt_decoder *csd_etm3_pkt_new(const struct csd_trace_config *cfg)
 
 void csd_etm3_pkt_free(csd_etm3_pkt_decoder *dec)
 {
-	free(dec);
+	csdi_zeroed_free(dec, sizeof(*dec));
 }
 
 int csd_etm3_pkt_feed(csd_etm3_pkt_decoder *dec, const struct csd_bytes *in)

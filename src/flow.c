@@ -111,14 +111,16 @@ csd_flow_decoder *csd_flow_new(const struct csd_flow_config *cfg)
 	 * threads may share (csd_image_new). */
 	if (csdi_image_prepare(c.image) < 0)
 		return NULL;
-	csd_flow_decoder *dec = calloc(1, sizeof(*dec));
+	/* The decoder, its block cache and its packet decoder are zeroed
+	 * tables (zeroed.h): a decode's tables share a huge page rather
+	 * than each taking a page fault per 4 KiB. */
+	csd_flow_decoder *dec = csdi_zeroed_new(sizeof(*dec), 0);
 	if (!dec)
 		return NULL;
 	dec->cfg = c;
 	dec->pkt = &dec->pkts[0];
 	dec->insn_mode = (c.flags & CSD_FLOW_INSN) != 0;
-	/* Fresh zero pages (zeroed.h): a small capture touches a few of
-	 * the cache's pages and pays for no others. */
+	/* Small to begin with: a small capture's blocks fit (cache_fit). */
 	dec->cache = csdi_zeroed_new(CSDI_BLOCK_CACHE_MIN * sizeof(*dec->cache), 0);
 	dec->cache_mask = CSDI_BLOCK_CACHE_MIN - 2;
 	dec->ops = c.trace.protocol == CSD_PROTO_ETM3 ? &csdi_etm3_flow_ops : &csdi_ptm_flow_ops;
@@ -136,7 +138,7 @@ void csd_flow_free(csd_flow_decoder *dec)
 	if (dec->ops)
 		dec->ops->fini(dec);
 	csdi_zeroed_free(dec->cache, ((size_t)dec->cache_mask + 2) * sizeof(*dec->cache));
-	free(dec);
+	csdi_zeroed_free(dec, sizeof(*dec));
 }
 
 int csd_flow_reset(csd_flow_decoder *dec)

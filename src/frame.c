@@ -178,7 +178,7 @@ void csd_frame_free(csd_frame_decoder *dec)
 	if (!dec)
 		return;
 	for (unsigned id = 0; id < ID_COUNT; id++)
-		free(dec->batch[id]);
+		csdi_zeroed_free(dec->batch[id], sizeof(*dec->batch[id]));
 	free(dec->hunt);
 	csdi_zeroed_free(dec, sizeof(*dec));
 }
@@ -280,7 +280,7 @@ static struct id_batch *batch_new_round(csd_frame_decoder *dec, uint8_t id, uint
 {
 	struct id_batch *b = dec->batch[id];
 	if (!b) {
-		b = dec->batch[id] = malloc(sizeof(*b));
+		b = dec->batch[id] = csdi_zeroed_new(sizeof(*b), 0);
 		if (!b) {
 			push_event(dec, CSD_FRAME_ERROR, off, "out of memory: trace ID's data dropped");
 			return NULL;

@@ -59,6 +59,7 @@
 
 #include "pkt_input.h"
 #include "ptm_internal.h"
+#include "zeroed.h"
 
 /* What a header byte starts (table-driven dispatch). */
 enum hdr_kind {
@@ -231,7 +232,7 @@ csd_ptm_pkt_decoder *csd_ptm_pkt_new(const struct csd_trace_config *cfg)
 	struct csdi_ptm_cfg pc;
 	if (csdi_ptm_cfg_init(cfg, &pc) != CSD_OK)
 		return NULL;
-	struct csd_ptm_pkt_decoder *dec = calloc(1, sizeof(*dec));
+	struct csd_ptm_pkt_decoder *dec = csdi_zeroed_new(sizeof(*dec), 0);
 	if (!dec)
 		return NULL;
 	dec->cfg = pc;
@@ -242,7 +243,7 @@ csd_ptm_pkt_decoder *csd_ptm_pkt_new(const struct csd_trace_config *cfg)
 
 void csd_ptm_pkt_free(csd_ptm_pkt_decoder *dec)
 {
-	free(dec);
+	csdi_zeroed_free(dec, sizeof(*dec));
 }
 
 int csd_ptm_pkt_feed(csd_ptm_pkt_decoder *dec, const struct csd_bytes *in)

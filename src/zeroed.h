@@ -1,9 +1,12 @@
 /*
- * zeroed.h - large zeroed tables without writing the zeros: fresh
- * anonymous pages read as zero, so a table costs a page fault for each
- * page the decoding touches and nothing for the pages it never does
- * (a small capture touches a few of a table sized for big ones). Where
- * anonymous mappings are not available, an allocation and a memset.
+ * zeroed.h - zeroed tables without writing the zeros where it can be
+ * helped: fresh anonymous pages read as zero. Tables up to 512 KiB share
+ * 2 MiB chunks (huge pages where the system gives them; zeroed.c), so
+ * that the decoders' tables of a small capture cost one page fault, not
+ * one per 4 KiB; larger ones are mappings of their own, of which a table
+ * sized for big captures costs only the pages a small one touches.
+ * Thread-safe. Where anonymous mappings are not available, an allocation
+ * and a memset.
  */
 #ifndef CSDEC_ZEROED_H
 #define CSDEC_ZEROED_H
