@@ -251,7 +251,13 @@ static int run_buffer(struct run_ctx *ctx, const char *path, uint32_t frame_form
 	if (ctx->format == FMT_NONE || (ctx->on_record && !ctx->merge))
 		fc.flags |= CSD_FRAME_BY_ID;
 	csd_frame_decoder *fd = csd_frame_new(&fc);
-	uint8_t *chunk = malloc(READ_CHUNK);
+	struct stat st;
+	int64_t capture_size = fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode) ? (int64_t)st.st_size : -1;
+	/* A small capture's read buffer is its size and a byte (the read
+	 * after it sees the end): a buffer of READ_CHUNK would be a mapping
+	 * of its own, made and unmade for a few pages. */
+	const size_t chunk_size = capture_size >= 0 && capture_size < READ_CHUNK ? (size_t)capture_size + 1 : READ_CHUNK;
+	uint8_t *chunk = malloc(chunk_size);
 	if (!fd || !chunk) {
 		fprintf(stderr, "%s: out of memory\n", prog);
 		if (f != stdin)
@@ -262,8 +268,6 @@ static int run_buffer(struct run_ctx *ctx, const char *path, uint32_t frame_form
 	}
 	/* Several sources: each decoded on a worker (jobs.c), the results
 	 * handed on here in the serial order. */
-	struct stat st;
-	int64_t capture_size = fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode) ? (int64_t)st.st_size : -1;
 	struct chunks *chunks = ctx->jobs > 1 && frame_format == CSD_FRAME_RAW ? chunks_new(ctx, capture_size) : NULL;
 	struct jobs *jobs = ctx->jobs > 1 && !chunks ? jobs_new(ctx, ctx->jobs, capture_size) : NULL;
 	uint64_t off = 0;
@@ -275,7 +279,7 @@ static int run_buffer(struct run_ctx *ctx, const char *path, uint32_t frame_form
 	 * than wait for a whole chunk. */
 	int in = fileno(f);
 	for (;;) {
-		ssize_t got = read(in, chunk, READ_CHUNK);
+		ssize_t got = read(in, chunk, chunk_size);
 		if (got < 0 && errno == EINTR)
 			continue;
 		if (got < 0) {
