@@ -3,14 +3,13 @@
 /*
  * zeroed.c - zeroed tables from fresh pages (zeroed.h).
  *
- * Tables up to POOL_MAX share 2 MiB chunks, each one huge page where the
- * system gives them: all the tables of a decode then cost one page fault.
- * Where the first touch of a page is dear (a virtual machine with shadow
- * page tables takes an exit per 4 KiB page), a small capture otherwise
- * spends more on its tables' page faults than on decoding. A chunk is
- * handed out in 4 KiB pages; a page given back is zeroed when it is next
- * handed out. Larger tables, and those asking for huge pages of their
- * own, are mappings of their own.
+ * Tables up to CSDI_ZEROED_POOL_MAX share 2 MiB chunks, each one huge page
+ * where the system gives them: all the tables of a decode then cost one
+ * page fault. Where the first touch of a page is dear (a virtual machine
+ * with shadow page tables takes an exit per 4 KiB page), a small capture
+ * otherwise spends more on its tables' page faults than on decoding. A
+ * chunk is handed out in 4 KiB pages; a page given back is zeroed when it
+ * is next handed out. Larger tables are mappings of their own.
  */
 #include <sched.h>
 #include <stdatomic.h>
@@ -31,15 +30,29 @@
 #endif
 #endif
 #ifdef POOL_ASAN
-/* Pages of a chunk that no table holds, and the tail of a table's last
- * page, are poisoned: a table overrun is reported, as for malloc. */
+/* Under AddressSanitizer the tables come from malloc, so that
+ * LeakSanitizer, which does not look into mappings, reports a table never
+ * given back; the pool is checked on its own (csdi_zeroed_pool_new, by
+ * tests/test_zeroed.c), its pages that no table holds and the tail of a
+ * table's last page poisoned, so that an overrun is reported. */
+#define TABLES_IN_POOL 0
 #include <sanitizer/asan_interface.h>
 #define POISON(p, n) ASAN_POISON_MEMORY_REGION((p), (n))
 #define UNPOISON(p, n) ASAN_UNPOISON_MEMORY_REGION((p), (n))
 #else
+#define TABLES_IN_POOL 1
 #define POISON(p, n) ((void)(p), (void)(n))
 #define UNPOISON(p, n) ((void)(p), (void)(n))
 #endif
+
+/* size bytes from malloc, zeroed, aligned to 64; NULL if memory is short. */
+static void *heap_new(size_t size)
+{
+	void *p = aligned_alloc(64, (size + 63) / 64 * 64);
+	if (p)
+		memset(p, 0, size);
+	return p;
+}
 
 #ifdef MAP_ANONYMOUS
 
@@ -47,7 +60,7 @@
 #define POOL_PAGE ((size_t)4096)
 #define POOL_PAGES (POOL_CHUNK / POOL_PAGE)
 #define POOL_WORDS (POOL_PAGES / 64)
-#define POOL_MAX (POOL_CHUNK / 4)
+#define POOL_MAX CSDI_ZEROED_POOL_MAX
 
 struct pool_chunk {
 	unsigned char *base;
@@ -124,8 +137,10 @@ static struct pool_chunk *chunk_new(void)
 	return c;
 }
 
-static void *pool_new(size_t size)
+void *csdi_zeroed_pool_new(size_t size)
 {
+	if (size == 0 || size > POOL_MAX)
+		return NULL;
 	const size_t n = (size + POOL_PAGE - 1) / POOL_PAGE;
 	pool_enter();
 	struct pool_chunk *c;
@@ -159,10 +174,11 @@ static void *pool_new(size_t size)
 	return p;
 }
 
-/* 1 if p was a table of the pool, given back now; 0 if not the pool's. */
-static int pool_free(void *p, size_t size)
+int csdi_zeroed_pool_free(void *p, size_t size)
 {
 	unsigned char *const b = p;
+	if (!p)
+		return 0;
 	pool_enter();
 	struct pool_chunk **link = &pool, *c;
 	for (; (c = *link); link = &c->next)
@@ -195,8 +211,11 @@ void *csdi_zeroed_new(size_t size, unsigned flags)
 {
 	if (size == 0)
 		return NULL;
-	if (size <= POOL_MAX && !(flags & CSDI_ZEROED_HUGE))
-		return pool_new(size);
+	if (size <= POOL_MAX) {
+		if (TABLES_IN_POOL)
+			return csdi_zeroed_pool_new(size);
+		return heap_new(size);
+	}
 	int mflags = MAP_PRIVATE | MAP_ANONYMOUS;
 #ifdef MAP_POPULATE
 	if (flags & CSDI_ZEROED_POPULATE)
@@ -232,25 +251,35 @@ void csdi_zeroed_free(void *p, size_t size)
 {
 	if (!p)
 		return;
-	if (size <= POOL_MAX && pool_free(p, size))
-		return;
-	munmap(p, size);
+	if (size > POOL_MAX)
+		munmap(p, size);
+	else if (!TABLES_IN_POOL)
+		free(p);
+	else
+		csdi_zeroed_pool_free(p, size);
 }
 #else
 void *csdi_zeroed_new(size_t size, unsigned flags)
 {
 	(void)flags;
-	if (size == 0)
-		return NULL;
-	void *p = aligned_alloc(64, (size + 63) / 64 * 64);
-	if (p)
-		memset(p, 0, size);
-	return p;
+	return size ? heap_new(size) : NULL;
 }
 
 void csdi_zeroed_free(void *p, size_t size)
 {
 	(void)size;
 	free(p);
+}
+
+void *csdi_zeroed_pool_new(size_t size)
+{
+	return size && size <= CSDI_ZEROED_POOL_MAX ? heap_new(size) : NULL;
+}
+
+int csdi_zeroed_pool_free(void *p, size_t size)
+{
+	(void)size;
+	free(p);
+	return p != NULL;
 }
 #endif

@@ -5,8 +5,8 @@
  * that the decoders' tables of a small capture cost one page fault, not
  * one per 4 KiB; larger ones are mappings of their own, of which a table
  * sized for big captures costs only the pages a small one touches.
- * Thread-safe. Where anonymous mappings are not available, an allocation
- * and a memset.
+ * Thread-safe. Where anonymous mappings are not available, and under
+ * AddressSanitizer up to CSDI_ZEROED_POOL_MAX, an allocation and a memset.
  */
 #ifndef CSDEC_ZEROED_H
 #define CSDEC_ZEROED_H
@@ -27,5 +27,15 @@ enum {
 void *csdi_zeroed_new(size_t size, unsigned flags);
 /* Frees a table of csdi_zeroed_new (size as it was made; p may be NULL). */
 void csdi_zeroed_free(void *p, size_t size);
+
+/* Tables up to this size share the pool's chunks. */
+#define CSDI_ZEROED_POOL_MAX ((size_t)512 << 10)
+/* A table of the pool itself (1 to CSDI_ZEROED_POOL_MAX bytes, zero,
+ * aligned to 64 at least), whatever the build: csdi_zeroed_new takes its tables
+ * from the heap under AddressSanitizer (for LeakSanitizer's sake), and
+ * the pool's own test comes here. NULL if memory is short. */
+void *csdi_zeroed_pool_new(size_t size);
+/* Gives back a table of csdi_zeroed_pool_new: 1, or 0 if p is not one. */
+int csdi_zeroed_pool_free(void *p, size_t size);
 
 #endif
