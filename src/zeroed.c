@@ -11,6 +11,7 @@
  * chunk is handed out in 4 KiB pages; a page given back is zeroed when it
  * is next handed out. Larger tables are mappings of their own.
  */
+#include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -85,6 +86,14 @@ static void pool_leave(void)
 	atomic_flag_clear_explicit(&pool_lock, memory_order_release);
 }
 
+/* A fork while another thread holds the lock would leave it held for
+ * ever in the child: fork waits for it, as for malloc's. */
+static pthread_once_t pool_fork_once = PTHREAD_ONCE_INIT;
+static void pool_fork_handlers(void)
+{
+	pthread_atfork(pool_enter, pool_leave, pool_leave);
+}
+
 static int bit(const uint64_t *set, size_t i)
 {
 	return (int)((set[i / 64] >> (i % 64)) & 1);
@@ -142,6 +151,7 @@ void *csdi_zeroed_pool_new(size_t size)
 	if (size == 0 || size > POOL_MAX)
 		return NULL;
 	const size_t n = (size + POOL_PAGE - 1) / POOL_PAGE;
+	pthread_once(&pool_fork_once, pool_fork_handlers);
 	pool_enter();
 	struct pool_chunk *c;
 	size_t at = POOL_PAGES;

@@ -9,6 +9,7 @@
  */
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -150,6 +151,44 @@ static int overrun_stopped(size_t size)
 }
 #endif
 
+/* Pool tables made and given back until *stop. */
+static void *pool_busy(void *arg)
+{
+	const atomic_int *stop = arg;
+	while (!atomic_load(stop)) {
+		void *p = csdi_zeroed_pool_new(256 * 1024);
+		csdi_zeroed_pool_free(p, 256 * 1024);
+	}
+	return NULL;
+}
+
+/* Forks while another thread makes and frees pool tables: each child
+ * makes a table, and must not find the pool's lock held for ever (an
+ * alarm ends a child that waits). The number of children that failed. */
+static int forks_while_busy(int forks)
+{
+	atomic_int stop = 0;
+	pthread_t th;
+	if (pthread_create(&th, NULL, pool_busy, &stop) != 0)
+		return forks;
+	int failed = 0;
+	for (int i = 0; i < forks; i++) {
+		fflush(NULL);
+		pid_t pid = fork();
+		if (pid == 0) {
+			alarm(2);
+			void *p = csdi_zeroed_pool_new(4096);
+			_exit(p ? 0 : 1);
+		}
+		int status = 0;
+		if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
+			failed++;
+	}
+	atomic_store(&stop, 1);
+	pthread_join(th, NULL);
+	return failed;
+}
+
 static void check_run(const struct run *r)
 {
 	CHECK(r->made > 100);
@@ -212,6 +251,8 @@ int main(void)
 	CHECK(overrun_stopped(100));
 	CHECK(overrun_stopped(4096));
 #endif
+
+	CHECK_EQ(forks_while_busy(200), 0);
 
 	/* Not a pool table: not taken. */
 	int local;
