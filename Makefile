@@ -64,7 +64,7 @@ $(B)/libcsdec.a: $(LIB_OBJ)
 	$(AR) rcs $@ $^
 # Only the public csd_* names are exported; internal cross-file helpers are csdi_*.
 $(B)/libcsdec.so.$(VERSION): $(PIC_OBJ) src/libcsdec.map
-	$(CC) -shared -Wl,-soname,libcsdec.so.$(SONAME_MAJOR) -Wl,--version-script=src/libcsdec.map -o $@ $(PIC_OBJ)
+	$(CC) -shared -Wl,-soname,libcsdec.so.$(SONAME_MAJOR) -Wl,--version-script=src/libcsdec.map -o $@ $(PIC_OBJ) -pthread
 $(B)/libcsdec.so: $(B)/libcsdec.so.$(VERSION)
 	ln -sf libcsdec.so.$(VERSION) $(B)/libcsdec.so.$(SONAME_MAJOR)
 	ln -sf libcsdec.so.$(VERSION) $@

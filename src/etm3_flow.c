@@ -1107,14 +1107,40 @@ static void step_packet(csd_flow_decoder *dec)
 	dec->pkt_active = 0;
 }
 
+/* The records held after the last P-header with atoms, for a cancel bit
+ * that may yet take its last instruction back, are let go once
+ * HOLD_OTHERS records that are not instructions have joined them (data
+ * packets with nothing left to match, say): a bound the same in both
+ * modes, reached well before the queue runs short, which would let them
+ * go at a point that depends on the mode (instruction mode holds a record
+ * per instruction). Placeholders' holds stay (csdi_etm3_data_hold). */
+#define HOLD_OTHERS 96
+static void hold_bound(csd_flow_decoder *dec)
+{
+	if (dec->qlen - dec->qready < HOLD_OTHERS)
+		return;
+	unsigned others = 0;
+	for (unsigned k = dec->qready; k < dec->qlen; k++) {
+		const uint32_t type = dec->q[(dec->qhead + k) % CSDI_FLOW_QCAP].type;
+		others += type != CSD_REC_INSN && type != CSD_REC_RANGE;
+	}
+	if (others < HOLD_OTHERS)
+		return;
+	dec->qready = dec->qlen;
+	if (dec->u.etm3.data)
+		csdi_etm3_data_hold(dec);
+}
+
 /* One step of the active packet, and the records that makes ready: those
  * before the hold mark, the rest staying held with the instruction before
- * them (a later cancel bit may take it back) unless the queue runs short. */
+ * them (a later cancel bit may take it back) up to hold_bound, or until
+ * the queue runs short. */
 static void step(csd_flow_decoder *dec)
 {
 	step_packet(dec);
 	if (dec->qmark_valid)
 		dec->qready = dec->qmark;
+	hold_bound(dec);
 	if (csdi_flow_room(dec) < CSDI_FLOW_QLOW)
 		dec->qready = dec->qlen;
 }
@@ -1148,6 +1174,7 @@ static int etm3_pheader_run(csd_flow_decoder *dec)
 		struct csdi_etm3_run_last rl;
 		size_t i = pheader_run(dec, h + used, n - used, tab, is_phdr,
 				    offs ? offs + used : NULL, base + used, &rl);
+		hold_bound(dec);
 		if (csdi_flow_room(dec) < CSDI_FLOW_QLOW)
 			dec->qready = dec->qlen;
 		if (i) {
