@@ -1115,10 +1115,8 @@ static void step_packet(csd_flow_decoder *dec)
  * go at a point that depends on the mode (instruction mode holds a record
  * per instruction). Placeholders' holds stay (csdi_etm3_data_hold). */
 #define HOLD_OTHERS 96
-static void hold_bound(csd_flow_decoder *dec)
+static __attribute__((noinline)) void hold_bound_scan(csd_flow_decoder *dec)
 {
-	if (dec->qlen - dec->qready < HOLD_OTHERS)
-		return;
 	unsigned others = 0;
 	for (unsigned k = dec->qready; k < dec->qlen; k++) {
 		const uint32_t type = dec->q[(dec->qhead + k) % CSDI_FLOW_QCAP].type;
@@ -1131,6 +1129,12 @@ static void hold_bound(csd_flow_decoder *dec)
 		csdi_etm3_data_hold(dec);
 }
 
+static inline void hold_bound(csd_flow_decoder *dec)
+{
+	if (dec->qlen - dec->qready >= HOLD_OTHERS)
+		hold_bound_scan(dec);
+}
+
 /* One step of the active packet, and the records that makes ready: those
  * before the hold mark, the rest staying held with the instruction before
  * them (a later cancel bit may take it back) up to hold_bound, or until
@@ -1138,9 +1142,11 @@ static void hold_bound(csd_flow_decoder *dec)
 static void step(csd_flow_decoder *dec)
 {
 	step_packet(dec);
+	/* (A packet that sets the mark holds only its own few records.) */
 	if (dec->qmark_valid)
 		dec->qready = dec->qmark;
-	hold_bound(dec);
+	else
+		hold_bound(dec);
 	if (csdi_flow_room(dec) < CSDI_FLOW_QLOW)
 		dec->qready = dec->qlen;
 }
