@@ -1115,6 +1115,13 @@ static void step_packet(csd_flow_decoder *dec)
  * go at a point that depends on the mode (instruction mode holds a record
  * per instruction). Placeholders' holds stay (csdi_etm3_data_hold). */
 #define HOLD_OTHERS 96
+/* Before the packet that reaches the bound, the hold is fewer than
+ * HOLD_OTHERS others and the last P-header's records; that packet adds at
+ * most a step's worth (CSDI_FLOW_QPRODUCE - CSDI_FLOW_QLOW), as does the
+ * P-header: all under what makes the queue run short (csdi_flow_room
+ * below CSDI_FLOW_QLOW). */
+_Static_assert(HOLD_OTHERS + 2 * (CSDI_FLOW_QPRODUCE - CSDI_FLOW_QLOW) < CSDI_FLOW_QCAP - CSDI_FLOW_QLOW,
+	       "the hold bound must come before the queue runs short");
 static __attribute__((noinline)) void hold_bound_scan(csd_flow_decoder *dec)
 {
 	unsigned others = 0;
