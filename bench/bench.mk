@@ -42,6 +42,9 @@ BENCH_GEN_DIRS ?= $(BENCH_DIR)/gen-ptm-$(BENCH_GEN_MB)mb $(BENCH_DIR)/gen-etm3-$
 # 30 MiB: PTM without timestamps, return stack or cycle counts, whose every
 # chunk can join the one before it by a matching state.
 BENCH_JOBS_PTM := $(BENCH_DIR)/gen-ptmplain-30mb
+# ... and a perf.data file of two such sources (two CPUs' trace IDs in one
+# per-thread buffer of formatter frames, as `csdec gen --perf-data` writes).
+BENCH_JOBS_PERF := $(BENCH_DIR)/perf-ptmplain2-30mb.data
 BENCH_HOSTILE_MB ?= 8
 BENCH_HOSTILE := $(BENCH_DIR)/hostile-walk-$(BENCH_HOSTILE_MB)mb
 # Whole processes (bench_run --whole): TC2's 32 KB capture as recorded, and
@@ -96,6 +99,11 @@ $(BENCH_DIR)/gen-%mb/.stamp: $(PROG_DIR)/$(BENCH_PROG).log bench/gen_program.sh 
 	  $(word 2,$(subst -, ,$*)) $(@D)
 	@touch $@
 
+$(BENCH_DIR)/perf-%mb.data: $(PROG_DIR)/$(BENCH_PROG).log bench/gen_program.sh | $(B)/csdec
+	@mkdir -p $(BENCH_DIR)
+	sh bench/gen_program.sh $(B)/csdec $(PROG_DIR)/$(BENCH_PROG) $(word 1,$(subst -, ,$*)) \
+	  $(word 2,$(subst -, ,$*)) $@
+
 # Real kernel code: the generator over TC2's DS-5 instruction lists, repeated
 # (kgen-ptm-56mb); see bench/bench_gen.c.
 $(BENCH_DIR)/kgen-%mb/.stamp: $(BENCH_DIR)/bench_gen
@@ -108,13 +116,14 @@ $(BENCH_DIR)/hostile-walk-%mb/.stamp: $(BENCH_DIR)/bench_hostile
 	@touch $@
 
 bench-inputs: $(BENCH_TC2)/.stamp $(BENCH_GEN_DIRS:%=%/.stamp) $(BENCH_HOSTILE)/.stamp $(BENCH_TC2_X200)/.stamp \
-	      $(BENCH_JOBS_PTM)/.stamp
+	      $(BENCH_JOBS_PTM)/.stamp $(BENCH_JOBS_PERF)
 
 # --jobs 1 against --jobs 2, whole tool, wall time: several sources (TC2),
 # one source in chunks (PTM, ~30 MiB; printed and not), and one whose chunks
 # mostly join by decoding again (timestamps and return stack).
 BENCH_JOBS_ROWS = tc2=$(BENCH_TC2):none ptm-30mb=$(BENCH_JOBS_PTM):none ptm-30mb=$(BENCH_JOBS_PTM):jsonl \
-	$(notdir $(word 1,$(BENCH_GEN_DIRS)))=$(word 1,$(BENCH_GEN_DIRS)):none
+	$(notdir $(word 1,$(BENCH_GEN_DIRS)))=$(word 1,$(BENCH_GEN_DIRS)):none \
+	perf-2ptm-30mb=$(BENCH_JOBS_PERF):none perf-2ptm-30mb=$(BENCH_JOBS_PERF):jsonl
 
 BENCH_WHOLE_ARGS = $(foreach w,$(BENCH_WHOLE),--whole $(w)) --ocsd-version '$(BENCH_OCSD_VERSION)' \
 	$(if $(BENCH_LISTER),--lister $(BENCH_LISTER))
@@ -125,7 +134,8 @@ bench: $(BENCH_BINS) $(B)/csdec bench-inputs
 	  $(foreach d,$(BENCH_GEN_DIRS),$(notdir $(d))=$(d)) $(BENCH_WHOLE_ARGS)
 	sh bench/jobs_scaling.sh $(B)/csdec $(BENCH_ROUNDS) $(BENCH_JOBS_ROWS) | tee $(BENCH_DIR)/jobs.md
 
-bench-jobs: $(B)/csdec $(BENCH_TC2)/.stamp $(BENCH_JOBS_PTM)/.stamp $(word 1,$(BENCH_GEN_DIRS))/.stamp
+bench-jobs: $(B)/csdec $(BENCH_TC2)/.stamp $(BENCH_JOBS_PTM)/.stamp $(word 1,$(BENCH_GEN_DIRS))/.stamp \
+	    $(BENCH_JOBS_PERF)
 	sh bench/jobs_scaling.sh $(B)/csdec $(BENCH_ROUNDS) $(BENCH_JOBS_ROWS) | tee $(BENCH_DIR)/jobs.md
 
 bench-tool: $(BENCH_BINS) $(B)/csdec $(BENCH_TC2_X200)/.stamp

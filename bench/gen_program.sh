@@ -5,14 +5,17 @@
 # takes to give at least MB MiB of trace, written as snapshot OUT.
 # Configuration as in the TC2 capture: cycle-accurate with timestamps
 # (PTM also with the return stack); raw, one source. PROTOCOL ptmplain:
-# PTM without any of these (every chunk of it can join the one before).
+# PTM without any of these (every chunk of it can join the one before);
+# ptmplain2: two such sources (two CPUs), in formatter frames. OUT ending in
+# .data: a perf.data file instead (`csdec gen --perf-data`).
 set -eu
 tool=$1 prog=$2 proto=$3 mb=$4 out=$5
 case $proto in
 ptm) opts="--protocol ptm --cycle-accurate --timestamps --return-stack" ;;
 etm3) opts="--protocol etm3 --cycle-accurate --timestamps" ;;
 ptmplain) opts="--protocol ptm" ;;
-*) echo "gen_program: protocol ptm, ptmplain or etm3, not $proto" >&2; exit 2 ;;
+ptmplain2) opts="--protocol ptm --protocol ptm --formatted" ;;
+*) echo "gen_program: protocol ptm, ptmplain, ptmplain2 or etm3, not $proto" >&2; exit 2 ;;
 esac
 [ -f "$prog.log" ] || { echo "gen_program: $prog.log missing (make programs)" >&2; exit 2; }
 one=$out.one
@@ -27,6 +30,10 @@ rm -rf "$one"
 [ "$size" -gt 0 ] || { echo "gen_program: no trace from one run of $prog" >&2; exit 2; }
 want=$((mb * 1024 * 1024))
 n=$(( (want + size - 1) / size ))
+case $out in
+*.data) dest="--perf-data $out" ;;
+*) dest="-o $out" ;;
+esac
 # shellcheck disable=SC2086
-"$tool" gen --qemu-log "$prog.log" --elf "$prog" $opts --repeat "$n" -o "$out"
+"$tool" gen --qemu-log "$prog.log" --elf "$prog" $opts --repeat "$n" $dest
 echo "gen_program: $out: $(basename "$prog") x $n, $proto"

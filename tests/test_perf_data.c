@@ -1149,6 +1149,145 @@ static void test_tool_shapes(const char *snap_insn, const char *snap_text)
 	CHECK(strstr(out_b, " instructions, ") != NULL && strstr(out_b, " 0 errors\n") != NULL);
 }
 
+/* ---- --jobs ------------------------------------------------------------ */
+
+/* A busy per-CPU recording: in each of six rounds, raw trace for CPU 0
+ * and CPU 1 (a session each), with sideband between them that the
+ * decode reads: context switches to other threads (the thread table),
+ * the file mapped again (the image grows while pieces are in flight), an
+ * exec of another process, and a truncated AUX record (an aux_lost line
+ * after what was decoded before it). */
+static void build_busy(struct pdb *b)
+{
+	pdb_init(b, 1 | PDB_SAMPLE_TID | PDB_SAMPLE_TIME | PDB_SAMPLE_CPU | 256 | PDB_SAMPLE_IDENTIFIER, 1, 0);
+	struct pdb_cpu cpus[2] = {
+		{ PDB_MAGIC_ETM3, 0, ptm_cfg.etmcr, ptm_cfg.trace_id, ptm_cfg.etmccer, ptm_cfg.etmidr, 0 },
+		{ PDB_MAGIC_ETM3, 1, etm_cfg.etmcr, etm_cfg.trace_id, etm_cfg.etmccer, etm_cfg.etmidr, 0 },
+	};
+	pdb_auxtrace_info(b, 1, 0, cpus, 2);
+	struct pdb_sid d = sid_of(-1, 10);
+	d.ident = PDB_ID_DUMMY;
+	pdb_comm(b, PID, PID, "demo", 1, &d);
+	pdb_mmap2(b, PID, PID, 0x10000, 0x1000, 0, "/demo.elf", NULL, 0, &d);
+	size_t n[2];
+	uint8_t *raw[2] = { source_bytes(ptm_cfg.trace_id, &n[0]), source_bytes(etm_cfg.trace_id, &n[1]) };
+	n[0] &= ~(size_t)7; /* (AUXTRACE buffers are padded to 8 bytes) */
+	n[1] &= ~(size_t)7;
+	uint64_t t = 20, aux_off[2] = { 0, 0 };
+	for (int c = 0; c < 2; c++) {
+		struct pdb_sid s = sid_of(c, t++);
+		pdb_itrace_start(b, PID, PID, &s);
+	}
+	for (int round = 0; round < 6; round++) {
+		for (int c = 0; c < 2; c++) {
+			struct pdb_sid s = sid_of(c, t++);
+			if (round == 2 && c == 1) {
+				/* The mapping again, while CPU 0's piece decodes. */
+				pdb_mmap2(b, PID, PID, 0x10000, 0x1000, 0, "/demo.elf", NULL, 0, &d);
+			}
+			if (round == 3 && c == 0) {
+				/* Another process, new to the thread table. */
+				struct pdb_sid x = sid_of(c, t++);
+				pdb_comm(b, 900 + round, 900 + round, "other", 1, &x);
+			}
+			/* Out to a thread of PID not seen before, and back. */
+			pdb_switch(b, 1, 1, PID, PID + 1 + round, &s);
+			s.tid = PID + 1 + round;
+			pdb_switch(b, 1, 0, PID, PID, &s);
+			s = sid_of(c, t++);
+			pdb_aux(b, aux_off[c], n[c], round == 4 && c == 1 ? 0x101 : 0x100, &s);
+			pdb_auxtrace(b, aux_off[c], (uint32_t)c, PID, c, raw[c], n[c]);
+			aux_off[c] += n[c];
+		}
+	}
+	free(raw[0]);
+	free(raw[1]);
+	pdb_user(b, 68, NULL, 0);
+	b->hostname = "board";
+	b->arch = "armv7l";
+	b->nr_cpus = 2;
+	b->cmdline[0] = "/usr/bin/perf";
+	b->cmdline[1] = "record";
+	b->index = 1;
+	pdb_finish(b);
+}
+
+/* `args` (%s: the file) with --jobs 1 and --jobs 2, 3: the same stdout
+ * and exit status. */
+static void same_with_jobs(const char *fmt, const char *path_in)
+{
+	char path[1200];
+	snprintf(path, sizeof(path), "%s", path_in); /* (tmp()'s names are reused) */
+	char args[4096], a[4200];
+	snprintf(args, sizeof(args), fmt, path);
+	snprintf(a, sizeof(a), "%s --jobs 1", args);
+	int rc1 = tool_run(out_a, a);
+	if (strlen(out_a) < 40)
+		fprintf(stderr, "test_perf_data: %s: %zu bytes\n", a, strlen(out_a));
+	CHECK(strlen(out_a) >= 40); /* (--format none: one line of counts) */
+	static const int jobs[] = { 2, 3 };
+	for (int k = 0; k < 2; k++) {
+		snprintf(a, sizeof(a), "%s --jobs %d", args, jobs[k]);
+		int rc = tool_run(out_b, a);
+		if (rc != rc1 || strcmp(out_a, out_b) != 0)
+			fprintf(stderr, "test_perf_data: %s: differs from --jobs 1 (status %d against %d)\n", a, rc, rc1);
+		CHECK_EQ(rc, rc1);
+		CHECK(strcmp(out_a, out_b) == 0);
+	}
+}
+
+static void test_tool_jobs(void)
+{
+	struct pdb b;
+	build_busy(&b);
+	char busy[1200];
+	snprintf(busy, sizeof(busy), "%s", tmp("busy.data"));
+	CHECK_EQ(pdb_write(&b, busy), 0);
+	pdb_free(&b);
+	char fmt[2048];
+	/* The decode itself: both CPUs, six sessions each, the threads
+	 * switched in and out between them, one aux_lost line. */
+	snprintf(fmt, sizeof(fmt), "decode %%s --symfs %s --format jsonl", tmp("root"));
+	char args[4096];
+	snprintf(args, sizeof(args), fmt, busy);
+	CHECK_EQ(tool_run(out_a, args), 1);
+	CHECK_EQ(count_str(out_a, "{\"type\":\"aux_lost\""), 1);
+	CHECK(count_str(out_a, "\"id\":16,\"cpu\":0") > 100);
+	CHECK(count_str(out_a, "\"id\":17,\"cpu\":1") > 100);
+	const char *forms[] = {
+		"decode %%s --symfs %s --format jsonl",
+		"decode %%s --symfs %s --format jsonl --insn",
+		"decode %%s --symfs %s --format jsonl --order time",
+		"decode %%s --symfs %s",
+		"decode %%s --symfs %s --format none",
+		"packets %%s --format jsonl",
+		"coverage %%s --symfs %s --elf %s/demo.elf --insns",
+		"profile %%s --symfs %s --elf %s/demo.elf",
+	};
+	char root[1200];
+	snprintf(root, sizeof(root), "%s", tmp("root"));
+	for (size_t i = 0; i < sizeof(forms) / sizeof(forms[0]); i++) {
+		snprintf(fmt, sizeof(fmt), forms[i], root, root);
+		same_with_jobs(fmt, busy);
+	}
+	/* The sample's shapes: per thread, formatted (both CPUs' IDs in one
+	 * queue), raw per CPU, a switch inside a buffer, two sessions. */
+	const struct shape shapes[] = {
+		{ .version = 1 },
+		{ .version = 1, .per_cpu = 1 },
+		{ .version = 1, .per_cpu = 1, .switch_inside = 1 },
+		{ .version = 1, .sessions = 1 },
+		{ .version = 2, .split_at = 1000 },
+	};
+	for (size_t i = 0; i < sizeof(shapes) / sizeof(shapes[0]); i++) {
+		const char *p = write_sample("jobs-shape.data", &shapes[i]);
+		snprintf(fmt, sizeof(fmt), "decode %%s --symfs %s --format jsonl --insn", tmp("root"));
+		same_with_jobs(fmt, p);
+		snprintf(fmt, sizeof(fmt), "decode %%s --symfs %s", tmp("root"));
+		same_with_jobs(fmt, p);
+	}
+}
+
 static void test_tool_refusals(void)
 {
 	char args[2048];
@@ -1188,14 +1327,14 @@ static void test_tool_refusals(void)
  * buffer decode in about the same peak. The peak is measured by
  * /usr/bin/time, a small process: a child forked from this test would
  * count the test's own memory too. */
-static long decode_peak(const char *path)
+static long decode_peak(const char *path, int jobs)
 {
 	char cmd[4096];
 	/* The sanitizer holds freed memory back (256 MiB by default):
 	 * decoders made afresh per capture would look like growth. */
 	snprintf(cmd, sizeof(cmd),
 		 "ASAN_OPTIONS=detect_leaks=1:quarantine_size_mb=1 /usr/bin/time -f %%M %s decode %s --symfs %s "
-		 "--format jsonl 2>&1 >/dev/null", tool, path, tmp("root"));
+		 "--format jsonl --jobs %d 2>&1 >/dev/null", tool, path, tmp("root"), jobs);
 	char text[256];
 	if (cli_run_cmd(cmd, NULL, text, sizeof(text)) != 0)
 		return -1;
@@ -1231,14 +1370,18 @@ static void test_memory_flat(void)
 		CHECK_EQ(pdb_write(&b, tmp(name)), 0);
 		pdb_free(&b);
 	}
-	for (int k = 0; k < 2; k++) {
-		char name[32];
-		snprintf(name, sizeof(name), "copies%d.data", copies[k]);
-		peak[k] = decode_peak(tmp(name));
+	/* Serially, and with the queue's decoders on two workers. */
+	for (int jobs = 1; jobs <= 2; jobs++) {
+		for (int k = 0; k < 2; k++) {
+			char name[32];
+			snprintf(name, sizeof(name), "copies%d.data", copies[k]);
+			peak[k] = decode_peak(tmp(name), jobs);
+		}
+		printf("test_perf_data: --jobs %d: peak resident %ld KiB for 40 buffers, %ld KiB for 400\n", jobs, peak[0],
+		       peak[1]);
+		CHECK(peak[0] > 0 && peak[1] > 0);
+		CHECK(peak[1] < peak[0] + 2048);
 	}
-	printf("test_perf_data: peak resident %ld KiB for 40 buffers, %ld KiB for 400\n", peak[0], peak[1]);
-	CHECK(peak[0] > 0 && peak[1] > 0);
-	CHECK(peak[1] < peak[0] + 2048);
 }
 
 
@@ -1661,6 +1804,84 @@ static size_t same_decode_files(const char *what, const char *snap_file, const c
 	return n;
 }
 
+/* --jobs where the trace names the process: a generated PTM capture
+ * (context ID 0x2a) given as two CPUs' raw trace, four rounds of a piece
+ * each, where process 42 becomes known (a COMM record) in the second
+ * round and its program is mapped in the third, each while CPU 0's piece
+ * of the round may still be decoding: records decoded before either must
+ * not see them, however far the workers are. */
+static void test_tool_jobs_context(void)
+{
+	const char *gendir = getenv("CSD_GEN_SNAPSHOTS"), *progdir = getenv("CSD_PROGRAMS");
+	if (!gendir || !progdir) {
+		printf("test_perf_data: no generated snapshots (CSD_GEN_SNAPSHOTS): --jobs with context IDs not run\n");
+		return;
+	}
+	const char *prog = "recurse-arm-O0";
+	char snap[2048], elf[2048], name[512], err[256];
+	snprintf(snap, sizeof(snap), "%s/%s--ptm-rs", gendir, prog);
+	snprintf(elf, sizeof(elf), "%s/%s", progdir, prog);
+	snprintf(name, sizeof(name), "/%s", prog);
+	csd_snapshot *sn = NULL;
+	CHECK_EQ(csd_snapshot_open(snap, &sn, err, sizeof(err)), 0);
+	if (!sn)
+		return;
+	const struct csd_snapshot_source *src = csd_snapshot_source(sn, 0);
+	struct pdb_cpu cpus[2];
+	for (int c = 0; c < 2; c++) {
+		struct pdb_cpu pc = { PDB_MAGIC_ETM3, c, src->config.etmcr, (uint32_t)(0x10 + 2 * c), src->config.etmccer,
+				      src->config.etmidr, 0 };
+		cpus[c] = pc;
+	}
+	size_t n;
+	uint8_t *bytes = check_read_file(csd_snapshot_buffer(sn, 0)->path, &n);
+	csd_snapshot_free(sn);
+	CHECK(bytes != NULL);
+	if (!bytes)
+		return;
+	n &= ~(size_t)7; /* (AUXTRACE buffers are padded to 8 bytes) */
+	struct pdb b;
+	pdb_init(&b, PDB_SAMPLE_TID | PDB_SAMPLE_TIME | PDB_SAMPLE_CPU | PDB_SAMPLE_IDENTIFIER, 1, 0);
+	pdb_auxtrace_info(&b, 1, 0, cpus, 2);
+	uint64_t t = 1, off[2] = { 0, 0 };
+	for (int c = 0; c < 2; c++) {
+		struct pdb_sid s = { 1, 1, c, t++, 0 };
+		pdb_itrace_start(&b, 1, 1, &s);
+		pdb_switch(&b, 1, 1, 5, 5, &s); /* the task switched: not known */
+	}
+	for (int round = 0; round < 4; round++) {
+		for (int c = 0; c < 2; c++) {
+			/* Between the two CPUs' pieces: CPU 0's is in flight. */
+			struct pdb_sid d = { 42, 42, -1, t++, PDB_ID_DUMMY };
+			if (round == 1 && c == 1)
+				pdb_comm(&b, 42, 42, prog, 0, &d);
+			if (round == 2 && c == 1)
+				CHECK(mmap_elf(&b, elf, name, 42, &d) > 0);
+			struct pdb_sid s = { 42, 42, c, t++, 0 };
+			pdb_aux(&b, off[c], n, 0x100, &s);
+			pdb_auxtrace(&b, off[c], (uint32_t)c, -1, c, bytes, n);
+			off[c] += n;
+		}
+	}
+	pdb_finish(&b);
+	char path[1200];
+	snprintf(path, sizeof(path), "%s", tmp("jobs-context.data"));
+	CHECK_EQ(pdb_write(&b, path), 0);
+	pdb_free(&b);
+	free(bytes);
+	char fmt[2400];
+	snprintf(fmt, sizeof(fmt), "decode %%s --symfs %s --format jsonl", progdir);
+	same_with_jobs(fmt, path);
+	/* Both the unknown process and process 42 are in it. */
+	char args[4096];
+	snprintf(args, sizeof(args), fmt, path);
+	tool_run(out_a, args);
+	CHECK(count_str(out_a, "\"pid\":42,") > 100);
+	CHECK(count_str(out_a, "\"cpu\":0,\"offset\"") > 0 && count_str(out_a, "\"cpu\":1,\"offset\"") > 0);
+	snprintf(fmt, sizeof(fmt), "decode %%s --symfs %s", progdir);
+	same_with_jobs(fmt, path);
+}
+
 static void test_roundtrip_matrix(void)
 {
 	const char *gendir = getenv("CSD_GEN_SNAPSHOTS"), *progdir = getenv("CSD_PROGRAMS");
@@ -1747,10 +1968,12 @@ int main(void)
 	test_tool_versions(out_a);
 	test_tool_lookups(out_a);
 	test_tool_shapes(out_a, snap_text);
+	test_tool_jobs();
 	test_tool_refusals();
 	test_memory_flat();
 	test_with_perf();
 	test_roundtrip_matrix();
+	test_tool_jobs_context();
 
 	free(snap_text);
 	free(out_a);

@@ -50,6 +50,7 @@ struct source_slot {
 	int perf;
 	int32_t cpu, pid, tid;
 	int32_t shown_pid, shown_tid;   /* the text listing's last thread line */
+	int worker;                     /* --jobs: the thread that decodes it (jobs.h) */
 };
 
 struct run_ctx;

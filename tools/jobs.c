@@ -45,6 +45,9 @@
 
 enum { EV_DATA, EV_FINISH };
 
+/* A note of the sequence that is no frame event (those count from 1). */
+#define NOTE_MERGE_FLUSH 0
+
 /* A run's capture offsets travel as steps: copying one 8-byte offset per
  * byte cost the calling thread more than the bytes themselves. A byte's
  * step is how far its offset is past the one before, 1..255 (within a
@@ -53,8 +56,8 @@ enum { EV_DATA, EV_FINISH };
  * increasing). The worker adds them up again for the decoder. */
 struct in_event {
 	uint8_t kind;
-	uint8_t id;
 	uint8_t has_offsets;
+	struct source_slot *slot;
 	size_t pos, size;
 	size_t jump_pos;        /* the run's first jump in the block's */
 	uint64_t base;
@@ -109,11 +112,11 @@ struct worker {
 	size_t offs_cap;
 };
 
-/* An event of the sequence: a run or the end of source `id` on worker
- * `worker`, or (worker -1) a frame note. */
+/* An event of the sequence: a run or the end of source `slot` on worker
+ * `worker`, or (worker -1) a frame note, or a flush of the merge. */
 struct seq_entry {
 	int worker;
-	uint8_t id;
+	struct source_slot *slot;
 	uint32_t event;
 	uint64_t offset;
 	const char *reason;
@@ -130,7 +133,6 @@ struct jobs {
 	int count_only;
 	int nw;
 	struct worker *w;
-	int wof[MAX_IDS];         /* worker of each trace ID */
 	struct seq_entry *seq;
 	size_t seq_head, seq_len;
 };
@@ -248,14 +250,14 @@ static void run_block(struct jobs *j, struct worker *w, const struct in_block *b
 {
 	for (size_t i = 0; i < b->nev; i++) {
 		const struct in_event *e = &b->ev[i];
-		struct source_slot *s = j->ctx->slot[e->id];
+		struct source_slot *s = e->slot;
 		if (e->kind == EV_DATA) {
 			struct csd_bytes by = {
 				.data = b->data + e->pos,
 				.size = e->size,
 				.offsets = run_offsets(w, b, e),
 				.base = e->base,
-				.id = e->id,
+				.id = s->id,
 			};
 			if (cli_slot_feed(s, &by) == 0)
 				drain_to(j, w, s);
@@ -309,6 +311,14 @@ static int consume(struct jobs *j)
 	int moved = 0;
 	while (j->seq_len) {
 		const struct seq_entry *e = &j->seq[j->seq_head];
+		if (e->worker < 0 && e->event == NOTE_MERGE_FLUSH) {
+			if (ctx->merge)
+				merge_flush(ctx->merge, ctx);
+			j->seq_head = (j->seq_head + 1) % SEQ_MAX;
+			j->seq_len--;
+			moved = 1;
+			continue;
+		}
 		if (e->worker < 0) {
 			struct csd_frame_out fo;
 			memset(&fo, 0, sizeof(fo));
@@ -335,7 +345,7 @@ static int consume(struct jobs *j)
 				return moved;
 			w->rd_pos = 0;
 		}
-		struct source_slot *s = ctx->slot[e->id];
+		struct source_slot *s = e->slot;
 		int ended = 0, recs = 0;
 		while (w->rd_pos < w->rd->n) {
 			const struct item *it = &w->rd->it[w->rd_pos++];
@@ -499,19 +509,20 @@ static void put_steps(struct in_block *b, const struct csd_bytes *by)
 	}
 }
 
-static void add_event(struct jobs *j, int kind, uint8_t id, const struct csd_bytes *by)
+static void add_event(struct jobs *j, int kind, struct source_slot *s, const struct csd_bytes *by)
 {
-	struct worker *w = &j->w[j->wof[id]];
+	const int wi = s->worker % j->nw;
+	struct worker *w = &j->w[wi];
 	size_t need = by ? by->size : 0;
 	int offsets = by && by->offsets;
 	/* The sequence first: waiting for room in it may give the worker
 	 * the block being filled, which must then hold whole events only. */
-	struct seq_entry se = { .worker = j->wof[id], .id = id };
+	struct seq_entry se = { .worker = wi, .slot = s };
 	seq_push(j, &se);
 	struct in_block *b = in_block(j, w, need, offsets);
 	struct in_event *e = &b->ev[b->nev++];
 	e->kind = (uint8_t)kind;
-	e->id = id;
+	e->slot = s;
 	e->has_offsets = (uint8_t)offsets;
 	e->jump_pos = b->njump;
 	e->pos = b->used;
@@ -529,12 +540,18 @@ static void add_event(struct jobs *j, int kind, uint8_t id, const struct csd_byt
 
 void jobs_data(struct jobs *j, struct source_slot *s, const struct csd_bytes *b)
 {
-	add_event(j, EV_DATA, s->id, b);
+	add_event(j, EV_DATA, s, b);
 }
 
 void jobs_frame_note(struct jobs *j, const struct csd_frame_out *fo)
 {
 	struct seq_entry se = { .worker = -1, .event = fo->event, .offset = fo->offset, .reason = fo->reason };
+	seq_push(j, &se);
+}
+
+void jobs_merge_flush(struct jobs *j)
+{
+	struct seq_entry se = { .worker = -1, .event = NOTE_MERGE_FLUSH };
 	seq_push(j, &se);
 }
 
@@ -588,35 +605,32 @@ void jobs_finish(struct jobs *j)
 {
 	for (int id = 0; id < MAX_IDS; id++)
 		if (j->ctx->slot[id])
-			add_event(j, EV_FINISH, (uint8_t)id, NULL);
+			add_event(j, EV_FINISH, j->ctx->slot[id], NULL);
+	jobs_end(j);
+}
+
+void jobs_sync(struct jobs *j)
+{
 	while (j->seq_len)
 		step(j);
+}
+
+void jobs_end(struct jobs *j)
+{
+	jobs_sync(j);
 	jobs_stop(j, j->nw);
 }
 
-struct jobs *jobs_new(struct run_ctx *ctx, int jobs, int64_t capture_size)
+/* Nothing but the counts is wanted of the records (decode --format none). */
+static int counts_only(const struct run_ctx *ctx)
 {
-	int count_only = ctx->format == FMT_NONE && !ctx->on_record && !ctx->on_packet && !ctx->merge;
-	int nslots = 0;
-	for (int id = 0; id < MAX_IDS; id++)
-		nslots += ctx->slot[id] != NULL;
-	/* Where threads cannot win, the default takes one. Nothing printed:
-	 * the calling thread's reading and demultiplexing, which the workers
-	 * cannot share, is much of the work, and the hand-off costs about
-	 * what the decode it spreads saves. One source: overlapping its
-	 * decode with the printing saves less than moving every record
-	 * between threads costs. A small capture: starting and stopping
-	 * threads costs more than its decode. */
-	if (ctx->jobs_default && (count_only || nslots < 2 ||
-				  (capture_size >= 0 && capture_size < JOBS_MIN_CAPTURE)))
-		return NULL;
-	int nw = jobs < nslots ? jobs : nslots;
-	/* One source: its worker decodes while this thread prints or counts
-	 * (with nothing printed or counted there is nothing to overlap). */
-	if (nslots == 1 && jobs > 1 && (ctx->format != FMT_NONE || ctx->on_record || ctx->on_packet))
-		nw = 1;
-	else if (nw < 2)
-		return NULL;
+	return ctx->format == FMT_NONE && !ctx->on_record && !ctx->on_packet && !ctx->merge;
+}
+
+/* nw workers for ctx's sources (count_only: they count and pass no
+ * records on); NULL when threads or memory cannot be had. */
+static struct jobs *jobs_start(struct run_ctx *ctx, int nw, int count_only)
+{
 	struct jobs *j = calloc(1, sizeof(*j));
 	if (!j)
 		return NULL;
@@ -646,9 +660,6 @@ struct jobs *jobs_new(struct run_ctx *ctx, int jobs, int64_t capture_size)
 		jobs_stop(j, 0);
 		return NULL;
 	}
-	for (int id = 0, k = 0; id < MAX_IDS; id++)
-		if (ctx->slot[id])
-			j->wof[id] = k++ % nw;
 	int started = 0;
 	for (; started < nw; started++) {
 		j->w[started].j = j;
@@ -660,4 +671,49 @@ struct jobs *jobs_new(struct run_ctx *ctx, int jobs, int64_t capture_size)
 		return NULL;
 	}
 	return j;
+}
+
+struct jobs *jobs_new(struct run_ctx *ctx, int jobs, int64_t capture_size)
+{
+	const int count_only = counts_only(ctx);
+	int nslots = 0;
+	for (int id = 0; id < MAX_IDS; id++)
+		nslots += ctx->slot[id] != NULL;
+	/* Where threads cannot win, the default takes one. Nothing printed:
+	 * the calling thread's reading and demultiplexing, which the workers
+	 * cannot share, is much of the work, and the hand-off costs about
+	 * what the decode it spreads saves. One source: overlapping its
+	 * decode with the printing saves less than moving every record
+	 * between threads costs. A small capture: starting and stopping
+	 * threads costs more than its decode. */
+	if (ctx->jobs_default && (count_only || nslots < 2 ||
+				  (capture_size >= 0 && capture_size < JOBS_MIN_CAPTURE)))
+		return NULL;
+	int nw = jobs < nslots ? jobs : nslots;
+	/* One source: its worker decodes while this thread prints or counts
+	 * (with nothing printed or counted there is nothing to overlap). */
+	if (nslots == 1 && jobs > 1 && (ctx->format != FMT_NONE || ctx->on_record || ctx->on_packet))
+		nw = 1;
+	else if (nw < 2)
+		return NULL;
+	struct jobs *j = jobs_start(ctx, nw, count_only);
+	for (int id = 0, k = 0; j && id < MAX_IDS; id++)
+		if (ctx->slot[id])
+			ctx->slot[id]->worker = k++;
+	return j;
+}
+
+struct jobs *jobs_new_sources(struct run_ctx *ctx, int jobs, int nsources, int64_t capture_size)
+{
+	const int count_only = counts_only(ctx);
+	/* The default's rule as in jobs_new(). One source stays on the
+	 * calling thread even when asked: its decoders end where each piece
+	 * of trace ends, and each end waits for the worker (jobs_sync). */
+	if (ctx->jobs_default && (count_only || nsources < 2 ||
+				  (capture_size >= 0 && capture_size < JOBS_MIN_CAPTURE)))
+		return NULL;
+	int nw = jobs < nsources ? jobs : nsources;
+	if (nw < 2)
+		return NULL;
+	return jobs_start(ctx, nw, count_only);
 }

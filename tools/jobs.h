@@ -16,6 +16,13 @@ struct jobs;
  * memory cannot be had: the caller then decodes serially. */
 struct jobs *jobs_new(struct run_ctx *ctx, int jobs, int64_t capture_size);
 
+/* Workers for sources made and ended as decoding goes (perf.data's
+ * queues): up to `jobs` threads, for about `nsources` sources decoding at
+ * once; each source's `worker` (any number, taken modulo the workers)
+ * says which thread decodes it. NULL as jobs_new() says, and when fewer
+ * than two threads would decode. */
+struct jobs *jobs_new_sources(struct run_ctx *ctx, int jobs, int nsources, int64_t capture_size);
+
 /* Below this capture size the default decodes on one thread. */
 #define JOBS_MIN_CAPTURE (1024 * 1024)
 
@@ -25,6 +32,19 @@ struct jobs *jobs_new(struct run_ctx *ctx, int jobs, int64_t capture_size);
  * far as it is ready; the call blocks only to keep the queues bounded. */
 void jobs_data(struct jobs *j, struct source_slot *s, const struct csd_bytes *b);
 void jobs_frame_note(struct jobs *j, const struct csd_frame_out *fo);
+
+/* A flush of ctx->merge, in the sequence: done when everything given
+ * before it has been handed on. */
+void jobs_merge_flush(struct jobs *j);
+
+/* Wait until everything given so far is decoded and handed on: then no
+ * worker uses a source or its image, and the caller may finish, free or
+ * make sources, add to images, or change what the handlers read. */
+void jobs_sync(struct jobs *j);
+
+/* jobs_sync(), then the workers ended and freed; the sources are left as
+ * they are (finished or not). */
+void jobs_end(struct jobs *j);
 
 /* End of the capture: every source finished (in trace ID order, as the
  * serial pipeline does), all that remains handed on, the workers ended and

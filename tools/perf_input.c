@@ -27,6 +27,7 @@
 
 #include "cli.h"
 #include "file.h"
+#include "jobs.h"
 #include "merge.h"
 
 #define CHUNK (1u << 20)
@@ -99,9 +100,24 @@ struct perf_run {
 	uint64_t lost_records;
 	uint8_t *buf;
 	int io_failed;
+	/* --jobs: the queues' decoders on workers (NULL: all here), the
+	 * next decoder's worker (taken in turn: a queue's decoders end with
+	 * each piece of its trace, so this spreads the pieces). */
+	struct jobs *jobs;
+	unsigned next_worker;
 };
 
 static struct perf_run *active_run;   /* for perf_context_id() */
+
+/* Before anything the decoders or the record handlers read changes (an
+ * image, the thread table) or a queue's decoders end: with workers, wait
+ * until all trace given so far is decoded and handed on, so that it meets
+ * the state the serial decode gives it. */
+static void settle(struct perf_run *pr)
+{
+	if (pr->jobs)
+		jobs_sync(pr->jobs);
+}
 
 int cli_is_perf_data(const char *path)
 {
@@ -166,6 +182,18 @@ static void tid_set(struct perf_run *pr, int32_t pid, int32_t tid)
 		pr->tid_n++;
 	pr->tid_key[i] = (uint32_t)tid + 1;
 	pr->tid_pid[i] = pid;
+}
+
+static int32_t tid_pid(const struct perf_run *pr, int32_t tid);
+
+/* tid_set() from sideband: the record handlers read the table
+ * (perf_context_id), so a change waits for them. */
+static void tid_note(struct perf_run *pr, int32_t pid, int32_t tid)
+{
+	if (pid < 0 || tid < 0 || tid_pid(pr, tid) == pid)
+		return;
+	settle(pr);
+	tid_set(pr, pid, tid);
 }
 
 static int32_t tid_pid(const struct perf_run *pr, int32_t tid)
@@ -493,16 +521,27 @@ static void add_mapping(struct perf_run *pr, csd_image *img, const char *path, c
 	uint64_t len = (uint64_t)st.st_size - ev->pgoff;
 	if (ev->len < len)
 		len = ev->len;
-	if (len && csd_image_add_file(img, path, ev->pgoff, len, ev->addr) < 0 && pr->missing_warnings < MAX_WARNINGS) {
-		fprintf(stderr, "%s: warning: %s: mapping of %s at 0x%" PRIx64 " not used: %s\n", prog, pr->path, path,
-			ev->addr, csd_image_error(img));
-		pr->missing_warnings++;
+	if (!len)
+		return;
+	if (csd_image_add_file(img, path, ev->pgoff, len, ev->addr) < 0) {
+		if (pr->missing_warnings < MAX_WARNINGS) {
+			fprintf(stderr, "%s: warning: %s: mapping of %s at 0x%" PRIx64 " not used: %s\n", prog, pr->path,
+				path, ev->addr, csd_image_error(img));
+			pr->missing_warnings++;
+		}
+		return;
 	}
+	/* Workers' decoders read the image next: its lookup map is made
+	 * here, by a read, and not by one of them while another reads
+	 * (csd_image_new). */
+	uint8_t byte;
+	if (pr->jobs)
+		(void)csd_image_read(img, ev->addr, &byte, 1);
 }
 
 static void on_mmap(struct perf_run *pr, const struct csd_perf_event *ev)
 {
-	tid_set(pr, ev->pid, ev->tid);
+	tid_note(pr, ev->pid, ev->tid);
 	/* Code mappings of files only: [vdso], //anon, [kernel.kallsyms]...
 	 * have no file here (the kernel comes from --vmlinux). */
 	if (ev->filename[0] != '/' || ev->len == 0)
@@ -520,6 +559,7 @@ static void on_mmap(struct perf_run *pr, const struct csd_perf_event *ev)
 	const struct file_entry *f = file_lookup(pr, ev->filename, id, id_size);
 	if (!f->path)
 		return;
+	settle(pr);
 	csd_image *own = ev->pid > 0 ? process_image(pr, ev->pid, 1) : NULL;
 	if (own)
 		add_mapping(pr, own, f->path, ev);
@@ -560,6 +600,18 @@ static struct queue *queue_get(struct perf_run *pr, int32_t cpu, int32_t tid)
 static void queue_end(struct perf_run *pr, struct queue *q)
 {
 	struct run_ctx *ctx = pr->ctx;
+	if (!q->active) {
+		/* Nothing to end but the merge's flush, which comes at every
+		 * queue's end; with workers, after what they are decoding
+		 * (no wait: the next piece's decoders start meanwhile). */
+		if (ctx->merge && pr->jobs)
+			jobs_merge_flush(pr->jobs);
+		else if (ctx->merge)
+			merge_flush(ctx->merge, ctx);
+		return;
+	}
+	/* The workers are done with the queue's decoders, which end here. */
+	settle(pr);
 	if (q->fd) {
 		csd_frame_finish(q->fd);
 		struct csd_frame_out fo;
@@ -614,13 +666,16 @@ static struct source_slot *queue_slot(struct perf_run *pr, struct queue *q, unsi
 	s->pid = q->pid;
 	s->tid = q->ptid;
 	s->shown_pid = s->shown_tid = -2;
+	s->worker = (int)(pr->next_worker++ % MAX_QUEUES);
 	q->live[id] = 1;
 	return s;
 }
 
 static void feed_slot(struct perf_run *pr, struct source_slot *s, const struct csd_bytes *b)
 {
-	if (cli_slot_feed(s, b) == 0)
+	if (pr->jobs)
+		jobs_data(pr->jobs, s, b);
+	else if (cli_slot_feed(s, b) == 0)
 		cli_drain_slot(pr->ctx, s);
 }
 
@@ -629,7 +684,10 @@ static void drain_frames(struct perf_run *pr, struct queue *q)
 	struct csd_frame_out fo;
 	while (csd_frame_next(q->fd, &fo) == 0) {
 		if (fo.event == CSD_FRAME_ERROR || fo.event == CSD_FRAME_TRUNCATED) {
-			cli_report_frame_error(pr->ctx, &fo);
+			if (pr->jobs)
+				jobs_frame_note(pr->jobs, &fo);
+			else
+				cli_report_frame_error(pr->ctx, &fo);
 			continue;
 		}
 		if (fo.event != CSD_FRAME_DATA || fo.bytes.id >= MAX_IDS)
@@ -775,6 +833,7 @@ static void on_aux(struct perf_run *pr, const struct csd_perf_event *ev)
 	if (ctx->on_record || ctx->format == FMT_NONE)
 		return;
 	/* After everything decoded so far. */
+	settle(pr);
 	if (ctx->merge)
 		merge_flush(ctx->merge, ctx);
 	if (ctx->format == FMT_JSONL)
@@ -796,31 +855,31 @@ static void on_event(struct perf_run *pr, const struct csd_perf_event *ev)
 		on_mmap(pr, ev);
 		break;
 	case CSD_PERF_COMM:
-		tid_set(pr, ev->pid, ev->tid);
+		tid_note(pr, ev->pid, ev->tid);
 		if ((ev->flags & CSD_PERF_EVF_EXEC) && ev->pid > 0)
 			process_exec(pr, ev->pid);
 		break;
 	case CSD_PERF_FORK:
-		tid_set(pr, ev->pid, ev->tid);
+		tid_note(pr, ev->pid, ev->tid);
 		break;
 	case CSD_PERF_ITRACE_START:
-		tid_set(pr, ev->pid, ev->tid);
+		tid_note(pr, ev->pid, ev->tid);
 		set_cpu_task(pr, ev->cpu, ev->pid, ev->tid, 0);
 		break;
 	case CSD_PERF_SWITCH:
 		if (ev->record == 15) {
 			/* CPU-wide: out names the next task, in this one. */
 			if (ev->flags & CSD_PERF_EVF_OUT) {
-				tid_set(pr, ev->next_prev_pid, ev->next_prev_tid);
+				tid_note(pr, ev->next_prev_pid, ev->next_prev_tid);
 				set_cpu_task(pr, ev->cpu, ev->next_prev_pid, ev->next_prev_tid, 1);
 			} else {
-				tid_set(pr, ev->pid, ev->tid);
+				tid_note(pr, ev->pid, ev->tid);
 				set_cpu_task(pr, ev->cpu, ev->pid, ev->tid, 1);
 			}
 		} else if (ev->flags & CSD_PERF_EVF_OUT) {
 			set_cpu_task(pr, ev->cpu, -1, -1, 1);
 		} else {
-			tid_set(pr, ev->pid, ev->tid);
+			tid_note(pr, ev->pid, ev->tid);
 			set_cpu_task(pr, ev->cpu, ev->pid, ev->tid, 1);
 		}
 		break;
@@ -905,6 +964,15 @@ int cli_run_perf(struct options *o, struct run_ctx *ctx, enum slot_kind kind)
 	}
 	if (kind == SLOT_FLOW)
 		pr->all = image_new(pr);
+	if (ctx->jobs > 1) {
+		/* The CPUs' queues decode on workers, a queue on one of them. */
+		int nsources = 0;
+		for (int id = 0; id < MAX_IDS; id++)
+			nsources += pr->by_id[id] && (!o->any_id || o->want[id]);
+		struct stat st;
+		pr->jobs = jobs_new_sources(ctx, ctx->jobs, nsources,
+					    stat(o->dir, &st) == 0 ? (int64_t)st.st_size : -1);
+	}
 	active_run = pr;
 	struct csd_perf_event ev = { .size = sizeof(ev) };
 	int walk;
@@ -913,6 +981,10 @@ int cli_run_perf(struct options *o, struct run_ctx *ctx, enum slot_kind kind)
 	for (int i = 0; i < MAX_QUEUES; i++)
 		if (pr->queues[i].used)
 			queue_end(pr, &pr->queues[i]);
+	if (pr->jobs) {
+		jobs_end(pr->jobs);
+		pr->jobs = NULL;
+	}
 	if (ctx->merge)
 		merge_flush(ctx->merge, ctx);
 	active_run = NULL;
