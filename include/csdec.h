@@ -1236,6 +1236,47 @@ int csd_perf_read(csd_perf *pd, uint64_t offset, void *buf, size_t size);
 /** Why the last failing call on pd failed ("PATH: offset N: reason"); "" if none. Never NULL. */
 const char *csd_perf_error(const csd_perf *pd);
 
+/*
+ * The files a recording mapped, found on this machine as perf finds them.
+ */
+
+/**
+ * The build ID the file records for the mapped file `name` in its build-ID
+ * table (HEADER_BUILD_ID feature): the entry of process `pid` if there is
+ * one, else the first entry of that name (an MMAP2 record may carry the
+ * build ID itself: struct csd_perf_event, CSD_PERF_EVF_BUILD_ID). Returns its
+ * size in bytes (1-20), copied to id; 0 when the table has none.
+ * Errors: CSD_EINVAL (NULL argument).
+ */
+int csd_perf_file_build_id(const csd_perf *pd, const char *name, int32_t pid, uint8_t id[20]);
+
+/**
+ * The GNU build ID of an ELF file (the NT_GNU_BUILD_ID note of a PT_NOTE
+ * segment; 32- or 64-bit little-endian; the first 256 program headers and
+ * 4 KiB of each note segment are looked at). Returns its size in bytes
+ * (1-20), copied to id; 0 when the file has none or is no such ELF file.
+ * Errors: CSD_EINVAL (NULL argument), CSD_EIO (cannot open it as a regular
+ * file).
+ */
+int csd_elf_build_id(const char *path, uint8_t id[20]);
+
+/**
+ * Where the code of the mapped file `name` (the path the recording gives)
+ * is on this machine, looked up as perf does. With a build ID
+ * (build_id_size > 0): in the build-ID cache under `buildid_dir` (NULL:
+ * $HOME/.debug), first DIR/.build-id/XX/REST (XX the first two hex digits;
+ * a directory holding `elf`, or a plain file), then DIR/NAME/HEX/elf. Then
+ * `symfs` followed by `name` (`name` itself when symfs is NULL); a file
+ * found there whose own build ID is another than a given one is refused.
+ * Returns 0 with the file's path in path (NUL-terminated).
+ * Errors: CSD_ENOENT (not found; or refused: then *other_size is the size
+ * of the file's own build ID, copied to other, and path names the file;
+ * else *other_size is 0), CSD_ENOSPC (a path does not fit in path_size
+ * bytes), CSD_EINVAL (NULL argument, build_id_size above 20).
+ */
+int csd_perf_find_file(const char *name, const uint8_t *build_id, size_t build_id_size, const char *symfs,
+		       const char *buildid_dir, char *path, size_t path_size, uint8_t other[20], size_t *other_size);
+
 #ifdef __cplusplus
 }
 #endif

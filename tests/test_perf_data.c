@@ -1073,6 +1073,62 @@ static void test_tool_lookups(const char *snap_insn)
 	CHECK(strstr(err_text, "build ID") != NULL && strstr(err_text, "not used") != NULL);
 }
 
+/* The lookups of the library that the tool and the Python package share
+ * (after test_tool_lookups made the build-ID cache and --symfs trees). */
+static void test_library_lookups(void)
+{
+	uint8_t id[20], other[20];
+	char path[4096];
+	size_t other_n = 99;
+	/* The ELF's own build ID; none in a file that is not ELF. */
+	CHECK_EQ(csd_elf_build_id(SAMPLE "/demo.elf", id), (int)elf_id_n);
+	CHECK(memcmp(id, elf_id, elf_id_n) == 0);
+	CHECK_EQ(csd_elf_build_id(SAMPLE "/snapshot.ini", id), 0);
+	CHECK_EQ(csd_elf_build_id(tmp("missing"), id), CSD_EIO);
+	CHECK_EQ(csd_elf_build_id(NULL, id), CSD_EINVAL);
+	/* The build-ID table: by name. */
+	struct shape with_table_bid = { .version = 1, .table_bid = 1 };
+	csd_perf *pd = NULL;
+	CHECK_EQ(csd_perf_open(write_sample("lookup.data", &with_table_bid), &pd, NULL, 0), 0);
+	CHECK_EQ(csd_perf_file_build_id(pd, "/demo.elf", PID, id), 20);
+	CHECK(memcmp(id, elf_id, 20) == 0);
+	CHECK_EQ(csd_perf_file_build_id(pd, "/other.elf", PID, id), 0);
+	CHECK_EQ(csd_perf_file_build_id(pd, NULL, PID, id), CSD_EINVAL);
+	csd_perf_free(pd);
+	/* The cache first: .build-id/xx/rest is a directory holding elf. */
+	char cache[1200], root[1200], want[2400];
+	snprintf(cache, sizeof(cache), "%s", tmp("cache"));
+	snprintf(root, sizeof(root), "%s", tmp("root"));
+	char hex[41];
+	for (unsigned i = 0; i < 20; i++)
+		sprintf(hex + 2 * i, "%02x", elf_id[i]);
+	CHECK_EQ(csd_perf_find_file("/demo.elf", elf_id, 20, root, cache, path, sizeof(path), other, &other_n), 0);
+	snprintf(want, sizeof(want), "%s/.build-id/%.2s/%s/elf", cache, hex, hex + 2);
+	CHECK(strcmp(path, want) == 0);
+	CHECK_EQ(other_n, 0);
+	/* No cache: symfs + the name, its build ID the same. */
+	CHECK_EQ(csd_perf_find_file("/demo.elf", elf_id, 20, root, tmp("nocache"), path, sizeof(path), other, &other_n), 0);
+	snprintf(want, sizeof(want), "%s/demo.elf", root);
+	CHECK(strcmp(path, want) == 0);
+	/* Another build ID: refused, with the file's own. */
+	uint8_t wrong[20];
+	memcpy(wrong, elf_id, 20);
+	wrong[3] ^= 0xFF;
+	CHECK_EQ(csd_perf_find_file("/demo.elf", wrong, 20, root, tmp("nocache"), path, sizeof(path), other, &other_n),
+		 CSD_ENOENT);
+	CHECK_EQ(other_n, 20);
+	CHECK(memcmp(other, elf_id, 20) == 0 && strcmp(path, want) == 0);
+	/* Without a build ID the file is taken as it is; not there at all. */
+	CHECK_EQ(csd_perf_find_file("/demo.elf", NULL, 0, root, NULL, path, sizeof(path), other, &other_n), 0);
+	CHECK_EQ(csd_perf_find_file("/gone.elf", elf_id, 20, root, tmp("nocache"), path, sizeof(path), other, &other_n),
+		 CSD_ENOENT);
+	CHECK_EQ(other_n, 0);
+	/* A buffer too small; bad arguments. */
+	CHECK_EQ(csd_perf_find_file("/demo.elf", NULL, 0, root, NULL, path, 8, other, &other_n), CSD_ENOSPC);
+	CHECK_EQ(csd_perf_find_file("/demo.elf", NULL, 21, root, NULL, path, sizeof(path), other, &other_n), CSD_EINVAL);
+	CHECK_EQ(csd_perf_find_file(NULL, NULL, 0, root, NULL, path, sizeof(path), other, &other_n), CSD_EINVAL);
+}
+
 static void test_tool_shapes(const char *snap_insn, const char *snap_text)
 {
 	char args[4096];
@@ -1967,6 +2023,7 @@ int main(void)
 	test_huge_sizes();
 	test_tool_versions(out_a);
 	test_tool_lookups(out_a);
+	test_library_lookups();
 	test_tool_shapes(out_a, snap_text);
 	test_tool_jobs();
 	test_tool_refusals();

@@ -315,157 +315,23 @@ static void hex_id(char *out, const uint8_t *id, unsigned n)
 	out[2 * n] = 0;
 }
 
-static int is_regular(const char *path)
-{
-	struct stat st;
-	return stat(path, &st) == 0 && S_ISREG(st.st_mode);
-}
-
-static int is_dir(const char *path)
-{
-	struct stat st;
-	return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
-}
-
-static int read_exact(int fd, uint64_t off, void *buf, size_t n)
-{
-	uint8_t *b = buf;
-	while (n) {
-		ssize_t got = pread(fd, b, n, (off_t)off);
-		if (got < 0 && errno == EINTR)
-			continue;
-		if (got <= 0)
-			return -1;
-		b += got;
-		off += (uint64_t)got;
-		n -= (size_t)got;
-	}
-	return 0;
-}
-
-/* The GNU build ID of an ELF file (its PT_NOTE segments): the number of
- * bytes, 0 when it has none or is no ELF file. */
-static unsigned elf_build_id(const char *path, uint8_t id[20])
-{
-	const char *what;
-	int fd = csdi_open_regular(path, &what);
-	if (fd < 0)
-		return 0;
-	unsigned got = 0;
-	uint8_t eh[64];
-	if (read_exact(fd, 0, eh, 52) == 0 && memcmp(eh, "\177ELF", 4) == 0 && eh[5] == 1 && (eh[4] == 1 || eh[4] == 2)) {
-		int is64 = eh[4] == 2;
-		if (!is64 || read_exact(fd, 52, eh + 52, 12) == 0) {
-#define U16(p) ((uint32_t)(p)[0] | (uint32_t)(p)[1] << 8)
-#define U32(p) (U16(p) | U16((p) + 2) << 16)
-#define U64(p) ((uint64_t)U32(p) | (uint64_t)U32((p) + 4) << 32)
-			uint64_t phoff = is64 ? U64(eh + 32) : U32(eh + 28);
-			unsigned phentsize = is64 ? U16(eh + 54) : U16(eh + 42);
-			unsigned phnum = is64 ? U16(eh + 56) : U16(eh + 44);
-			for (unsigned i = 0; i < phnum && i < 256 && !got; i++) {
-				uint8_t ph[56];
-				if (phentsize < (is64 ? 56u : 32u) || read_exact(fd, phoff + (uint64_t)i * phentsize, ph, is64 ? 56 : 32))
-					break;
-				if (U32(ph) != 4) /* PT_NOTE */
-					continue;
-				uint64_t off = is64 ? U64(ph + 8) : U32(ph + 4);
-				uint64_t size = is64 ? U64(ph + 32) : U32(ph + 16);
-				uint8_t notes[4096];
-				size_t n = size < sizeof(notes) ? (size_t)size : sizeof(notes);
-				if (read_exact(fd, off, notes, n))
-					continue;
-				for (size_t k = 0; k + 12 <= n;) {
-					uint32_t namesz = U32(notes + k), descsz = U32(notes + k + 4), type = U32(notes + k + 8);
-					size_t name_end = k + 12 + ((namesz + 3u) & ~3u);
-					size_t desc_end = name_end + ((descsz + 3u) & ~3u);
-					if (namesz > n || descsz > n || desc_end > n)
-						break;
-					if (type == 3 && namesz == 4 && memcmp(notes + k + 12, "GNU", 4) == 0 && descsz <= 20 && descsz) {
-						memcpy(id, notes + name_end, descsz);
-						got = descsz;
-						break;
-					}
-					k = desc_end;
-				}
-			}
-#undef U64
-#undef U32
-#undef U16
-		}
-	}
-	close(fd);
-	return got;
-}
-
-/* The build ID the file records for `name` (MMAP2 gives it with the
- * mapping; else the build-ID table, this pid's entry first). */
-static unsigned table_build_id(struct perf_run *pr, const char *name, int32_t pid, uint8_t id[20])
-{
-	const struct csd_perf_build_id *any = NULL;
-	for (size_t i = 0; i < csd_perf_num_build_ids(pr->pd); i++) {
-		const struct csd_perf_build_id *b = csd_perf_build_id(pr->pd, i);
-		if (strcmp(b->filename, name) != 0)
-			continue;
-		if (b->pid == pid) {
-			any = b;
-			break;
-		}
-		if (!any)
-			any = b;
-	}
-	if (!any)
-		return 0;
-	memcpy(id, any->id, any->size);
-	return any->size;
-}
-
-/* Where the code of `name` is: the build-ID cache (ROOT/.build-id/xx/rest,
- * a directory holding `elf` or an older plain file, then
- * ROOT/NAME/HEX/elf), then --symfs + NAME (NAME itself without --symfs,
- * as perf reads it), refused there when its build ID is another. */
+/* Where the code of `name` is (csd_perf_find_file: the build-ID cache,
+ * then --symfs), warned about when the file there has another build ID. */
 static char *find_file(struct perf_run *pr, const char *name, const uint8_t *id, unsigned id_size)
 {
-	char path[8192], hex[41];
-	if (id_size) {
-		const char *root = pr->o->buildid_dir;
-		char home_root[4096];
-		if (!root) {
-			const char *home = getenv("HOME");
-			if (home && *home && strlen(home) < sizeof(home_root) - 8) {
-				snprintf(home_root, sizeof(home_root), "%s/.debug", home);
-				root = home_root;
-			}
-		}
-		if (root) {
-			hex_id(hex, id, id_size);
-			snprintf(path, sizeof(path), "%s/.build-id/%.2s/%s", root, hex, hex + 2);
-			if (is_dir(path)) {
-				size_t n = strlen(path);
-				snprintf(path + n, sizeof(path) - n, "/elf");
-			}
-			if (is_regular(path))
-				return strdup(path);
-			snprintf(path, sizeof(path), "%s%s/%s/elf", root, name, hex);
-			if (is_regular(path))
-				return strdup(path);
-		}
+	char path[8192];
+	uint8_t other[20];
+	size_t other_size;
+	int rc = csd_perf_find_file(name, id, id_size, pr->o->symfs, pr->o->buildid_dir, path, sizeof(path), other,
+				    &other_size);
+	if (rc == CSD_ENOENT && other_size) {
+		char hex[41], fhex[41];
+		hex_id(hex, id, id_size);
+		hex_id(fhex, other, (unsigned)other_size);
+		fprintf(stderr, "%s: warning: %s: build ID %s, the recording's %s is %s: not used\n", prog, path, fhex,
+			name, hex);
 	}
-	snprintf(path, sizeof(path), "%s%s", pr->o->symfs ? pr->o->symfs : "", name);
-	if (!is_regular(path))
-		return NULL;
-	if (id_size) {
-		uint8_t found[20];
-		unsigned n = elf_build_id(path, found);
-		if (n && (n != id_size || memcmp(found, id, n) != 0)) {
-			char fhex[41];
-			hex_id(hex, id, id_size);
-			hex_id(fhex, found, n);
-			fprintf(stderr, "%s: warning: %s: build ID %s, the recording's %s is %s: not used\n", prog, path, fhex,
-				name, hex);
-			return NULL;
-		}
-	}
-	return strdup(path);
+	return rc == CSD_OK ? strdup(path) : NULL;
 }
 
 static const struct file_entry *file_lookup(struct perf_run *pr, const char *name, const uint8_t *id,
@@ -554,7 +420,8 @@ static void on_mmap(struct perf_run *pr, const struct csd_perf_event *ev)
 		id_size = ev->build_id_size;
 		memcpy(id, ev->build_id, id_size);
 	} else {
-		id_size = table_build_id(pr, ev->filename, ev->pid, id);
+		int n = csd_perf_file_build_id(pr->pd, ev->filename, ev->pid, id);
+		id_size = n > 0 ? (unsigned)n : 0;
 	}
 	const struct file_entry *f = file_lookup(pr, ev->filename, id, id_size);
 	if (!f->path)

@@ -164,6 +164,11 @@ perf_next = _fn("csd_perf_next", ctypes.c_int, c_void_p, ctypes.POINTER(PerfEven
 perf_rewind = _fn("csd_perf_rewind", ctypes.c_int, c_void_p)
 perf_read = _fn("csd_perf_read", ctypes.c_int, c_void_p, c_u64, c_void_p, c_size)
 perf_error = _fn("csd_perf_error", c_char_p, c_void_p)
+perf_file_build_id = _fn("csd_perf_file_build_id", ctypes.c_int, c_void_p, c_char_p, ctypes.c_int32,
+                         ctypes.POINTER(c_u8))
+elf_build_id = _fn("csd_elf_build_id", ctypes.c_int, c_char_p, ctypes.POINTER(c_u8))
+perf_find_file = _fn("csd_perf_find_file", ctypes.c_int, c_char_p, ctypes.POINTER(c_u8), c_size, c_char_p, c_char_p,
+                     ctypes.c_char_p, c_size, ctypes.POINTER(c_u8), ctypes.POINTER(c_size))
 
 
 def check(rc, what):

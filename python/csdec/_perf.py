@@ -7,7 +7,6 @@ follows. Change both together: tests/python/test_csdec.py compares them.
 """
 import ctypes
 import os
-import struct
 
 from . import _lib as L
 from ._lib import CsdecError
@@ -50,59 +49,11 @@ def _s(b):
 
 
 def elf_build_id(path):
-    """The GNU build ID of an ELF file from its PT_NOTE segments (bytes, or
-    b"" when it has none or is no ELF file): perf_input.c elf_build_id."""
-    try:
-        if not os.path.isfile(path):
-            return b""
-        f = open(path, "rb")
-    except OSError:
-        return b""
-    with f:
-        eh = f.read(64)
-        if len(eh) < 52 or eh[:4] != b"\x7fELF" or eh[5] != 1 or eh[4] not in (1, 2):
-            return b""
-        is64 = eh[4] == 2
-        if is64 and len(eh) < 64:
-            return b""
-        if is64:
-            phoff, = struct.unpack_from("<Q", eh, 32)
-            phentsize, phnum = struct.unpack_from("<HH", eh, 54)
-        else:
-            phoff, = struct.unpack_from("<I", eh, 28)
-            phentsize, phnum = struct.unpack_from("<HH", eh, 42)
-        want = 56 if is64 else 32
-        for i in range(min(phnum, 256)):
-            if phentsize < want:
-                break
-            f.seek(phoff + i * phentsize)
-            ph = f.read(want)
-            if len(ph) < want:
-                break
-            if struct.unpack_from("<I", ph, 0)[0] != 4:  # PT_NOTE
-                continue
-            if is64:
-                off, = struct.unpack_from("<Q", ph, 8)
-                size, = struct.unpack_from("<Q", ph, 32)
-            else:
-                off, = struct.unpack_from("<I", ph, 4)
-                size, = struct.unpack_from("<I", ph, 16)
-            n = min(size, 4096)
-            f.seek(off)
-            notes = f.read(n)
-            if len(notes) < n:
-                continue
-            k = 0
-            while k + 12 <= n:
-                namesz, descsz, typ = struct.unpack_from("<III", notes, k)
-                name_end = k + 12 + ((namesz + 3) & ~3)
-                desc_end = name_end + ((descsz + 3) & ~3)
-                if namesz > n or descsz > n or desc_end > n:
-                    break
-                if typ == 3 and namesz == 4 and notes[k + 12:k + 16] == b"GNU\0" and 0 < descsz <= 20:
-                    return bytes(notes[name_end:name_end + descsz])
-                k = desc_end
-    return b""
+    """The GNU build ID of an ELF file (bytes, or b"" when it has none, is no
+    ELF file or cannot be read): csd_elf_build_id."""
+    buf = (ctypes.c_uint8 * 20)()
+    n = L.elf_build_id(os.fsencode(path), buf)
+    return bytes(buf[:n]) if n > 0 else b""
 
 
 class _Slot:
@@ -233,47 +184,25 @@ class PerfRun:
             self.procs[pid] = self.image_new()
 
     def table_build_id(self, name, pid):
-        any_id = None
-        for i in range(L.perf_num_build_ids(self.pd)):
-            b = L.perf_build_id(self.pd, i).contents
-            if b.filename != name:
-                continue
-            if b.pid == pid:
-                any_id = b
-                break
-            if any_id is None:
-                any_id = b
-        return bytes(any_id.id[:any_id.size]) if any_id is not None else b""
+        buf = (ctypes.c_uint8 * 20)()
+        n = L.perf_file_build_id(self.pd, name, pid, buf)
+        return bytes(buf[:n]) if n > 0 else b""
 
     def find_file(self, name, bid):
-        """find_file: the build-ID cache, then symfs + the recorded path."""
+        """csd_perf_find_file: the build-ID cache, then symfs + the recorded
+        path; warned about when the file there has another build ID."""
         t = self.t
-        sname = os.fsdecode(name)
-        if bid:
-            root = t.buildid_dir
-            if root is None:
-                home = os.environ.get("HOME")
-                if home and len(home.encode()) < 4096 - 8:
-                    root = home + "/.debug"
-            if root is not None:
-                h = bid.hex()
-                path = "%s/.build-id/%s/%s" % (root, h[:2], h[2:])
-                if os.path.isdir(path):
-                    path += "/elf"
-                if os.path.isfile(path):
-                    return path
-                path = "%s%s/%s/elf" % (root, sname, h)
-                if os.path.isfile(path):
-                    return path
-        path = (t.symfs or "") + sname
-        if not os.path.isfile(path):
-            return None
-        if bid:
-            found = elf_build_id(path)
-            if found and found != bid:
-                self.warn("%s: build ID %s, the recording's %s is %s: not used" % (path, found.hex(), sname, bid.hex()))
-                return None
-        return path
+        path = ctypes.create_string_buffer(8192)
+        other = (ctypes.c_uint8 * 20)()
+        other_n = ctypes.c_size_t(0)
+        idbuf = (ctypes.c_uint8 * 20)(*bid)
+        rc = L.perf_find_file(name, idbuf, len(bid), os.fsencode(t.symfs) if t.symfs is not None else None,
+                              os.fsencode(t.buildid_dir) if t.buildid_dir is not None else None, path, 8192,
+                              other, ctypes.byref(other_n))
+        if rc == L.ENOENT and other_n.value:
+            self.warn("%s: build ID %s, the recording's %s is %s: not used"
+                      % (os.fsdecode(path.value), bytes(other[:other_n.value]).hex(), os.fsdecode(name), bid.hex()))
+        return os.fsdecode(path.value) if rc == 0 else None
 
     def file_lookup(self, name, bid):
         key = (name, bid)
