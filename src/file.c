@@ -6,6 +6,22 @@
 
 #include "file.h"
 
+int csdi_pread_exact(int fd, void *buf, size_t n, uint64_t off)
+{
+	uint8_t *p = buf;
+	while (n) {
+		ssize_t got = pread(fd, p, n, (off_t)off);
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got <= 0)
+			return -1;
+		p += got;
+		n -= (size_t)got;
+		off += (uint64_t)got;
+	}
+	return 0;
+}
+
 const char *csdi_file_kind(unsigned mode)
 {
 	if (S_ISDIR(mode))

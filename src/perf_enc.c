@@ -804,44 +804,6 @@ static void set_err(char *err, size_t errlen, const char *fmt, ...)
 	va_end(ap);
 }
 
-static int read_exact(int fd, void *buf, size_t n, uint64_t off)
-{
-	uint8_t *p = buf;
-	while (n) {
-		ssize_t got = pread(fd, p, n, (off_t)off);
-		if (got < 0 && errno == EINTR)
-			continue;
-		if (got <= 0)
-			return -1;
-		p += got;
-		n -= (size_t)got;
-		off += (uint64_t)got;
-	}
-	return 0;
-}
-
-#define NOTE_SCAN_MAX 65536u            /* bytes of a PT_NOTE segment looked at */
-
-/* The GNU build ID in notes[0..n), if there is one of at most 20 bytes. */
-static void find_build_id(const uint8_t *notes, size_t n, struct csdi_perf_elf *elf)
-{
-	size_t at = 0;
-	while (n - at >= 12) {
-		uint32_t namesz = get32(notes + at), descsz = get32(notes + at + 4), type = get32(notes + at + 8);
-		uint64_t name_end = at + 12 + align_up(namesz, 4);
-		uint64_t desc_end = name_end + align_up(descsz, 4);
-		if (name_end > n || desc_end > n)
-			return;
-		if (type == 3 /* NT_GNU_BUILD_ID */ && namesz == 4 && memcmp(notes + at + 12, "GNU", 4) == 0 &&
-		    descsz >= 1 && descsz <= CSDI_PERF_BUILD_ID_MAX) {
-			memcpy(elf->build_id, notes + name_end, descsz);
-			elf->build_id_size = (uint8_t)descsz;
-			return;
-		}
-		at = (size_t)desc_end;
-	}
-}
-
 int csdi_perf_elf_read(const char *path, struct csdi_perf_elf *elf, char *err, size_t errlen)
 {
 	if (!path || !elf)
@@ -854,11 +816,10 @@ int csdi_perf_elf_read(const char *path, struct csdi_perf_elf *elf, char *err, s
 		return CSD_EIO;
 	}
 	int rc = CSD_EFORMAT;
-	uint8_t *notes = NULL;
 	off_t end = lseek(fd, 0, SEEK_END);
 	uint64_t fsize = end < 0 ? 0 : (uint64_t)end;
 	uint8_t eh[52];
-	if (fsize < sizeof(eh) || read_exact(fd, eh, sizeof(eh), 0) < 0) {
+	if (fsize < sizeof(eh) || csdi_pread_exact(fd, eh, sizeof(eh), 0) < 0) {
 		set_err(err, errlen, "%s: not an ELF file: shorter than a 32-bit ELF header (52 bytes)", path);
 		goto out;
 	}
@@ -880,7 +841,7 @@ int csdi_perf_elf_read(const char *path, struct csdi_perf_elf *elf, char *err, s
 	for (unsigned i = 0; i < phnum; i++) {
 		uint8_t ph[32];
 		uint64_t at = phoff + (uint64_t)i * phentsize;
-		if (read_exact(fd, ph, sizeof(ph), at) < 0) {
+		if (csdi_pread_exact(fd, ph, sizeof(ph), at) < 0) {
 			set_err(err, errlen, "%s: cannot read program header %u at offset 0x%" PRIx64, path, i, at);
 			rc = CSD_EIO;
 			goto out;
@@ -891,21 +852,6 @@ int csdi_perf_elf_read(const char *path, struct csdi_perf_elf *elf, char *err, s
 			set_err(err, errlen, "%s: program header %u at offset 0x%" PRIx64 ": segment passes the end of the file",
 				path, i, at);
 			goto out;
-		}
-		if (type == 4 /* PT_NOTE */ && !elf->build_id_size && filesz) {
-			size_t n = filesz < NOTE_SCAN_MAX ? filesz : NOTE_SCAN_MAX;
-			free(notes);
-			notes = malloc(n);
-			if (!notes) {
-				rc = CSD_ENOMEM;
-				goto out;
-			}
-			if (read_exact(fd, notes, n, off) < 0) {
-				set_err(err, errlen, "%s: cannot read the notes at offset 0x%" PRIx32, path, off);
-				rc = CSD_EIO;
-				goto out;
-			}
-			find_build_id(notes, n, elf);
 		}
 		if (type != 1 /* PT_LOAD */ || !(flags & 1) /* PF_X */ || filesz == 0)
 			continue;
@@ -930,9 +876,11 @@ int csdi_perf_elf_read(const char *path, struct csdi_perf_elf *elf, char *err, s
 		rc = CSD_ENOENT;
 		goto out;
 	}
+	/* The build ID as perf.data's readers take it (perf_files.c). */
+	const int bid = csd_elf_build_id(path, elf->build_id);
+	elf->build_id_size = bid > 0 ? (uint8_t)bid : 0;
 	rc = 0;
 out:
-	free(notes);
 	close(fd);
 	return rc;
 }

@@ -6,7 +6,6 @@
  * Python package both decode perf.data through these, so the rules live in
  * one place.
  */
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,22 +18,6 @@
 #define BUILD_ID_MAX 20
 #define PHDR_MAX 256            /* program headers looked at */
 #define NOTES_MAX 4096          /* bytes of a PT_NOTE segment looked at */
-
-static int read_exact(int fd, uint64_t off, void *buf, size_t n)
-{
-	uint8_t *b = buf;
-	while (n) {
-		ssize_t got = pread(fd, b, n, (off_t)off);
-		if (got < 0 && errno == EINTR)
-			continue;
-		if (got <= 0)
-			return -1;
-		b += got;
-		off += (uint64_t)got;
-		n -= (size_t)got;
-	}
-	return 0;
-}
 
 static uint32_t le16(const uint8_t *p)
 {
@@ -81,16 +64,16 @@ int csd_elf_build_id(const char *path, uint8_t id[20])
 		return CSD_EIO;
 	int got = 0;
 	uint8_t eh[64];
-	if (read_exact(fd, 0, eh, 52) == 0 && memcmp(eh, "\177ELF", 4) == 0 && eh[5] == 1 && (eh[4] == 1 || eh[4] == 2)) {
+	if (csdi_pread_exact(fd, eh, 52, 0) == 0 && memcmp(eh, "\177ELF", 4) == 0 && eh[5] == 1 && (eh[4] == 1 || eh[4] == 2)) {
 		const int is64 = eh[4] == 2;
-		if (!is64 || read_exact(fd, 52, eh + 52, 12) == 0) {
+		if (!is64 || csdi_pread_exact(fd, eh + 52, 12, 52) == 0) {
 			const uint64_t phoff = is64 ? le64(eh + 32) : le32(eh + 28);
 			const unsigned phentsize = is64 ? le16(eh + 54) : le16(eh + 42);
 			const unsigned phnum = is64 ? le16(eh + 56) : le16(eh + 44);
 			const unsigned want = is64 ? 56u : 32u;
 			for (unsigned i = 0; i < phnum && i < PHDR_MAX && !got; i++) {
 				uint8_t ph[56];
-				if (phentsize < want || read_exact(fd, phoff + (uint64_t)i * phentsize, ph, want))
+				if (phentsize < want || csdi_pread_exact(fd, ph, want, phoff + (uint64_t)i * phentsize))
 					break;
 				if (le32(ph) != 4) /* PT_NOTE */
 					continue;
@@ -98,7 +81,7 @@ int csd_elf_build_id(const char *path, uint8_t id[20])
 				const uint64_t size = is64 ? le64(ph + 32) : le32(ph + 16);
 				uint8_t notes[NOTES_MAX];
 				const size_t n = size < sizeof(notes) ? (size_t)size : sizeof(notes);
-				if (read_exact(fd, off, notes, n) == 0)
+				if (csdi_pread_exact(fd, notes, n, off) == 0)
 					got = note_build_id(notes, n, id);
 			}
 		}
