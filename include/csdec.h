@@ -473,8 +473,11 @@ typedef size_t (*csd_read_memory_fn)(void *ctx, uint64_t addr, uint8_t *buf, siz
  * one image may serve flow decoders on several threads at once, provided
  * it has no read callback (csd_image_set_callback() memory is cached in
  * the image), nothing is added to it while they decode, and the decoders
- * are made with csd_flow_new() on one thread at a time (the first one made
- * after sections were added builds the image's lookup map).
+ * are made with csd_flow_new() on one thread at a time. The image's lookup
+ * map is built by the first csd_flow_new(), csd_image_read() or decode
+ * after sections were added: after adding to an image that decoders on
+ * several threads will read, make a decoder or read a byte of it before
+ * they go on.
  */
 csd_image *csd_image_new(void);
 

@@ -22,11 +22,16 @@
  * queue holds nothing older than it, so the calling thread can always take
  * from it.
  *
- * A source belongs to one worker, which alone calls its decoder and reads
- * its image (an image caches its last lookup, so it is not shared between
- * threads). A capture of one source gets one worker when the calling
- * thread has printing or counting to do meanwhile (only when --jobs asks:
- * jobs_new() says where the default takes one thread).
+ * A source belongs to one worker (its `worker` field), which alone calls
+ * its decoder; the decoders of several workers may read one image
+ * (csd_image_new says when). A capture of one source gets one worker when
+ * the calling thread has printing or counting to do meanwhile (only when
+ * --jobs asks: jobs_new() says where the default takes one thread).
+ *
+ * Sources may also come and go while the workers run (perf.data's queues,
+ * jobs_new_sources): the caller waits with jobs_sync() until everything
+ * given is handed on before it ends a source or changes what the decoders
+ * or the handlers read.
  */
 #include <pthread.h>
 #include <stdlib.h>
