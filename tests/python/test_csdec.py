@@ -189,6 +189,13 @@ if os.path.isdir(PROGRAMS):
     shutil.copy(symfs + moved, os.path.join(cache, ".build-id", bid[:2], bid[2:]))
     t, recs = same_perf("moved buildid_dir", path, buildid_dir=cache)
     check(not t.warnings and any(r["type"] == "range" for r in recs), "buildid_dir: found in the cache")
+    # under symfs another program (another build ID): refused, as the tool does
+    other = os.path.join(tmp, "symfs-other")
+    os.makedirs(other + os.path.dirname(moved))
+    shutil.copy(os.path.join(PROGRAMS, "longjmp-arm-O0"), other + moved)
+    t, recs = same_perf("moved wrong build ID", path, symfs=other)
+    check(any("not used" in w for w in t.warnings) and not any(r["type"] == "range" for r in recs),
+          "symfs: a file with another build ID is not used")
 
     # trace lost (an AUX record flagged truncated), and damaged trace bytes
     data, recs = perf_records(os.path.join(tmp, "etm3-v1.data"))
