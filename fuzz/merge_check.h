@@ -7,7 +7,9 @@
  * Records are numbered in push order (the number travels in the record's
  * offset). Checked:
  *   - every record pushed comes out exactly once, from its own source, each
- *     source's in push order;
+ *     source's in push order, with the text it was pushed with (records
+ *     are pushed with a text of their own number, of varying length, or
+ *     none, in turns);
  *   - no source has more than MERGE_QUEUE_MAX records held, seen from
  *     outside (pushed minus delivered) and in the queues themselves;
  *   - a record that comes out before the end of the capture while another
@@ -26,6 +28,7 @@
 #define CSD_FUZZ_MERGE_CHECK_H
 
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -80,7 +83,24 @@ static int mc_src_index(const struct source_slot *s)
 	return -1;
 }
 
-static void mc_on_record(struct run_ctx *ctx, struct source_slot *s, const struct csd_record *r)
+/* The text record number k is pushed with (NULL: none), in buf. */
+static const char *mc_text(uint64_t k, char *buf, size_t *len)
+{
+	if (k % 3 == 0)
+		return NULL;
+	/* Lengths 0 to 40: the number, then as many '.' as its last digits say. */
+	size_t n = (size_t)snprintf(buf, 24, "%llu", (unsigned long long)k);
+	size_t pad = (size_t)(k % 41);
+	if (pad < n)
+		n = pad;
+	for (size_t i = n; i < pad; i++)
+		buf[i] = '.';
+	*len = pad;
+	return buf;
+}
+
+static void mc_on_record(struct run_ctx *ctx, struct source_slot *s, const struct csd_record *r, const char *text,
+			 size_t len)
 {
 	(void)ctx;
 	int i = mc_src_index(s);
@@ -88,6 +108,14 @@ static void mc_on_record(struct run_ctx *ctx, struct source_slot *s, const struc
 	MC_CHECK(r->offset < mc.n);
 	if (i < 0 || r->offset >= mc.n)
 		return;
+	char want_buf[48];
+	size_t want_len = 0;
+	const char *want = mc_text(r->offset, want_buf, &want_len);
+	MC_CHECK((text == NULL) == (want == NULL));
+	if (text && want) {
+		MC_CHECK(len == want_len);
+		MC_CHECK(len != want_len || memcmp(text, want, len) == 0);
+	}
 	const struct mc_pushed *p = &mc.p[r->offset];
 	MC_CHECK(p->src == i);
 	MC_CHECK(mc.seen[r->offset] == 0);
@@ -183,7 +211,13 @@ static void mc_push_type(struct merge *m, int i, const uint64_t *ts, uint32_t ty
 	mc.seen[mc.n] = 0;
 	mc.n++;
 	mc.pushed_n[i]++;
-	merge_push(m, NULL, &mc.slot[i], &r);
+	char text_buf[48];
+	size_t text_len = 0;
+	const char *text = mc_text(r.offset, text_buf, &text_len);
+	if (text)
+		merge_push_text(m, NULL, &mc.slot[i], &r, text, text_len);
+	else
+		merge_push(m, NULL, &mc.slot[i], &r);
 	/* Only the source pushed can hold more than before. */
 	const struct queue *q = &m->q[mc.slot[i].id % MAX_IDS];
 	MC_CHECK(mc.pushed_n[i] - mc.delivered_n[i] <= MERGE_QUEUE_MAX);

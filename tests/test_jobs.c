@@ -14,6 +14,13 @@
  * sources (with fewer forms of decode) and of those with one.
  * Also: --jobs 0, a word, and a number above the limit are usage errors.
  *
+ * Several sources whose records and packets are printed by the workers
+ * (TC2's buffer repeated, so that the workers' output fills many blocks
+ * and the merge holds printed records): decode in every form and packets
+ * give the output of --jobs 1 with --jobs 2 and 3, and the test-only
+ * environment variable CSDEC_TEST_JOBS_STATS has the tool say on stderr
+ * that the workers printed ("csdec: jobs: N workers printed M items").
+ *
  * One source cut into chunks (tools/chunks.c, with --jobs N >= 2 given):
  * the test-only environment variable CSDEC_TEST_CHUNK_BYTES sets the least
  * distance between cuts (so that small inputs get many chunks) and makes
@@ -227,6 +234,63 @@ static void roundtrip_matrix(void)
 }
 
 static long chunks_joined, chunks_matched;
+
+/* How many items the workers printed in `args` with --jobs `jobs` (-1: the
+ * tool did not say). */
+static long long worker_printed(const char *args, int jobs)
+{
+	char cmd[8192], line[512];
+	snprintf(cmd, sizeof(cmd), "CSDEC_TEST_JOBS_STATS=1 %s %s --jobs %d 2>&1 >/dev/null", tool, args, jobs);
+	FILE *p = popen(cmd, "r");
+	CHECK(p != NULL);
+	if (!p)
+		return -1;
+	long long n = -1;
+	int w;
+	while (fgets(line, sizeof(line), p))
+		if (sscanf(line, "csdec: jobs: %d workers printed %lld items", &w, &n) == 2)
+			CHECK_EQ(w, jobs);
+	pclose(p);
+	return n;
+}
+
+static void worker_printing(const char *shared)
+{
+	const char *src = getenv("CSD_SRCDIR");
+	CHECK(src != NULL);
+	if (!src)
+		return;
+	char tmp[] = "/tmp/csd_jobsprint_XXXXXX";
+	CHECK(mkdtemp(tmp) != NULL);
+	char cmd[8192], args[4096];
+	snprintf(cmd, sizeof(cmd), "sh %s/bench/repeat_snapshot.sh %s/traces/TC2 %s/tc2 %dx >/dev/null", src, shared, tmp,
+		 SAN_BUILD ? 3 : 24);
+	CHECK_EQ(system(cmd), 0);
+	static const char *const forms[] = {
+		"decode %s/tc2 --format jsonl",
+		"decode %s/tc2",
+		"decode %s/tc2 --insn --format jsonl",
+		"decode %s/tc2 --order capture --format jsonl",
+		"decode %s/tc2 --data-only --format jsonl",
+		"packets %s/tc2",
+		"packets %s/tc2 --format jsonl",
+	};
+	static const int jobs[] = { 2, 3 };
+	for (size_t i = 0; i < sizeof(forms) / sizeof(forms[0]); i++) {
+		snprintf(args, sizeof(args), forms[i], tmp);
+		same_output(args, jobs, 2);
+		long long n = worker_printed(args, 2);
+		if (!strstr(args, "--data-only"))
+			CHECK(n > 1000);
+		if (i == 0)
+			printf("printed on the workers: %lld records of TC2 x%d in JSON Lines\n", n, SAN_BUILD ? 3 : 24);
+	}
+	/* Nothing to print: the workers count. */
+	snprintf(args, sizeof(args), "decode %s/tc2 --format none", tmp);
+	CHECK_EQ(worker_printed(args, 2), 0);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmp);
+	CHECK_EQ(system(cmd), 0);
+}
 
 /* `args` with --jobs 1 and, cut every `chunk` bytes, with --jobs 2 and 3:
  * the same output and status. Counts the chunks the tool joined. */
@@ -452,6 +516,7 @@ int main(void)
 	all_commands(dir, NULL, ns, 1);
 	snprintf(dir, sizeof(dir), "%s/traces/trace_cov_a15", shared);
 	all_commands(dir, NULL, num_sources(dir), 1);
+	worker_printing(shared);
 	roundtrip_matrix();
 	chunked_generated();
 	chunked_default();

@@ -100,6 +100,15 @@ void cli_deliver_record(struct run_ctx *ctx, struct source_slot *s, const struct
 	}
 }
 
+void cli_deliver_merged(struct run_ctx *ctx, struct source_slot *s, const struct csd_record *r, const char *text,
+			size_t len)
+{
+	if (text)
+		fwrite(text, 1, len, ctx->out);
+	else
+		cli_deliver_record(ctx, s, r);
+}
+
 void cli_print_record(const struct run_ctx *ctx, FILE *out, const struct source_slot *s,
 		      const struct csd_record *r)
 {
@@ -142,18 +151,47 @@ void cli_take_record(struct run_ctx *ctx, struct source_slot *s, const struct cs
 		cli_deliver_record(ctx, s, r);
 }
 
-void cli_take_packet(struct run_ctx *ctx, struct source_slot *s, const struct csd_packet *p)
+void cli_take_record_text(struct run_ctx *ctx, struct source_slot *s, const struct csd_record *r, const char *text,
+			  size_t len)
+{
+	cli_count_record(s, r);
+	if (ctx->merge)
+		merge_push_text(ctx->merge, ctx, s, r, text, len);
+	else
+		fwrite(text, 1, len, ctx->out);
+}
+
+void cli_print_packet(const struct run_ctx *ctx, FILE *out, const struct source_slot *s, const struct csd_packet *p)
+{
+	if (ctx->format == FMT_JSONL)
+		print_packet_json_src(out, s->id, s, p);
+	else if (ctx->format == FMT_TEXT)
+		print_packet_text_src(out, s->id, s, p);
+}
+
+/* The counting part of cli_take_packet. */
+static void count_packet(struct run_ctx *ctx, struct source_slot *s, const struct csd_packet *p)
 {
 	if ((++s->items & 255) == 0)
 		cli_check_output(ctx);
 	if (p->type == CSD_PKT_ERROR)
 		s->errors++;
+}
+
+void cli_take_packet(struct run_ctx *ctx, struct source_slot *s, const struct csd_packet *p)
+{
+	count_packet(ctx, s, p);
 	if (ctx->on_packet)
 		ctx->on_packet(ctx, s, p);
-	else if (ctx->format == FMT_JSONL)
-		print_packet_json_src(ctx->out, s->id, s, p);
-	else if (ctx->format == FMT_TEXT)
-		print_packet_text_src(ctx->out, s->id, s, p);
+	else
+		cli_print_packet(ctx, ctx->out, s, p);
+}
+
+void cli_take_packet_text(struct run_ctx *ctx, struct source_slot *s, const struct csd_packet *p, const char *text,
+			  size_t len)
+{
+	count_packet(ctx, s, p);
+	fwrite(text, 1, len, ctx->out);
 }
 
 void cli_drain_slot(struct run_ctx *ctx, struct source_slot *s)

@@ -90,6 +90,10 @@ struct run_ctx {
 
 /* Hand one record to the context's handler or printer. */
 void cli_deliver_record(struct run_ctx *ctx, struct source_slot *s, const struct csd_record *r);
+/* The merge's delivery (merge.h: merge_deliver_fn): r's text, printed on
+ * another thread, written out; or r handed on as cli_deliver_record. */
+void cli_deliver_merged(struct run_ctx *ctx, struct source_slot *s, const struct csd_record *r, const char *text,
+			size_t len);
 /* Print r to `out` as cli_deliver_record prints it for a source without
  * perf.data facts (--data-only applied), on any thread. */
 void cli_print_record(const struct run_ctx *ctx, FILE *out, const struct source_slot *s,
@@ -176,6 +180,16 @@ void cli_take_record(struct run_ctx *ctx, struct source_slot *s, const struct cs
 /* The counting part of cli_take_record (items, instructions, errors of s). */
 void cli_count_record(struct source_slot *s, const struct csd_record *r);
 void cli_take_packet(struct run_ctx *ctx, struct source_slot *s, const struct csd_packet *p);
+/* The same for a record / packet that another thread has printed to
+ * text[0, len) exactly as these would print it (cli_print_record,
+ * cli_print_packet): only where s has no perf.data facts and the
+ * context has no handler. */
+void cli_take_record_text(struct run_ctx *ctx, struct source_slot *s, const struct csd_record *r, const char *text,
+			  size_t len);
+void cli_take_packet_text(struct run_ctx *ctx, struct source_slot *s, const struct csd_packet *p, const char *text,
+			  size_t len);
+/* Print p as cli_take_packet prints it, to `out`, on any thread. */
+void cli_print_packet(const struct run_ctx *ctx, FILE *out, const struct source_slot *s, const struct csd_packet *p);
 /* Stop the run (exit 2) when the output stream has failed. */
 void cli_check_output(struct run_ctx *ctx);
 void cli_report_frame_error(struct run_ctx *ctx, const struct csd_frame_out *fo);

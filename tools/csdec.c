@@ -147,7 +147,7 @@ static int cmd_decode(int argc, char **argv)
 	ctx.data_only = o.data_only;
 	/* Printed records of several sources come out in timestamp order. */
 	if (ctx.format != FMT_NONE && !o.capture_order) {
-		ctx.merge = merge_new(cli_deliver_record, cli_deliver_order_note);
+		ctx.merge = merge_new(cli_deliver_merged, cli_deliver_order_note);
 		if (!ctx.merge)
 			die_io("out of memory");
 	}

@@ -13,6 +13,14 @@
  * handlers and the printers see the same calls in the same order as with
  * one thread, from the same thread.
  *
+ * Printing is most of the work of a listing, so where nothing but printing
+ * is wanted of the records and packets, the worker prints each to text as
+ * the calling thread would (the text listing with a disassembler of its
+ * own) and passes the text on with it: the calling thread only merges and
+ * writes. Not for perf.data's sources: what their records print (the
+ * process, the thread) follows the sideband as the calling thread hands
+ * them on.
+ *
  * Memory is bounded: the runs waiting for a worker, the output waiting for
  * the calling thread and the sequence each have a fixed number of blocks
  * or entries, and whoever finds one full waits (the calling thread handing
@@ -33,7 +41,10 @@
  * given is handed on before it ends a source or changes what the decoders
  * or the handlers read.
  */
+/* fopencookie(): the workers' print streams */
+#define _GNU_SOURCE
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -47,6 +58,8 @@
 #define IN_EVENTS 1024
 #define OUT_ITEMS 4096
 #define SEQ_MAX (1u << 16)
+#define TEXT_MIN 65536         /* an output block's first text buffer */
+#define TEXT_SOFT (256 * 1024) /* text that ends an output block (one record may pass it) */
 
 enum { EV_DATA, EV_FINISH };
 
@@ -79,10 +92,13 @@ struct in_block {
 	struct in_event ev[IN_EVENTS];
 };
 
-enum { IT_RECORD, IT_PACKET, IT_END };
+/* (_TEXT: printed by the worker, the next text_len bytes of the block's
+ * text.) */
+enum { IT_RECORD, IT_PACKET, IT_END, IT_RECORD_TEXT, IT_PACKET_TEXT };
 
 struct item {
 	uint32_t kind;
+	uint32_t text_len;
 	union {
 		struct csd_record r;
 		struct csd_packet p;
@@ -92,6 +108,8 @@ struct item {
 struct out_block {
 	struct out_block *next;
 	size_t n;
+	char *text;             /* the items' texts, in order */
+	size_t text_len, text_cap;
 	struct item it[OUT_ITEMS];
 };
 
@@ -110,11 +128,16 @@ struct worker {
 	/* The calling thread's: the block being filled, the block being read. */
 	struct in_block *cur_in;
 	struct out_block *rd;
-	size_t rd_pos;
-	/* The worker's: the block being filled, a run's offsets spelt out. */
+	size_t rd_pos, rd_text;
+	/* The worker's: the block being filled, a run's offsets spelt out;
+	 * the stream that prints into the block's text (NULL: the calling
+	 * thread prints), and whether text was lost to short memory. */
 	struct out_block *cur_out;
 	uint64_t *offs;
 	size_t offs_cap;
+	FILE *fmt;
+	int fmt_lost;
+	uint64_t printed;       /* items printed here */
 };
 
 /* An event of the sequence: a run or the end of source `slot` on worker
@@ -136,6 +159,10 @@ struct jobs {
 	/* Nothing but the counts is wanted of the records (decode --format
 	 * none): the workers count them and pass none on. */
 	int count_only;
+	/* Nothing but printing is wanted: the workers print (listing: the
+	 * text listing of records, which takes a disassembler). */
+	int format_text;
+	int listing;
 	int nw;
 	struct worker *w;
 	struct seq_entry *seq;
@@ -184,7 +211,7 @@ static void publish_out_locked(struct jobs *j, struct worker *w)
 
 static struct item *emit(struct jobs *j, struct worker *w)
 {
-	if (w->cur_out && w->cur_out->n == OUT_ITEMS) {
+	if (w->cur_out && (w->cur_out->n == OUT_ITEMS || w->cur_out->text_len >= TEXT_SOFT)) {
 		pthread_mutex_lock(&j->mu);
 		publish_out_locked(j, w);
 		pthread_mutex_unlock(&j->mu);
@@ -197,8 +224,74 @@ static struct item *emit(struct jobs *j, struct worker *w)
 		w->out_free = w->cur_out->next;
 		pthread_mutex_unlock(&j->mu);
 		w->cur_out->n = 0;
+		w->cur_out->text_len = 0;
 	}
 	return &w->cur_out->it[w->cur_out->n++];
+}
+
+/* The worker's print stream writes here: to the end of the text of the
+ * block being filled. It never fails (a failed write would stay in the
+ * stream's buffer): text that finds no memory is dropped and said in
+ * fmt_lost. */
+static ssize_t fmt_write(void *cookie, const char *buf, size_t n)
+{
+	struct worker *w = cookie;
+	struct out_block *b = w->cur_out;
+	if (!b || w->fmt_lost) {
+		w->fmt_lost = 1;
+		return (ssize_t)n;
+	}
+	if (b->text_cap - b->text_len < n) {
+		size_t cap = b->text_cap ? b->text_cap : TEXT_MIN;
+		while (cap - b->text_len < n)
+			cap *= 2;
+		char *t = realloc(b->text, cap);
+		if (!t) {
+			w->fmt_lost = 1;
+			return (ssize_t)n;
+		}
+		b->text = t;
+		b->text_cap = cap;
+	}
+	memcpy(b->text + b->text_len, buf, n);
+	b->text_len += n;
+	return (ssize_t)n;
+}
+
+/* Item it, the last emitted, printed by `print` into the block's text:
+ * then of kind `kind`; as it was when memory was short. */
+#define PRINT_ITEM(w, it, kind_, print)                                         \
+	do {                                                                    \
+		struct out_block *b_ = (w)->cur_out;                            \
+		const size_t at_ = b_->text_len;                                \
+		print;                                                          \
+		fflush((w)->fmt);                                               \
+		if ((w)->fmt_lost || b_->text_len - at_ > UINT32_MAX) {         \
+			b_->text_len = at_;                                     \
+			(w)->fmt_lost = 0;                                      \
+		} else {                                                        \
+			(it)->kind = (kind_);                                   \
+			(it)->text_len = (uint32_t)(b_->text_len - at_);        \
+			(w)->printed++;                                         \
+		}                                                               \
+	} while (0)
+
+static void emit_record(struct jobs *j, struct worker *w, struct source_slot *s, const struct csd_record *r)
+{
+	struct item *it = emit(j, w);
+	it->kind = IT_RECORD;
+	it->u.r = *r;
+	if (w->fmt && !s->perf)
+		PRINT_ITEM(w, it, IT_RECORD_TEXT, cli_print_record(j->ctx, w->fmt, s, r));
+}
+
+static void emit_packet(struct jobs *j, struct worker *w, struct source_slot *s, const struct csd_packet *p)
+{
+	struct item *it = emit(j, w);
+	it->kind = IT_PACKET;
+	it->u.p = *p;
+	if (w->fmt && !s->perf)
+		PRINT_ITEM(w, it, IT_PACKET_TEXT, cli_print_packet(j->ctx, w->fmt, s, p));
 }
 
 static void drain_to(struct jobs *j, struct worker *w, struct source_slot *s)
@@ -214,20 +307,14 @@ static void drain_to(struct jobs *j, struct worker *w, struct source_slot *s)
 					cli_count_record(s, &batch[i]);
 				continue;
 			}
-			for (int i = 0; i < n; i++) {
-				struct item *it = emit(j, w);
-				it->kind = IT_RECORD;
-				it->u.r = batch[i];
-			}
+			for (int i = 0; i < n; i++)
+				emit_record(j, w, s, &batch[i]);
 		}
 		return;
 	}
 	struct csd_packet p;
-	while ((s->etm3 ? csd_etm3_pkt_next(s->etm3, &p) : csd_ptm_pkt_next(s->ptm, &p)) == 0) {
-		struct item *it = emit(j, w);
-		it->kind = IT_PACKET;
-		it->u.p = p;
-	}
+	while ((s->etm3 ? csd_etm3_pkt_next(s->etm3, &p) : csd_ptm_pkt_next(s->ptm, &p)) == 0)
+		emit_packet(j, w, s, &p);
 }
 
 /* The capture offsets of run e, one per byte. */
@@ -279,6 +366,18 @@ static void *worker_main(void *arg)
 	struct worker *w = arg;
 	struct jobs *j = w->j;
 	pthread_mutex_lock(&j->mu);
+	if (j->format_text) {
+		/* (Under mu: capstone's loading is not for two threads at
+		 * once.) Without a stream the calling thread prints. */
+		cookie_io_functions_t io = { .write = fmt_write };
+		w->fmt = fopencookie(w, "w", io);
+		if (w->fmt) {
+			/* This thread's alone: held once, not locked per call. */
+			flockfile(w->fmt);
+			if (j->listing)
+				print_text_thread_begin();
+		}
+	}
 	for (;;) {
 		if (!w->in_len && w->cur_out && w->cur_out->n) {
 			/* Nothing to do: what is made goes out now, not when
@@ -301,6 +400,13 @@ static void *worker_main(void *arg)
 		pthread_mutex_lock(&j->mu);
 		b->next = w->in_free;
 		w->in_free = b;
+	}
+	if (w->fmt) {
+		if (j->listing)
+			print_text_thread_end();
+		funlockfile(w->fmt);
+		fclose(w->fmt);
+		w->fmt = NULL;
 	}
 	pthread_mutex_unlock(&j->mu);
 	return NULL;
@@ -349,6 +455,7 @@ static int consume(struct jobs *j)
 			if (!w->rd)
 				return moved;
 			w->rd_pos = 0;
+			w->rd_text = 0;
 		}
 		struct source_slot *s = e->slot;
 		int ended = 0, recs = 0;
@@ -358,7 +465,16 @@ static int consume(struct jobs *j)
 				ended = 1;
 				break;
 			}
-			if (it->kind == IT_RECORD) {
+			if (it->kind == IT_RECORD_TEXT || it->kind == IT_PACKET_TEXT) {
+				const char *text = w->rd->text ? w->rd->text + w->rd_text : "";
+				w->rd_text += it->text_len;
+				if (it->kind == IT_RECORD_TEXT) {
+					cli_take_record_text(ctx, s, &it->u.r, text, it->text_len);
+					recs = 1;
+				} else {
+					cli_take_packet_text(ctx, s, &it->u.p, text, it->text_len);
+				}
+			} else if (it->kind == IT_RECORD) {
 				cli_take_record(ctx, s, &it->u.r);
 				recs = 1;
 			} else {
@@ -560,6 +676,13 @@ void jobs_merge_flush(struct jobs *j)
 	seq_push(j, &se);
 }
 
+static void out_block_free(struct out_block *b)
+{
+	if (b)
+		free(b->text);
+	free(b);
+}
+
 static void jobs_stop(struct jobs *j, int started)
 {
 	pthread_mutex_lock(&j->mu);
@@ -567,8 +690,14 @@ static void jobs_stop(struct jobs *j, int started)
 	for (int i = 0; i < started; i++)
 		pthread_cond_signal(&j->w[i].cv);
 	pthread_mutex_unlock(&j->mu);
-	for (int i = 0; i < started; i++)
+	uint64_t printed = 0;
+	for (int i = 0; i < started; i++) {
 		pthread_join(j->w[i].th, NULL);
+		printed += j->w[i].printed;
+	}
+	/* (Test-only: how much the workers printed, on stderr.) */
+	if (started && getenv("CSDEC_TEST_JOBS_STATS"))
+		fprintf(stderr, "csdec: jobs: %d workers printed %llu items\n", started, (unsigned long long)printed);
 	for (int i = 0; i < j->nw; i++) {
 		struct worker *w = &j->w[i];
 		struct in_block *ib = w->in_free;
@@ -589,13 +718,13 @@ static void jobs_stop(struct jobs *j, int started)
 			free(b);
 		}
 		for (unsigned k = 0; k < w->out_len; k++)
-			free(w->out[(w->out_head + k) % OUT_RING]);
+			out_block_free(w->out[(w->out_head + k) % OUT_RING]);
 		for (struct out_block *b = w->out_free, *nx; b; b = nx) {
 			nx = b->next;
-			free(b);
+			out_block_free(b);
 		}
-		free(w->rd);
-		free(w->cur_out);
+		out_block_free(w->rd);
+		out_block_free(w->cur_out);
 		free(w->offs);
 		pthread_cond_destroy(&w->cv);
 	}
@@ -632,9 +761,15 @@ static int counts_only(const struct run_ctx *ctx)
 	return ctx->format == FMT_NONE && !ctx->on_record && !ctx->on_packet && !ctx->merge;
 }
 
+/* Nothing but printing is wanted of the records and packets. */
+static int prints_only(const struct run_ctx *ctx)
+{
+	return ctx->format != FMT_NONE && !ctx->on_record && !ctx->on_packet;
+}
+
 /* nw workers for ctx's sources (count_only: they count and pass no
  * records on); NULL when threads or memory cannot be had. */
-static struct jobs *jobs_start(struct run_ctx *ctx, int nw, int count_only)
+static struct jobs *jobs_start(struct run_ctx *ctx, int nw, int count_only, int format_text, int listing)
 {
 	struct jobs *j = calloc(1, sizeof(*j));
 	if (!j)
@@ -642,6 +777,8 @@ static struct jobs *jobs_start(struct run_ctx *ctx, int nw, int count_only)
 	j->ctx = ctx;
 	j->nw = nw;
 	j->count_only = count_only;
+	j->format_text = format_text;
+	j->listing = format_text && listing;
 	j->w = calloc((size_t)nw, sizeof(*j->w));
 	j->seq = malloc(SEQ_MAX * sizeof(*j->seq));
 	int ok = j->w && j->seq;
@@ -652,6 +789,8 @@ static struct jobs *jobs_start(struct run_ctx *ctx, int nw, int count_only)
 				ok = 0;
 				break;
 			}
+			b->text = NULL;
+			b->text_len = b->text_cap = 0;
 			b->next = j->w[i].out_free;
 			j->w[i].out_free = b;
 		}
@@ -701,7 +840,10 @@ struct jobs *jobs_new(struct run_ctx *ctx, int jobs, int64_t capture_size)
 		nw = 1;
 	else if (nw < 2)
 		return NULL;
-	struct jobs *j = jobs_start(ctx, nw, count_only);
+	int listing = 0;
+	for (int id = 0; id < MAX_IDS; id++)
+		listing |= ctx->slot[id] && ctx->slot[id]->kind == SLOT_FLOW && ctx->format == FMT_TEXT;
+	struct jobs *j = jobs_start(ctx, nw, count_only, prints_only(ctx), listing);
 	for (int id = 0, k = 0; j && id < MAX_IDS; id++)
 		if (ctx->slot[id])
 			ctx->slot[id]->worker = k++;
@@ -720,5 +862,6 @@ struct jobs *jobs_new_sources(struct run_ctx *ctx, int jobs, int nsources, int64
 	int nw = jobs < nsources ? jobs : nsources;
 	if (nw < 2)
 		return NULL;
-	return jobs_start(ctx, nw, count_only);
+	/* (perf.data's sources: printed by the calling thread.) */
+	return jobs_start(ctx, nw, count_only, 0, 0);
 }

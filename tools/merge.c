@@ -22,6 +22,10 @@
  * the highest stamp delivered (and its own highest). One note per source
  * and episode, however long the run. A timestamp that goes back, and a
  * first timestamp below records already delivered, are noted the same way.
+ *
+ * A record may come with its text, printed by the thread that decoded it;
+ * the texts of a source's held records wait in a byte queue of their own,
+ * in the source's order, which is the order they leave in.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -46,6 +50,8 @@ struct held {
 	struct csd_record r;
 	uint64_t stamp;
 	uint64_t seq;
+	size_t text_len;
+	uint8_t has_text;
 };
 
 struct queue {
@@ -57,6 +63,9 @@ struct queue {
 	uint8_t has_ts;         /* reports timestamps: set up to (ETMCR[28]), or seen one */
 	uint8_t seen_ts;        /* has reported one */
 	uint8_t noted;          /* told out of order, and the order not known again since */
+	/* The held records' texts, oldest first: text[text_head, text_end). */
+	char *text;
+	size_t text_head, text_end, text_cap;
 };
 
 struct merge {
@@ -84,8 +93,10 @@ void merge_free(struct merge *m)
 {
 	if (!m)
 		return;
-	for (int i = 0; i < MAX_IDS; i++)
+	for (int i = 0; i < MAX_IDS; i++) {
 		free(m->q[i].h);
+		free(m->q[i].text);
+	}
 	free(m);
 }
 
@@ -142,7 +153,7 @@ static void tell(struct merge *m, struct run_ctx *ctx, struct queue *q, const ch
 /* Deliver r of queue q, stamped `stamp`. With a reason it is forced out:
  * noted when a lagging source could still give an earlier record. */
 static void deliver(struct merge *m, struct run_ctx *ctx, struct queue *q, const struct csd_record *r, uint64_t stamp,
-		    const char *forced)
+		    const char *text, size_t len, const char *forced)
 {
 	if (forced) {
 		const struct queue *low = laggard(m, q);
@@ -151,16 +162,47 @@ static void deliver(struct merge *m, struct run_ctx *ctx, struct queue *q, const
 	}
 	if (stamp > m->delivered_ts)
 		m->delivered_ts = stamp;
-	m->deliver(ctx, q->s, r);
+	m->deliver(ctx, q->s, r, text, len);
 }
 
 static void pop_deliver(struct merge *m, struct run_ctx *ctx, struct queue *q, const char *forced)
 {
 	const struct held *h = front(q);
-	/* The callback does not come back into the merge: h stays put. */
-	deliver(m, ctx, q, &h->r, h->stamp, forced);
+	/* The callback does not come back into the merge: h and its text
+	 * stay put. */
+	const char *text = !h->has_text ? NULL : q->text ? q->text + q->text_head : "";
+	deliver(m, ctx, q, &h->r, h->stamp, text, h->text_len, forced);
+	q->text_head += h->text_len;
 	q->head = (q->head + 1) % q->cap;
-	q->len--;
+	if (--q->len == 0)
+		q->text_head = q->text_end = 0;
+}
+
+/* Room for len more bytes of text in q: the held texts moved to the
+ * start, or a larger buffer. 0 if memory is short. */
+static int text_room(struct queue *q, size_t len)
+{
+	if (q->text_cap - q->text_end >= len)
+		return 1;
+	const size_t used = q->text_end - q->text_head;
+	if (q->text_head && q->text_cap - used >= len && used <= q->text_cap / 2) {
+		memmove(q->text, q->text + q->text_head, used);
+	} else {
+		size_t ncap = q->text_cap ? 2 * q->text_cap : 4096;
+		while (ncap - used < len)
+			ncap *= 2;
+		char *nt = MERGE_ALLOC(ncap);
+		if (!nt)
+			return 0;
+		if (used)
+			memcpy(nt, q->text + q->text_head, used);
+		free(q->text);
+		q->text = nt;
+		q->text_cap = ncap;
+	}
+	q->text_head = 0;
+	q->text_end = used;
+	return 1;
 }
 
 /* The order is known again once every source's timestamp has reached the
@@ -213,6 +255,12 @@ static int make_room(struct merge *m, struct run_ctx *ctx, struct queue *q)
 
 void merge_push(struct merge *m, struct run_ctx *ctx, struct source_slot *s, const struct csd_record *r)
 {
+	merge_push_text(m, ctx, s, r, NULL, 0);
+}
+
+void merge_push_text(struct merge *m, struct run_ctx *ctx, struct source_slot *s, const struct csd_record *r,
+		     const char *text, size_t len)
+{
 	struct queue *q = &m->q[s->id % MAX_IDS];
 	if (!q->s) {
 		m->active[m->nactive++] = q;
@@ -233,17 +281,25 @@ void merge_push(struct merge *m, struct run_ctx *ctx, struct source_slot *s, con
 		if (m->unsettled)
 			settle(m);
 	}
-	if (!make_room(m, ctx, q)) {
-		/* Out of memory with nothing of q held: r goes out now, after
-		 * the records held that come before it. */
+	if (!make_room(m, ctx, q) || (text && !text_room(q, len))) {
+		/* Out of memory: r goes out now, after q's records held
+		 * and what comes before them and it. */
+		while (q->len)
+			pop_deliver(m, ctx, first(m), reason_nomem);
 		for (struct queue *f; (f = first(m)) && front(f)->stamp <= q->last_ts;)
 			pop_deliver(m, ctx, f, reason_nomem);
-		deliver(m, ctx, q, r, q->last_ts, reason_nomem);
+		deliver(m, ctx, q, r, q->last_ts, text, len, reason_nomem);
 	} else {
 		struct held *h = &q->h[(q->head + q->len) % q->cap];
 		h->r = *r;
 		h->stamp = q->last_ts;
 		h->seq = m->seq++;
+		h->has_text = text != NULL;
+		h->text_len = text ? len : 0;
+		if (len) {
+			memcpy(q->text + q->text_end, text, len);
+			q->text_end += len;
+		}
 		q->len++;
 	}
 	for (struct queue *f; (f = first(m)) && safe(m, f, front(f)->stamp);)

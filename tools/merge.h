@@ -13,7 +13,10 @@
 
 struct merge;
 
-typedef void (*merge_deliver_fn)(struct run_ctx *ctx, struct source_slot *s, const struct csd_record *r);
+/* r's text, when it was pushed with one, is text[0, len) (else text is
+ * NULL); it is valid during the call only. */
+typedef void (*merge_deliver_fn)(struct run_ctx *ctx, struct source_slot *s, const struct csd_record *r,
+				 const char *text, size_t len);
 
 /* The records of source s that follow may be out of time order, for
  * `reason` (a static string). `waiting` is the source whose timestamp lags
@@ -31,6 +34,11 @@ void merge_free(struct merge *m);
  * is delivered exactly once, each source's in its order; at most
  * MERGE_QUEUE_MAX of a source are held. */
 void merge_push(struct merge *m, struct run_ctx *ctx, struct source_slot *s, const struct csd_record *r);
+/* The same with r's printed text (made on another thread), which travels
+ * with r and is delivered with it (copied: text need not outlive the
+ * call). */
+void merge_push_text(struct merge *m, struct run_ctx *ctx, struct source_slot *s, const struct csd_record *r,
+		     const char *text, size_t len);
 
 /* End of the capture: deliver everything held, in timestamp order. */
 /* Would a record of s that is not a timestamp be delivered at once by
