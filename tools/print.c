@@ -273,15 +273,26 @@ static char *put_hex(char *p, uint64_t v, int digits)
 
 static char *put_dec(char *p, uint64_t v)
 {
+	/* Two digits a step, from a table of "00" to "99". */
+	static const char pairs[201] = "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+				       "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+				       "8081828384858687888990919293949596979899";
 	char tmp[24];
-	int n = 0;
-	do {
-		tmp[n++] = (char)('0' + v % 10);
-		v /= 10;
-	} while (v);
-	while (n)
-		*p++ = tmp[--n];
-	return p;
+	int n = 24;
+	while (v >= 100) {
+		const unsigned d = (unsigned)(v % 100);
+		v /= 100;
+		tmp[--n] = pairs[2 * d + 1];
+		tmp[--n] = pairs[2 * d];
+	}
+	if (v >= 10) {
+		tmp[--n] = pairs[2 * v + 1];
+		tmp[--n] = pairs[2 * v];
+	} else {
+		tmp[--n] = (char)('0' + v);
+	}
+	memcpy(p, tmp + n, (size_t)(24 - n));
+	return p + 24 - n;
 }
 
 static char *put_str(char *p, const char *str)
@@ -429,9 +440,7 @@ static void print_line(FILE *out, struct line_buf *b)
 /* Hex of v with at least `digits` digits (printf's %0*x). */
 static char *put_hex_min(char *p, uint64_t v, int digits)
 {
-	int need = 1;
-	while (need < 16 && (v >> (4 * need)))
-		need++;
+	const int need = v ? (64 - __builtin_clzll(v) + 3) / 4 : 1;
 	return put_hex(p, v, need > digits ? need : digits);
 }
 
@@ -619,6 +628,40 @@ void print_record_text(FILE *out, const struct source_slot *s, const struct csd_
 	print_line(out, &b);
 }
 
+/* v in decimal, with its sign. */
+static char *put_dec_signed(char *p, int64_t v)
+{
+	if (v < 0)
+		*p++ = '-';
+	return put_dec(p, v < 0 ? 0 - (uint64_t)v : (uint64_t)v);
+}
+
+/* json_perf() into a buffer (at most 39 characters). */
+static char *put_json_perf(char *p, const struct source_slot *s)
+{
+	if (!s->perf)
+		return p;
+	p = PUT_LIT(p, ",\"cpu\":");
+	p = put_dec_signed(p, s->cpu);
+	if (s->pid >= 0) {
+		p = PUT_LIT(p, ",\"pid\":");
+		p = put_dec(p, (uint64_t)s->pid);
+	}
+	if (s->tid >= 0) {
+		p = PUT_LIT(p, ",\"tid\":");
+		p = put_dec(p, (uint64_t)s->tid);
+	}
+	return p;
+}
+
+/* ,"key":true or false. */
+static char *put_json_bool(char *p, const char *key, int v)
+{
+	p = PUT_LIT(p, ",\"");
+	p = put_str(p, key);
+	return v ? PUT_LIT(p, "\":true") : PUT_LIT(p, "\":false");
+}
+
 /* The per-instruction record, the hot path of --insn --format jsonl: built
  * by hand in one buffer (printf would dominate the run time). */
 static void print_insn_json(FILE *out, const struct source_slot *s, const struct csd_record *r)
@@ -626,20 +669,7 @@ static void print_insn_json(FILE *out, const struct source_slot *s, const struct
 	char buf[256];
 	char *p = PUT_LIT(buf, "{\"type\":\"insn\",\"id\":");
 	p = put_dec(p, s->id);
-	if (s->perf) {
-		p = PUT_LIT(p, ",\"cpu\":");
-		if (s->cpu < 0)
-			*p++ = '-';
-		p = put_dec(p, s->cpu < 0 ? 1 : (uint64_t)s->cpu);
-		if (s->pid >= 0) {
-			p = PUT_LIT(p, ",\"pid\":");
-			p = put_dec(p, (uint64_t)s->pid);
-		}
-		if (s->tid >= 0) {
-			p = PUT_LIT(p, ",\"tid\":");
-			p = put_dec(p, (uint64_t)s->tid);
-		}
-	}
+	p = put_json_perf(p, s);
 	p = PUT_LIT(p, ",\"addr\":\"0x");
 	p = put_hex(p, r->addr, r->addr > 0xFFFFFFFFu ? 16 : 8);
 	p = PUT_LIT(p, "\",\"isa\":\"");
@@ -688,67 +718,131 @@ void print_record_json(FILE *out, const struct source_slot *s, const struct csd_
 		print_data_json(out, s, r);
 		return;
 	}
-	fprintf(out, "{\"type\":\"%s\",\"id\":%u", csd_rec_type_name((int)r->type), s->id);
-	json_perf(out, s);
-	fprintf(out, ",\"offset\":%" PRIu64, r->offset);
+	/* Built by hand in one buffer: decode --format jsonl is mostly these
+	 * lines, and printf was most of its time. (The names put here are
+	 * the library's, a few dozen characters at most.) */
+	char buf[512];
+	char *p = PUT_LIT(buf, "{\"type\":\"");
+	p = put_str(p, csd_rec_type_name((int)r->type));
+	p = PUT_LIT(p, "\",\"id\":");
+	p = put_dec(p, s->id);
+	p = put_json_perf(p, s);
+	p = PUT_LIT(p, ",\"offset\":");
+	p = put_dec(p, r->offset);
+	const char *reason = NULL; /* ERROR, TRUNCATED: a string to escape */
 	switch (r->type) {
 	case CSD_REC_RANGE:
-		fprintf(out, ",\"addr\":\"0x%08" PRIx64 "\",\"end\":\"0x%08" PRIx64 "\",\"last\":\"0x%08" PRIx64
-			"\",\"count\":%" PRIu32 ",\"isa\":\"%s\",\"cond\":\"%s\"",
-			r->addr, r->end, r->last, r->count, csd_isa_name(r->isa), csd_cond_name(r->cond));
+		p = PUT_LIT(p, ",\"addr\":\"0x");
+		p = put_hex_min(p, r->addr, 8);
+		p = PUT_LIT(p, "\",\"end\":\"0x");
+		p = put_hex_min(p, r->end, 8);
+		p = PUT_LIT(p, "\",\"last\":\"0x");
+		p = put_hex_min(p, r->last, 8);
+		p = PUT_LIT(p, "\",\"count\":");
+		p = put_dec(p, r->count);
+		p = PUT_LIT(p, ",\"isa\":\"");
+		p = put_str(p, csd_isa_name(r->isa));
+		p = PUT_LIT(p, "\",\"cond\":\"");
+		p = put_str(p, csd_cond_name(r->cond));
+		*p++ = '"';
 		if (r->flags & CSD_RECF_BRANCH)
-			json_bool(out, "taken", r->flags & CSD_RECF_TAKEN);
+			p = put_json_bool(p, "taken", r->flags & CSD_RECF_TAKEN);
 		break;
 	case CSD_REC_EXCEPTION:
-		fprintf(out, ",\"number\":%u,\"name\":\"%s\",\"return\":\"0x%08" PRIx64 "\",\"target\":\"0x%08" PRIx64 "\"",
-			r->exception, exc_name(s, r->exception), r->addr, r->target);
-		json_bool(out, "cancelled", r->flags & CSD_RECF_CANCELLED);
+		p = PUT_LIT(p, ",\"number\":");
+		p = put_dec(p, r->exception);
+		p = PUT_LIT(p, ",\"name\":\"");
+		p = put_str(p, exc_name(s, r->exception));
+		p = PUT_LIT(p, "\",\"return\":\"0x");
+		p = put_hex_min(p, r->addr, 8);
+		p = PUT_LIT(p, "\",\"target\":\"0x");
+		p = put_hex_min(p, r->target, 8);
+		*p++ = '"';
+		p = put_json_bool(p, "cancelled", r->flags & CSD_RECF_CANCELLED);
 		break;
 	case CSD_REC_TRACE_ON:
-		fprintf(out, ",\"reason\":\"%s\",\"addr\":\"0x%08" PRIx64 "\",\"isa\":\"%s\"", csd_reason_name(r->reason),
-			r->addr, csd_isa_name(r->isa));
+		p = PUT_LIT(p, ",\"reason\":\"");
+		p = put_str(p, csd_reason_name(r->reason));
+		p = PUT_LIT(p, "\",\"addr\":\"0x");
+		p = put_hex_min(p, r->addr, 8);
+		p = PUT_LIT(p, "\",\"isa\":\"");
+		p = put_str(p, csd_isa_name(r->isa));
+		*p++ = '"';
 		break;
 	case CSD_REC_CONTEXT:
-		fprintf(out, ",\"isa\":\"%s\"", csd_isa_name(r->isa));
-		json_bool(out, "ns", r->flags & CSD_RECF_NS);
-		json_bool(out, "hyp", r->flags & CSD_RECF_HYP);
-		if (r->flags & CSD_RECF_CONTEXT_ID)
-			fprintf(out, ",\"context_id\":\"0x%08" PRIx32 "\"", r->context_id);
-		if (r->flags & CSD_RECF_VMID)
-			fprintf(out, ",\"vmid\":%u", r->vmid);
+		p = PUT_LIT(p, ",\"isa\":\"");
+		p = put_str(p, csd_isa_name(r->isa));
+		*p++ = '"';
+		p = put_json_bool(p, "ns", r->flags & CSD_RECF_NS);
+		p = put_json_bool(p, "hyp", r->flags & CSD_RECF_HYP);
+		if (r->flags & CSD_RECF_CONTEXT_ID) {
+			p = PUT_LIT(p, ",\"context_id\":\"0x");
+			p = put_hex_min(p, r->context_id, 8);
+			*p++ = '"';
+		}
+		if (r->flags & CSD_RECF_VMID) {
+			p = PUT_LIT(p, ",\"vmid\":");
+			p = put_dec(p, r->vmid);
+		}
 		break;
 	case CSD_REC_TIMESTAMP:
-		fprintf(out, ",\"timestamp\":%" PRIu64, r->timestamp);
+		p = PUT_LIT(p, ",\"timestamp\":");
+		p = put_dec(p, r->timestamp);
 		break;
 	case CSD_REC_NO_MEMORY:
-		fprintf(out, ",\"addr\":\"0x%08" PRIx64 "\",\"count\":%" PRIu32, r->addr, r->count);
+		p = PUT_LIT(p, ",\"addr\":\"0x");
+		p = put_hex_min(p, r->addr, 8);
+		p = PUT_LIT(p, "\",\"count\":");
+		p = put_dec(p, r->count);
 		break;
 	case CSD_REC_ADDRESS_UNKNOWN:
-		fprintf(out, ",\"count\":%" PRIu32 ",\"isa\":\"%s\"", r->count, csd_isa_name(r->isa));
+		p = PUT_LIT(p, ",\"count\":");
+		p = put_dec(p, r->count);
+		p = PUT_LIT(p, ",\"isa\":\"");
+		p = put_str(p, csd_isa_name(r->isa));
+		*p++ = '"';
 		break;
 	case CSD_REC_NOSYNC:
-		fprintf(out, ",\"size\":%" PRIu64, r->size);
+		p = PUT_LIT(p, ",\"size\":");
+		p = put_dec(p, r->size);
 		break;
 	case CSD_REC_ISA_UNSUPPORTED:
-		fprintf(out, ",\"addr\":\"0x%08" PRIx64 "\",\"isa\":\"%s\"", r->addr, csd_isa_name(r->isa));
+		p = PUT_LIT(p, ",\"addr\":\"0x");
+		p = put_hex_min(p, r->addr, 8);
+		p = PUT_LIT(p, "\",\"isa\":\"");
+		p = put_str(p, csd_isa_name(r->isa));
+		*p++ = '"';
 		break;
 	case CSD_REC_ERROR:
-		json_string(out, "reason", r->error ? r->error : "bad trace");
+		reason = r->error ? r->error : "bad trace";
 		break;
 	case CSD_REC_TRUNCATED:
-		fprintf(out, ",\"size\":%" PRIu64, r->size);
-		json_string(out, "reason", r->error ? r->error : "packet cut by the end of the capture");
+		p = PUT_LIT(p, ",\"size\":");
+		p = put_dec(p, r->size);
+		reason = r->error ? r->error : "packet cut by the end of the capture";
 		break;
 	case CSD_REC_DATA_LOST:
-		if (r->last)
-			fprintf(out, ",\"insn\":\"0x%08" PRIx64 "\"", r->last);
+		if (r->last) {
+			p = PUT_LIT(p, ",\"insn\":\"0x");
+			p = put_hex_min(p, r->last, 8);
+			*p++ = '"';
+		}
 		break;
 	default:
 		break;
 	}
-	if (r->flags & CSD_RECF_CYCLES)
-		fprintf(out, ",\"cycles\":%" PRIu64, r->cycles);
-	fputs("}\n", out);
+	if (reason) {
+		/* (Of any length: escaped straight to the stream.) */
+		fwrite(buf, 1, (size_t)(p - buf), out);
+		json_string(out, "reason", reason);
+		p = buf;
+	}
+	if (r->flags & CSD_RECF_CYCLES) {
+		p = PUT_LIT(p, ",\"cycles\":");
+		p = put_dec(p, r->cycles);
+	}
+	p = PUT_LIT(p, "}\n");
+	fwrite(buf, 1, (size_t)(p - buf), out);
 }
 
 
