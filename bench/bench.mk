@@ -118,10 +118,13 @@ $(BENCH_DIR)/hostile-walk-%mb/.stamp: $(BENCH_DIR)/bench_hostile
 bench-inputs: $(BENCH_TC2)/.stamp $(BENCH_GEN_DIRS:%=%/.stamp) $(BENCH_HOSTILE)/.stamp $(BENCH_TC2_X200)/.stamp \
 	      $(BENCH_JOBS_PTM)/.stamp $(BENCH_JOBS_PERF)
 
-# --jobs 1 against --jobs 2, whole tool, wall time: several sources (TC2),
-# one source in chunks (PTM, ~30 MiB; printed and not), and one whose chunks
-# mostly join by decoding again (timestamps and return stack).
-BENCH_JOBS_ROWS = tc2=$(BENCH_TC2):none ptm-30mb=$(BENCH_JOBS_PTM):none ptm-30mb=$(BENCH_JOBS_PTM):jsonl \
+# --jobs 1 against --jobs 2, whole tool, wall time: several sources (TC2;
+# printed: TC2 x200, whose records the workers print and the merge
+# interleaves), one source in chunks (PTM, ~30 MiB; printed and not), and
+# one whose chunks mostly join by decoding again (timestamps and return
+# stack).
+BENCH_JOBS_ROWS = tc2=$(BENCH_TC2):none tc2-x200=$(BENCH_TC2_X200):jsonl \
+	ptm-30mb=$(BENCH_JOBS_PTM):none ptm-30mb=$(BENCH_JOBS_PTM):jsonl \
 	$(notdir $(word 1,$(BENCH_GEN_DIRS)))=$(word 1,$(BENCH_GEN_DIRS)):none \
 	perf-2ptm-30mb=$(BENCH_JOBS_PERF):none perf-2ptm-30mb=$(BENCH_JOBS_PERF):jsonl
 
@@ -134,7 +137,7 @@ bench: $(BENCH_BINS) $(B)/csdec bench-inputs
 	  $(foreach d,$(BENCH_GEN_DIRS),$(notdir $(d))=$(d)) $(BENCH_WHOLE_ARGS)
 	sh bench/jobs_scaling.sh $(B)/csdec $(BENCH_ROUNDS) $(BENCH_JOBS_ROWS) | tee $(BENCH_DIR)/jobs.md
 
-bench-jobs: $(B)/csdec $(BENCH_TC2)/.stamp $(BENCH_JOBS_PTM)/.stamp $(word 1,$(BENCH_GEN_DIRS))/.stamp \
+bench-jobs: $(B)/csdec $(BENCH_TC2)/.stamp $(BENCH_TC2_X200)/.stamp $(BENCH_JOBS_PTM)/.stamp $(word 1,$(BENCH_GEN_DIRS))/.stamp \
 	    $(BENCH_JOBS_PERF)
 	sh bench/jobs_scaling.sh $(B)/csdec $(BENCH_ROUNDS) $(BENCH_JOBS_ROWS) | tee $(BENCH_DIR)/jobs.md
 
