@@ -444,9 +444,9 @@ static void print_line(FILE *out, struct line_buf *b)
 {
 	while (b->n && b->s[b->n - 1] == ' ')
 		b->n--;
-	b->s[b->n] = 0;
-	fputs(b->s, out);
-	fputc('\n', out);
+	/* (The line holds no NUL; b->n < sizeof(b->s): room for the newline.) */
+	b->s[b->n] = '\n';
+	fwrite(b->s, 1, b->n + 1, out);
 }
 
 /* Hex of v with at least `digits` digits (printf's %0*x). */
