@@ -235,14 +235,24 @@ static void roundtrip_matrix(void)
 
 static long chunks_joined, chunks_matched;
 
+/* The tool with `env` set, run on `args`: its standard error to read
+ * (pclose it), or NULL. */
+static FILE *tool_stderr(const char *env, const char *args)
+{
+	char cmd[8192];
+	snprintf(cmd, sizeof(cmd), "%s %s %s 2>&1 >/dev/null", env, tool, args);
+	FILE *p = popen(cmd, "r");
+	CHECK(p != NULL);
+	return p;
+}
+
 /* How many items the workers printed in `args` with --jobs `jobs` (-1: the
  * tool did not say). */
 static long long worker_printed(const char *args, int jobs)
 {
-	char cmd[8192], line[512];
-	snprintf(cmd, sizeof(cmd), "CSDEC_TEST_JOBS_STATS=1 %s %s --jobs %d 2>&1 >/dev/null", tool, args, jobs);
-	FILE *p = popen(cmd, "r");
-	CHECK(p != NULL);
+	char with_jobs[4200], line[512];
+	snprintf(with_jobs, sizeof(with_jobs), "%s --jobs %d", args, jobs);
+	FILE *p = tool_stderr("CSDEC_TEST_JOBS_STATS=1", with_jobs);
 	if (!p)
 		return -1;
 	long long n = -1;
@@ -375,10 +385,9 @@ static void chunked_matrix(void)
  * run with CSDEC_TEST_CHUNK_BYTES=chunk: J, or -1 without the line. */
 static long chunk_line(const char *args, long chunk)
 {
-	char cmd[8192], line[512];
-	snprintf(cmd, sizeof(cmd), "CSDEC_TEST_CHUNK_BYTES=%ld %s %s 2>&1 >/dev/null", chunk, tool, args);
-	FILE *p = popen(cmd, "r");
-	CHECK(p != NULL);
+	char env[64], line[512];
+	snprintf(env, sizeof(env), "CSDEC_TEST_CHUNK_BYTES=%ld", chunk);
+	FILE *p = tool_stderr(env, args);
 	if (!p)
 		return -1;
 	long nj = -1, nm = -1;
