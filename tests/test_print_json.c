@@ -1,0 +1,214 @@
+/*
+ * test_print_json.c - the tool's JSON Lines records (tools/print.c,
+ * compiled in), which are built by hand without printf, against the same
+ * lines made here with printf from the formats the output is specified by:
+ * records of every type with random 64-bit fields and flags, as a plain
+ * source and as a perf.data source (cpu, pid and tid, unknown ones too),
+ * and the numbers at the edges of put_dec's steps (9, 10, 99, 100,
+ * 2^32 - 1, 2^32, 2^64 - 1); error reasons with characters to escape.
+ */
+#include <inttypes.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "../tools/print.c"
+
+/* ,"cpu":N[,"pid":N][,"tid":N] of a perf.data source. */
+static void want_perf(FILE *f, const struct source_slot *s)
+{
+	if (!s->perf)
+		return;
+	fprintf(f, ",\"cpu\":%" PRId32, s->cpu);
+	if (s->pid >= 0)
+		fprintf(f, ",\"pid\":%" PRId32, s->pid);
+	if (s->tid >= 0)
+		fprintf(f, ",\"tid\":%" PRId32, s->tid);
+}
+
+static void want_bool(FILE *f, const char *key, int v)
+{
+	fprintf(f, ",\"%s\":%s", key, v ? "true" : "false");
+}
+
+/* ,"key":"str" with quotes, backslashes and control characters escaped. */
+static void want_string(FILE *f, const char *key, const char *str)
+{
+	fprintf(f, ",\"%s\":\"", key);
+	for (const unsigned char *c = (const unsigned char *)str; *c; c++) {
+		if (*c == '"' || *c == '\\')
+			fprintf(f, "\\%c", *c);
+		else if (*c < 0x20)
+			fprintf(f, "\\u%04x", *c);
+		else
+			fputc(*c, f);
+	}
+	fputc('"', f);
+}
+
+/* The line of record r, by printf. (Instruction and data records keep
+ * printers of their own: not here.) */
+static void want_record(FILE *f, const struct source_slot *s, const struct csd_record *r)
+{
+	fprintf(f, "{\"type\":\"%s\",\"id\":%u", csd_rec_type_name((int)r->type), s->id);
+	want_perf(f, s);
+	fprintf(f, ",\"offset\":%" PRIu64, r->offset);
+	switch (r->type) {
+	case CSD_REC_RANGE:
+		fprintf(f, ",\"addr\":\"0x%08" PRIx64 "\",\"end\":\"0x%08" PRIx64 "\",\"last\":\"0x%08" PRIx64
+			   "\",\"count\":%" PRIu32 ",\"isa\":\"%s\",\"cond\":\"%s\"",
+			r->addr, r->end, r->last, r->count, csd_isa_name(r->isa), csd_cond_name(r->cond));
+		if (r->flags & CSD_RECF_BRANCH)
+			want_bool(f, "taken", r->flags & CSD_RECF_TAKEN);
+		break;
+	case CSD_REC_EXCEPTION:
+		fprintf(f, ",\"number\":%u,\"name\":\"%s\",\"return\":\"0x%08" PRIx64 "\",\"target\":\"0x%08" PRIx64 "\"",
+			r->exception, csd_exception_name(&s->cfg, r->exception), r->addr, r->target);
+		want_bool(f, "cancelled", r->flags & CSD_RECF_CANCELLED);
+		break;
+	case CSD_REC_TRACE_ON:
+		fprintf(f, ",\"reason\":\"%s\",\"addr\":\"0x%08" PRIx64 "\",\"isa\":\"%s\"", csd_reason_name(r->reason),
+			r->addr, csd_isa_name(r->isa));
+		break;
+	case CSD_REC_CONTEXT:
+		fprintf(f, ",\"isa\":\"%s\"", csd_isa_name(r->isa));
+		want_bool(f, "ns", r->flags & CSD_RECF_NS);
+		want_bool(f, "hyp", r->flags & CSD_RECF_HYP);
+		if (r->flags & CSD_RECF_CONTEXT_ID)
+			fprintf(f, ",\"context_id\":\"0x%08" PRIx32 "\"", r->context_id);
+		if (r->flags & CSD_RECF_VMID)
+			fprintf(f, ",\"vmid\":%u", r->vmid);
+		break;
+	case CSD_REC_TIMESTAMP:
+		fprintf(f, ",\"timestamp\":%" PRIu64, r->timestamp);
+		break;
+	case CSD_REC_NO_MEMORY:
+		fprintf(f, ",\"addr\":\"0x%08" PRIx64 "\",\"count\":%" PRIu32, r->addr, r->count);
+		break;
+	case CSD_REC_ADDRESS_UNKNOWN:
+		fprintf(f, ",\"count\":%" PRIu32 ",\"isa\":\"%s\"", r->count, csd_isa_name(r->isa));
+		break;
+	case CSD_REC_NOSYNC:
+		fprintf(f, ",\"size\":%" PRIu64, r->size);
+		break;
+	case CSD_REC_ISA_UNSUPPORTED:
+		fprintf(f, ",\"addr\":\"0x%08" PRIx64 "\",\"isa\":\"%s\"", r->addr, csd_isa_name(r->isa));
+		break;
+	case CSD_REC_ERROR:
+		want_string(f, "reason", r->error ? r->error : "bad trace");
+		break;
+	case CSD_REC_TRUNCATED:
+		fprintf(f, ",\"size\":%" PRIu64, r->size);
+		want_string(f, "reason", r->error ? r->error : "packet cut by the end of the capture");
+		break;
+	case CSD_REC_DATA_LOST:
+		if (r->last)
+			fprintf(f, ",\"insn\":\"0x%08" PRIx64 "\"", r->last);
+		break;
+	default:
+		break;
+	}
+	if (r->flags & CSD_RECF_CYCLES)
+		fprintf(f, ",\"cycles\":%" PRIu64, r->cycles);
+	fputs("}\n", f);
+}
+
+static uint64_t rng = 0x9e3779b97f4a7c15ull;
+
+static uint64_t next(void)
+{
+	rng ^= rng << 13;
+	rng ^= rng >> 7;
+	rng ^= rng << 17;
+	return rng;
+}
+
+/* A random value, of a random size: small numbers and the edges of the
+ * digit steps as often as large ones. */
+static uint64_t value(void)
+{
+	static const uint64_t edges[] = { 0, 9, 10, 99, 100, 101, 999, 4294967295ull, 4294967296ull, 18446744073709551615ull };
+	switch (next() % 4) {
+	case 0:
+		return edges[next() % (sizeof(edges) / sizeof(edges[0]))];
+	case 1:
+		return next() % 1000;
+	case 2:
+		return next() & 0xFFFFFFFFu;
+	default:
+		return next() >> (next() % 64);
+	}
+}
+
+static long compared, differing;
+
+/* r printed both ways: the same line. */
+static void compare(const struct source_slot *s, const struct csd_record *r)
+{
+	char got[1024], want[1024];
+	FILE *g = fmemopen(got, sizeof(got), "w"), *w = fmemopen(want, sizeof(want), "w");
+	CHECK(g && w);
+	if (!g || !w)
+		return;
+	print_record_json(g, s, r);
+	want_record(w, s, r);
+	fputc(0, g);
+	fputc(0, w);
+	fclose(g);
+	fclose(w);
+	compared++;
+	if (strcmp(got, want) != 0) {
+		if (differing++ < 5)
+			fprintf(stderr, "differs:\n  got  %s  want %s", got, want);
+	}
+}
+
+int main(void)
+{
+	static const uint32_t types[] = {
+		CSD_REC_RANGE,     CSD_REC_EXCEPTION,       CSD_REC_TRACE_ON,        CSD_REC_CONTEXT,
+		CSD_REC_TIMESTAMP, CSD_REC_NO_MEMORY,       CSD_REC_ADDRESS_UNKNOWN, CSD_REC_NOSYNC,
+		CSD_REC_ISA_UNSUPPORTED, CSD_REC_DATA_LOST, CSD_REC_TRIGGER,         CSD_REC_CYCLE_COUNT,
+		CSD_REC_EXCEPTION_RETURN, CSD_REC_ERROR,    CSD_REC_TRUNCATED,
+	};
+	static const char *const errors[] = { NULL, "bad packet", "a \"quoted\" reason\\", "tab\there\x01" };
+	struct source_slot s;
+	for (long k = 0; k < 400000; k++) {
+		memset(&s, 0, sizeof(s));
+		s.id = (uint8_t)(next() % 0x70);
+		s.cfg.core_profile = (uint8_t)(next() % 3);
+		if (next() % 2) {
+			s.perf = 1 + (int)(next() % 2);
+			s.cpu = next() % 5 ? (int32_t)(next() % 300) : -1;
+			s.pid = next() % 4 ? (int32_t)(value() & 0x7FFFFFFF) : -1;
+			s.tid = next() % 4 ? (int32_t)(value() & 0x7FFFFFFF) : -1;
+		}
+		struct csd_record r;
+		memset(&r, 0, sizeof(r));
+		r.type = types[next() % (sizeof(types) / sizeof(types[0]))];
+		r.offset = value();
+		r.addr = value();
+		r.end = value();
+		r.last = value();
+		r.target = value();
+		r.count = (uint32_t)value();
+		r.cycles = value();
+		r.timestamp = value();
+		r.size = value();
+		r.isa = (uint8_t)(next() % 8);
+		r.cond = (uint8_t)(next() % 4);
+		r.reason = (uint8_t)(next() % 8);
+		r.exception = (uint16_t)(next() % 600);
+		r.context_id = (uint32_t)value();
+		r.vmid = (uint8_t)next();
+		r.flags = (uint32_t)next();
+		r.error = errors[next() % 4];
+		compare(&s, &r);
+	}
+	printf("test_print_json: %ld records compared, %ld differ\n", compared, differing);
+	CHECK(compared > 0);
+	CHECK_EQ(differing, 0);
+	return check_done("test_print_json");
+}
