@@ -1,9 +1,10 @@
 /*
- * test_print_json.c - the tool's JSON Lines records (tools/print.c,
- * compiled in), which are built by hand without printf, against the same
- * lines made here with printf from the formats the output is specified by:
- * records of every type with random 64-bit fields and flags, as a plain
- * source and as a perf.data source (cpu, pid and tid, unknown ones too),
+ * test_print_json.c - the tool's JSON Lines records and packets
+ * (tools/print.c, compiled in), which are built by hand without printf,
+ * against the same lines made here with printf from the formats the output
+ * is specified by: records and packets of every type with random 64-bit
+ * fields and flags, as a plain source and as a perf.data source (cpu, pid
+ * and tid, unknown ones too),
  * and the numbers at the edges of put_dec's steps (9, 10, 99, 100,
  * 2^32 - 1, 2^32, 2^64 - 1); error reasons with characters to escape.
  */
@@ -115,6 +116,89 @@ static void want_record(FILE *f, const struct source_slot *s, const struct csd_r
 	fputs("}\n", f);
 }
 
+/* The line of packet p, by printf (its atoms as the text listing spells
+ * them, atoms_string()). */
+static void want_packet(FILE *f, uint8_t id, const struct source_slot *s, const struct csd_packet *p)
+{
+	char atoms[64];
+	fprintf(f, "{\"packet\":\"%s\",\"id\":%u", csd_pkt_type_name((int)p->type), id);
+	if (s)
+		want_perf(f, s);
+	fprintf(f, ",\"offset\":%" PRIu64 ",\"size\":%" PRIu64 ",\"bytes\":\"", p->offset, p->size);
+	for (size_t i = 0; i < p->size && i < CSD_PKT_RAW_MAX; i++)
+		fprintf(f, "%02x", p->raw[i]);
+	fputc('"', f);
+	switch (p->type) {
+	case CSD_PKT_ISYNC:
+		if (!(p->flags & CSD_PKTF_DATA_ONLY))
+			fprintf(f, ",\"addr\":\"0x%08" PRIx32 "\"", p->addr);
+		fprintf(f, ",\"reason\":\"%s\"", csd_reason_name(p->reason));
+		if (p->flags & CSD_PKTF_LSIP)
+			fprintf(f, ",\"lsip\":true,\"data_insn_addr\":\"0x%08" PRIx32 "\"", p->data_insn_addr);
+		if (p->flags & CSD_PKTF_DATA_ONLY)
+			want_bool(f, "data_only", 1);
+		break;
+	case CSD_PKT_PHEADER:
+	case CSD_PKT_ATOM:
+		atoms_string(p, atoms, sizeof(atoms));
+		fprintf(f, ",\"atoms\":\"%s\",\"num\":%u", atoms, p->atoms.num);
+		if (p->type == CSD_PKT_PHEADER)
+			fprintf(f, ",\"w\":%u,\"format\":%u", p->atoms.w, p->atoms.format);
+		break;
+	case CSD_PKT_BRANCH:
+	case CSD_PKT_WAYPOINT:
+		fprintf(f, ",\"addr\":\"0x%08" PRIx32 "\",\"addr_bytes\":%u", p->addr, p->addr_bytes);
+		if (p->flags & CSD_PKTF_EXCEPTION)
+			fprintf(f, ",\"exception\":%u", p->exception);
+		if (p->flags & CSD_PKTF_CANCEL)
+			want_bool(f, "cancel", 1);
+		if (p->flags & CSD_PKTF_RESUME)
+			want_bool(f, "resume", 1);
+		break;
+	case CSD_PKT_CONTEXT_ID:
+		fprintf(f, ",\"context_id\":\"0x%08" PRIx32 "\"", p->context_id);
+		break;
+	case CSD_PKT_VMID:
+		fprintf(f, ",\"vmid\":%u", p->vmid);
+		break;
+	case CSD_PKT_TIMESTAMP:
+		fprintf(f, ",\"timestamp\":%" PRIu64 ",\"ts_bits\":%u", p->timestamp, p->ts_bits);
+		break;
+	case CSD_PKT_NORMAL_DATA:
+	case CSD_PKT_OOO_DATA:
+	case CSD_PKT_OOO_PLACEHOLDER:
+	case CSD_PKT_VALUE_NOT_TRACED:
+		if (p->tag)
+			fprintf(f, ",\"tag\":%u", p->tag);
+		if (p->flags & CSD_PKTF_DATA_ADDR)
+			fprintf(f, ",\"data_addr\":\"0x%08" PRIx32 "\"", p->data_addr);
+		if (p->flags & CSD_PKTF_DATA_VALUE)
+			fprintf(f, ",\"data_value\":\"0x%" PRIx32 "\",\"data_size\":%u", p->data_value, p->data_size);
+		if (p->flags & CSD_PKTF_BIG_ENDIAN)
+			want_bool(f, "big_endian", 1);
+		break;
+	case CSD_PKT_ERROR:
+	case CSD_PKT_TRUNCATED:
+		want_string(f, "reason", p->error ? p->error : "bad packet");
+		break;
+	default:
+		break;
+	}
+	if ((p->flags & CSD_PKTF_ISA) && p->type != CSD_PKT_NOSYNC)
+		fprintf(f, ",\"isa\":\"%s\"", csd_isa_name(p->isa));
+	if (p->flags & CSD_PKTF_SECURITY) {
+		want_bool(f, "ns", p->flags & CSD_PKTF_NS);
+		want_bool(f, "hyp", p->flags & CSD_PKTF_HYP);
+	}
+	if (p->flags & CSD_PKTF_ALTISA)
+		want_bool(f, "altisa", 1);
+	if ((p->flags & CSD_PKTF_CONTEXT_ID) && p->type != CSD_PKT_CONTEXT_ID)
+		fprintf(f, ",\"context_id\":\"0x%08" PRIx32 "\"", p->context_id);
+	if (p->flags & CSD_PKTF_CYCLE_COUNT)
+		fprintf(f, ",\"cycle_count\":%" PRIu32, p->cycle_count);
+	fputs("}\n", f);
+}
+
 static uint64_t rng = 0x9e3779b97f4a7c15ull;
 
 static uint64_t next(void)
@@ -144,16 +228,23 @@ static uint64_t value(void)
 
 static long compared, differing;
 
-/* r printed both ways: the same line. */
-static void compare(const struct source_slot *s, const struct csd_record *r)
+/* r (else p) printed both ways: the same line. */
+static void compare(const struct source_slot *s, const struct csd_record *r, const struct csd_packet *p)
 {
 	char got[1024], want[1024];
 	FILE *g = fmemopen(got, sizeof(got), "w"), *w = fmemopen(want, sizeof(want), "w");
 	CHECK(g && w);
 	if (!g || !w)
 		return;
-	print_record_json(g, s, r);
-	want_record(w, s, r);
+	if (r) {
+		print_record_json(g, s, r);
+		want_record(w, s, r);
+	} else {
+		/* (A packet of no perf.data source has none.) */
+		const struct source_slot *src = s->perf ? s : NULL;
+		print_packet_json_src(g, s->id, src, p);
+		want_packet(w, s->id, src, p);
+	}
 	fputc(0, g);
 	fputc(0, w);
 	fclose(g);
@@ -205,9 +296,39 @@ int main(void)
 		r.vmid = (uint8_t)next();
 		r.flags = (uint32_t)next();
 		r.error = errors[next() % 4];
-		compare(&s, &r);
+		compare(&s, &r, NULL);
+
+		struct csd_packet p;
+		memset(&p, 0, sizeof(p));
+		p.type = 1 + (uint32_t)(next() % CSD_PKT_TRUNCATED);
+		p.flags = (uint32_t)next();
+		p.offset = value();
+		p.size = next() % 4 ? next() % 40 : value();
+		for (size_t i = 0; i < CSD_PKT_RAW_MAX; i++)
+			p.raw[i] = (uint8_t)next();
+		p.addr = (uint32_t)value();
+		p.addr_bytes = (uint8_t)(next() % 6);
+		p.isa = (uint8_t)(next() % 8);
+		p.reason = (uint8_t)(next() % 8);
+		p.vmid = (uint8_t)next();
+		p.exception = (uint16_t)(next() % 600);
+		p.ts_bits = (uint8_t)(next() % 65);
+		p.data_size = (uint8_t)(next() % 5);
+		p.cycle_count = (uint32_t)value();
+		p.context_id = (uint32_t)value();
+		p.timestamp = value();
+		p.atoms.en = (uint32_t)next();
+		p.atoms.num = (uint8_t)(next() % 40);
+		p.atoms.w = (uint8_t)(next() % 6);
+		p.atoms.format = (uint8_t)(next() % 5);
+		p.data_insn_addr = (uint32_t)value();
+		p.data_addr = (uint32_t)value();
+		p.data_value = (uint32_t)value();
+		p.tag = (uint8_t)(next() % 4);
+		p.error = errors[next() % 4];
+		compare(&s, NULL, &p);
 	}
-	printf("test_print_json: %ld records compared, %ld differ\n", compared, differing);
+	printf("test_print_json: %ld records and packets compared, %ld differ\n", compared, differing);
 	CHECK(compared > 0);
 	CHECK_EQ(differing, 0);
 	return check_done("test_print_json");

@@ -157,11 +157,6 @@ void print_packet_text_src(FILE *out, uint8_t id, const struct source_slot *s, c
 	fputs("]\n", out);
 }
 
-static void json_bool(FILE *out, const char *key, int v)
-{
-	fprintf(out, ",\"%s\":%s", key, v ? "true" : "false");
-}
-
 /* ,"key":"str" with str escaped: error reasons are the decoders' English
  * text, which nothing keeps free of quotes or backslashes. */
 static void json_string(FILE *out, const char *key, const char *str)
@@ -183,84 +178,6 @@ void print_packet_json(FILE *out, uint8_t id, const struct csd_packet *p)
 	print_packet_json_src(out, id, NULL, p);
 }
 
-void print_packet_json_src(FILE *out, uint8_t id, const struct source_slot *s, const struct csd_packet *p)
-{
-	char atoms[64];
-	fprintf(out, "{\"packet\":\"%s\",\"id\":%u", csd_pkt_type_name((int)p->type), id);
-	json_perf(out, s);
-	fprintf(out, ",\"offset\":%" PRIu64 ",\"size\":%" PRIu64 ",\"bytes\":\"", p->offset, p->size);
-	print_hex_bytes(out, p, NULL);
-	fputc('"', out);
-	switch (p->type) {
-	case CSD_PKT_ISYNC:
-		if (!(p->flags & CSD_PKTF_DATA_ONLY))
-			fprintf(out, ",\"addr\":\"0x%08" PRIx32 "\"", p->addr);
-		fprintf(out, ",\"reason\":\"%s\"", csd_reason_name(p->reason));
-		if (p->flags & CSD_PKTF_LSIP)
-			fprintf(out, ",\"lsip\":true,\"data_insn_addr\":\"0x%08" PRIx32 "\"", p->data_insn_addr);
-		if (p->flags & CSD_PKTF_DATA_ONLY)
-			json_bool(out, "data_only", 1);
-		break;
-	case CSD_PKT_PHEADER:
-	case CSD_PKT_ATOM:
-		atoms_string(p, atoms, sizeof(atoms));
-		fprintf(out, ",\"atoms\":\"%s\",\"num\":%u", atoms, p->atoms.num);
-		if (p->type == CSD_PKT_PHEADER)
-			fprintf(out, ",\"w\":%u,\"format\":%u", p->atoms.w, p->atoms.format);
-		break;
-	case CSD_PKT_BRANCH:
-	case CSD_PKT_WAYPOINT:
-		fprintf(out, ",\"addr\":\"0x%08" PRIx32 "\",\"addr_bytes\":%u", p->addr, p->addr_bytes);
-		if (p->flags & CSD_PKTF_EXCEPTION)
-			fprintf(out, ",\"exception\":%u", p->exception);
-		if (p->flags & CSD_PKTF_CANCEL)
-			json_bool(out, "cancel", 1);
-		if (p->flags & CSD_PKTF_RESUME)
-			json_bool(out, "resume", 1);
-		break;
-	case CSD_PKT_CONTEXT_ID:
-		fprintf(out, ",\"context_id\":\"0x%08" PRIx32 "\"", p->context_id);
-		break;
-	case CSD_PKT_VMID:
-		fprintf(out, ",\"vmid\":%u", p->vmid);
-		break;
-	case CSD_PKT_TIMESTAMP:
-		fprintf(out, ",\"timestamp\":%" PRIu64 ",\"ts_bits\":%u", p->timestamp, p->ts_bits);
-		break;
-	case CSD_PKT_NORMAL_DATA:
-	case CSD_PKT_OOO_DATA:
-	case CSD_PKT_OOO_PLACEHOLDER:
-	case CSD_PKT_VALUE_NOT_TRACED:
-		if (p->tag)
-			fprintf(out, ",\"tag\":%u", p->tag);
-		if (p->flags & CSD_PKTF_DATA_ADDR)
-			fprintf(out, ",\"data_addr\":\"0x%08" PRIx32 "\"", p->data_addr);
-		if (p->flags & CSD_PKTF_DATA_VALUE)
-			fprintf(out, ",\"data_value\":\"0x%" PRIx32 "\",\"data_size\":%u", p->data_value, p->data_size);
-		if (p->flags & CSD_PKTF_BIG_ENDIAN)
-			json_bool(out, "big_endian", 1);
-		break;
-	case CSD_PKT_ERROR:
-	case CSD_PKT_TRUNCATED:
-		json_string(out, "reason", p->error ? p->error : "bad packet");
-		break;
-	default:
-		break;
-	}
-	if ((p->flags & CSD_PKTF_ISA) && p->type != CSD_PKT_NOSYNC)
-		fprintf(out, ",\"isa\":\"%s\"", csd_isa_name(p->isa));
-	if (p->flags & CSD_PKTF_SECURITY) {
-		json_bool(out, "ns", p->flags & CSD_PKTF_NS);
-		json_bool(out, "hyp", p->flags & CSD_PKTF_HYP);
-	}
-	if (p->flags & CSD_PKTF_ALTISA)
-		json_bool(out, "altisa", 1);
-	if ((p->flags & CSD_PKTF_CONTEXT_ID) && p->type != CSD_PKT_CONTEXT_ID)
-		fprintf(out, ",\"context_id\":\"0x%08" PRIx32 "\"", p->context_id);
-	if (p->flags & CSD_PKTF_CYCLE_COUNT)
-		fprintf(out, ",\"cycle_count\":%" PRIu32, p->cycle_count);
-	fputs("}\n", out);
-}
 
 /* Fixed-width lower-case hex of the low `digits` nibbles of v. */
 static char *put_hex(char *p, uint64_t v, int digits)
@@ -672,6 +589,152 @@ static char *put_json_bool(char *p, const char *key, int v)
 	p = PUT_LIT(p, ",\"");
 	p = put_str(p, key);
 	return v ? PUT_LIT(p, "\":true") : PUT_LIT(p, "\":false");
+}
+
+/* Built by hand in one buffer, as the records are (csdec packets --format
+ * jsonl prints one a packet). */
+void print_packet_json_src(FILE *out, uint8_t id, const struct source_slot *s, const struct csd_packet *p)
+{
+	static const char hex[] = "0123456789abcdef";
+	_Static_assert(CSD_PKT_RAW_MAX <= 64, "the packet's bytes fit the line buffer");
+	char buf[768], atoms[64];
+	char *q = PUT_LIT(buf, "{\"packet\":\"");
+	q = put_str(q, csd_pkt_type_name((int)p->type));
+	q = PUT_LIT(q, "\",\"id\":");
+	q = put_dec(q, id);
+	if (s)
+		q = put_json_perf(q, s);
+	q = PUT_LIT(q, ",\"offset\":");
+	q = put_dec(q, p->offset);
+	q = PUT_LIT(q, ",\"size\":");
+	q = put_dec(q, p->size);
+	q = PUT_LIT(q, ",\"bytes\":\"");
+	const size_t n = p->size < CSD_PKT_RAW_MAX ? p->size : CSD_PKT_RAW_MAX;
+	for (size_t i = 0; i < n; i++) {
+		*q++ = hex[p->raw[i] >> 4];
+		*q++ = hex[p->raw[i] & 15];
+	}
+	*q++ = '"';
+	const char *reason = NULL; /* ERROR, TRUNCATED: a string to escape */
+	switch (p->type) {
+	case CSD_PKT_ISYNC:
+		if (!(p->flags & CSD_PKTF_DATA_ONLY)) {
+			q = PUT_LIT(q, ",\"addr\":\"0x");
+			q = put_hex_min(q, p->addr, 8);
+			*q++ = '"';
+		}
+		q = PUT_LIT(q, ",\"reason\":\"");
+		q = put_str(q, csd_reason_name(p->reason));
+		*q++ = '"';
+		if (p->flags & CSD_PKTF_LSIP) {
+			q = PUT_LIT(q, ",\"lsip\":true,\"data_insn_addr\":\"0x");
+			q = put_hex_min(q, p->data_insn_addr, 8);
+			*q++ = '"';
+		}
+		if (p->flags & CSD_PKTF_DATA_ONLY)
+			q = put_json_bool(q, "data_only", 1);
+		break;
+	case CSD_PKT_PHEADER:
+	case CSD_PKT_ATOM:
+		atoms_string(p, atoms, sizeof(atoms));
+		q = PUT_LIT(q, ",\"atoms\":\"");
+		q = put_str(q, atoms);
+		q = PUT_LIT(q, "\",\"num\":");
+		q = put_dec(q, p->atoms.num);
+		if (p->type == CSD_PKT_PHEADER) {
+			q = PUT_LIT(q, ",\"w\":");
+			q = put_dec(q, p->atoms.w);
+			q = PUT_LIT(q, ",\"format\":");
+			q = put_dec(q, p->atoms.format);
+		}
+		break;
+	case CSD_PKT_BRANCH:
+	case CSD_PKT_WAYPOINT:
+		q = PUT_LIT(q, ",\"addr\":\"0x");
+		q = put_hex_min(q, p->addr, 8);
+		q = PUT_LIT(q, "\",\"addr_bytes\":");
+		q = put_dec(q, p->addr_bytes);
+		if (p->flags & CSD_PKTF_EXCEPTION) {
+			q = PUT_LIT(q, ",\"exception\":");
+			q = put_dec(q, p->exception);
+		}
+		if (p->flags & CSD_PKTF_CANCEL)
+			q = put_json_bool(q, "cancel", 1);
+		if (p->flags & CSD_PKTF_RESUME)
+			q = put_json_bool(q, "resume", 1);
+		break;
+	case CSD_PKT_CONTEXT_ID:
+		q = PUT_LIT(q, ",\"context_id\":\"0x");
+		q = put_hex_min(q, p->context_id, 8);
+		*q++ = '"';
+		break;
+	case CSD_PKT_VMID:
+		q = PUT_LIT(q, ",\"vmid\":");
+		q = put_dec(q, p->vmid);
+		break;
+	case CSD_PKT_TIMESTAMP:
+		q = PUT_LIT(q, ",\"timestamp\":");
+		q = put_dec(q, p->timestamp);
+		q = PUT_LIT(q, ",\"ts_bits\":");
+		q = put_dec(q, p->ts_bits);
+		break;
+	case CSD_PKT_NORMAL_DATA:
+	case CSD_PKT_OOO_DATA:
+	case CSD_PKT_OOO_PLACEHOLDER:
+	case CSD_PKT_VALUE_NOT_TRACED:
+		if (p->tag) {
+			q = PUT_LIT(q, ",\"tag\":");
+			q = put_dec(q, p->tag);
+		}
+		if (p->flags & CSD_PKTF_DATA_ADDR) {
+			q = PUT_LIT(q, ",\"data_addr\":\"0x");
+			q = put_hex_min(q, p->data_addr, 8);
+			*q++ = '"';
+		}
+		if (p->flags & CSD_PKTF_DATA_VALUE) {
+			q = PUT_LIT(q, ",\"data_value\":\"0x");
+			q = put_hex_min(q, p->data_value, 1);
+			q = PUT_LIT(q, "\",\"data_size\":");
+			q = put_dec(q, p->data_size);
+		}
+		if (p->flags & CSD_PKTF_BIG_ENDIAN)
+			q = put_json_bool(q, "big_endian", 1);
+		break;
+	case CSD_PKT_ERROR:
+	case CSD_PKT_TRUNCATED:
+		reason = p->error ? p->error : "bad packet";
+		break;
+	default:
+		break;
+	}
+	if (reason) {
+		/* (Of any length: escaped straight to the stream.) */
+		fwrite(buf, 1, (size_t)(q - buf), out);
+		json_string(out, "reason", reason);
+		q = buf;
+	}
+	if ((p->flags & CSD_PKTF_ISA) && p->type != CSD_PKT_NOSYNC) {
+		q = PUT_LIT(q, ",\"isa\":\"");
+		q = put_str(q, csd_isa_name(p->isa));
+		*q++ = '"';
+	}
+	if (p->flags & CSD_PKTF_SECURITY) {
+		q = put_json_bool(q, "ns", p->flags & CSD_PKTF_NS);
+		q = put_json_bool(q, "hyp", p->flags & CSD_PKTF_HYP);
+	}
+	if (p->flags & CSD_PKTF_ALTISA)
+		q = put_json_bool(q, "altisa", 1);
+	if ((p->flags & CSD_PKTF_CONTEXT_ID) && p->type != CSD_PKT_CONTEXT_ID) {
+		q = PUT_LIT(q, ",\"context_id\":\"0x");
+		q = put_hex_min(q, p->context_id, 8);
+		*q++ = '"';
+	}
+	if (p->flags & CSD_PKTF_CYCLE_COUNT) {
+		q = PUT_LIT(q, ",\"cycle_count\":");
+		q = put_dec(q, p->cycle_count);
+	}
+	q = PUT_LIT(q, "}\n");
+	fwrite(buf, 1, (size_t)(q - buf), out);
 }
 
 /* The per-instruction record, the hot path of --insn --format jsonl: built
