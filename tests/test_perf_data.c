@@ -26,6 +26,7 @@
 #include "check.h"
 #include "cli_run.h"
 #include "csdec.h"
+#include "frame_enc.h"
 #include "perf_data.h"
 #include "perf_data_build.h"
 
@@ -1938,6 +1939,178 @@ static void test_tool_jobs_context(void)
 	same_with_jobs(fmt, path);
 }
 
+/* Formatter frames collected in memory. */
+struct frames_out {
+	uint8_t *p;
+	size_t n, cap;
+};
+
+static int frames_collect(void *ctx, const uint8_t *bytes, size_t n)
+{
+	struct frames_out *o = ctx;
+	if (o->cap - o->n < n) {
+		size_t cap = o->cap ? 2 * o->cap : 65536;
+		while (cap - o->n < n)
+			cap *= 2;
+		uint8_t *q = realloc(o->p, cap);
+		if (!q)
+			return -1;
+		o->p = q;
+		o->cap = cap;
+	}
+	memcpy(o->p + o->n, bytes, n);
+	o->n += n;
+	return 0;
+}
+
+/* A generated raw PTM capture (timestamps, context ID 0x2a in every
+ * I-sync) of trace ID `id`: its bytes and configuration. */
+static uint8_t *held_source(const char *progdir, const char *prog, unsigned id, size_t *n,
+			    struct csd_trace_config *cfg)
+{
+	char cmd[8192], dir[1200], err[256];
+	snprintf(dir, sizeof(dir), "%s", tmp(id == 0x10 ? "held-10" : "held-11"));
+	snprintf(cmd, sizeof(cmd),
+		 "%s gen --qemu-log %s/%s.log --elf %s/%s --protocol ptm --timestamps --context-id-bytes 1 "
+		 "--sync-period 256 --repeat 4 --trace-id 0x%x -o %s >/dev/null 2>&1",
+		 tool, progdir, prog, progdir, prog, id, dir);
+	CHECK_EQ(system(cmd), 0);
+	csd_snapshot *sn = NULL;
+	CHECK_EQ(csd_snapshot_open(dir, &sn, err, sizeof(err)), 0);
+	if (!sn)
+		return NULL;
+	*cfg = csd_snapshot_source(sn, 0)->config;
+	uint8_t *bytes = check_read_file(csd_snapshot_buffer(sn, 0)->path, n);
+	csd_snapshot_free(sn);
+	CHECK(bytes != NULL);
+	return bytes;
+}
+
+/* Merged by timestamps, where the merge holds records past sideband: a
+ * record's process is what the thread table knew when the record was
+ * decoded. CPU 0's buffer holds the formatted trace of two PTM sources,
+ * IDs 0x10 and 0x11, with timestamps; 0x10's I-syncs alternate context
+ * IDs 0x2a and 0x2b (a context record at each), and its bytes run ahead
+ * of 0x11's, so the merge holds 0x10's latest records for 0x11's
+ * timestamps. The buffer comes in AUXTRACE buffers of one AUX record,
+ * and process 43 (0x2b) becomes known between two of them. The records
+ * naming process 43 are then the same in time order as in capture order
+ * (where nothing is held), and the output the same with --jobs 1, 2 and
+ * 3 (the workers print perf.data's records). */
+static void test_tool_held_context(void)
+{
+	const char *progdir = getenv("CSD_PROGRAMS");
+	if (!progdir) {
+		printf("test_perf_data: no generated programs (CSD_PROGRAMS): held records' process not checked\n");
+		return;
+	}
+	const char *prog = "bare_mix-arm-O0";
+	struct csd_trace_config cfg[2];
+	size_t n[2] = { 0, 0 };
+	uint8_t *raw[2] = { held_source(progdir, prog, 0x10, &n[0], &cfg[0]),
+			    held_source(progdir, prog, 0x11, &n[1], &cfg[1]) };
+	if (!raw[0] || !raw[1]) {
+		free(raw[0]);
+		free(raw[1]);
+		return;
+	}
+	/* Every second I-sync of 0x10 names context 0x2b (the byte after
+	 * header, address and information byte). */
+	csd_ptm_pkt_decoder *pd = csd_ptm_pkt_new(&cfg[0]);
+	struct csd_bytes by = { .data = raw[0], .size = n[0] };
+	CHECK_EQ(csd_ptm_pkt_feed(pd, &by), 0);
+	csd_ptm_pkt_finish(pd);
+	struct csd_packet p;
+	unsigned isyncs = 0, patched = 0;
+	while (csd_ptm_pkt_next(pd, &p) == 0) {
+		if (p.type != CSD_PKT_ISYNC || isyncs++ % 2 == 0)
+			continue;
+		CHECK(p.offset + 6 < n[0] && raw[0][p.offset + 6] == 0x2a);
+		if (p.offset + 6 < n[0] && raw[0][p.offset + 6] == 0x2a) {
+			raw[0][p.offset + 6] = 0x2b;
+			patched++;
+		}
+	}
+	csd_ptm_pkt_free(pd);
+	CHECK(patched >= 4);
+	/* 0x10 a kilobyte ahead, then both in 64-byte turns. */
+	struct frames_out fo = { NULL, 0, 0 };
+	struct csdi_frame_enc enc;
+	struct csdi_frame_enc_config ec = { .format = CSD_FRAME_ALIGNED, .sink = frames_collect, .ctx = &fo };
+	CHECK_EQ(csdi_frame_enc_init(&enc, &ec), 0);
+	size_t at[2] = { 0, 0 };
+	const size_t lead = n[0] < 1024 ? n[0] : 1024;
+	CHECK_EQ(csdi_frame_enc_data(&enc, 0x10, raw[0], lead), 0);
+	at[0] = lead;
+	while (at[0] < n[0] || at[1] < n[1]) {
+		for (int c = 0; c < 2; c++) {
+			size_t k = n[c] - at[c] < 64 ? n[c] - at[c] : 64;
+			if (k)
+				CHECK_EQ(csdi_frame_enc_data(&enc, (uint8_t)(0x10 + c), raw[c] + at[c], k), 0);
+			at[c] += k;
+		}
+	}
+	CHECK_EQ(csdi_frame_enc_flush(&enc), 0);
+	free(raw[0]);
+	free(raw[1]);
+	struct pdb_cpu cpus[2];
+	for (int c = 0; c < 2; c++) {
+		struct pdb_cpu pc = { PDB_MAGIC_ETM3, c, cfg[c].etmcr, cfg[c].trace_id, cfg[c].etmccer, cfg[c].etmidr, 0 };
+		cpus[c] = pc;
+	}
+	/* The AUX record's data in eight AUXTRACE buffers; process 43 made
+	 * known after the fourth. */
+	const size_t total = fo.n & ~(size_t)15, piece = (total / 8) & ~(size_t)15;
+	struct pdb b;
+	pdb_init(&b, PDB_SAMPLE_TID | PDB_SAMPLE_TIME | PDB_SAMPLE_CPU | PDB_SAMPLE_IDENTIFIER, 1, 0);
+	pdb_auxtrace_info(&b, 1, 0, cpus, 2);
+	struct pdb_sid d = { 42, 42, -1, 1, PDB_ID_DUMMY };
+	pdb_comm(&b, 42, 42, prog, 0, &d);
+	struct pdb_sid s = { 1, 1, 0, 2, 0 };
+	pdb_itrace_start(&b, 1, 1, &s);
+	pdb_switch(&b, 1, 1, 5, 5, &s); /* the task switched: not known */
+	s.time = 3;
+	pdb_aux(&b, 0, total, 0, &s);
+	for (size_t k = 0, off = 0; off < total; k++) {
+		const size_t len = k == 7 ? total - off : piece;
+		pdb_auxtrace(&b, off, 0, -1, 0, fo.p + off, len);
+		off += len;
+		if (k == 3) {
+			d.time = 4;
+			pdb_comm(&b, 43, 43, "other", 0, &d);
+		}
+	}
+	pdb_finish(&b);
+	free(fo.p);
+	char path[1200];
+	snprintf(path, sizeof(path), "%s", tmp("held-context.data"));
+	CHECK_EQ(pdb_write(&b, path), 0);
+	pdb_free(&b);
+	char fmt[2400], args[4096];
+	snprintf(fmt, sizeof(fmt), "decode %%s --format jsonl");
+	same_with_jobs(fmt, path);
+	snprintf(args, sizeof(args), fmt, path);
+	tool_run(out_a, args);
+	const size_t time_order = count_str(out_a, "\"pid\":43,"), named_42 = count_str(out_a, "\"pid\":42,");
+	snprintf(args, sizeof(args), "decode %s --format jsonl --order capture", path);
+	tool_run(out_b, args);
+	const size_t capture_order = count_str(out_b, "\"pid\":43,");
+	printf("test_perf_data: held records: %zu name process 43 in time order, %zu in capture order (%zu name 42; %u I-syncs changed)\n",
+	       time_order, capture_order, named_42, patched);
+	CHECK(capture_order > 50 && named_42 > 50);
+	CHECK_EQ(time_order, capture_order);
+	same_with_jobs("decode %s", path);
+	/* The workers printed the records. */
+	setenv("CSDEC_TEST_JOBS_STATS", "1", 1);
+	snprintf(args, sizeof(args), "decode %s --format jsonl --jobs 2", path);
+	tool_run(out_b, args);
+	unsigned long long printed = 0;
+	const char *st = strstr(err_text, "workers printed ");
+	CHECK(st && sscanf(st, "workers printed %llu", &printed) == 1);
+	CHECK(printed > 1000);
+	unsetenv("CSDEC_TEST_JOBS_STATS");
+}
+
 static void test_roundtrip_matrix(void)
 {
 	const char *gendir = getenv("CSD_GEN_SNAPSHOTS"), *progdir = getenv("CSD_PROGRAMS");
@@ -2031,6 +2204,7 @@ int main(void)
 	test_with_perf();
 	test_roundtrip_matrix();
 	test_tool_jobs_context();
+	test_tool_held_context();
 
 	free(snap_text);
 	free(out_a);

@@ -1,5 +1,7 @@
 /* cli.c - the decode pipeline and option parsing shared by csdec's
  * commands. */
+/* fopencookie(): the text of perf.data's held records */
+#define _GNU_SOURCE
 #include <errno.h>
 #include <inttypes.h>
 #include <stdarg.h>
@@ -79,24 +81,40 @@ static int data_only_skips(const struct run_ctx *ctx, const struct csd_record *r
 	       r->type != CSD_REC_TRUNCATED;
 }
 
+/* perf.data's sources: a context ID names the process from this record on
+ * (what the thread table knows as the source's trace is decoded, so that
+ * the process a record names does not depend on how long the merge holds
+ * it, nor on the thread it is decoded on). */
+static void perf_take(struct run_ctx *ctx, struct source_slot *s, const struct csd_record *r)
+{
+	if (r->type == CSD_REC_CONTEXT && (r->flags & CSD_RECF_CONTEXT_ID))
+		perf_context_id(ctx, s, r->context_id);
+}
+
+void cli_print_taken(const struct run_ctx *ctx, FILE *out, struct source_slot *s, const struct csd_record *r)
+{
+	if (s->perf && ctx->format == FMT_TEXT && (s->pid != s->shown_pid || s->tid != s->shown_tid)) {
+		print_thread_text(out, s);
+		s->shown_pid = s->pid;
+		s->shown_tid = s->tid;
+	}
+	cli_print_record(ctx, out, s, r);
+}
+
+void cli_take_print(struct run_ctx *ctx, FILE *out, struct source_slot *s, const struct csd_record *r)
+{
+	if (s->perf)
+		perf_take(ctx, s, r);
+	cli_print_taken(ctx, out, s, r);
+}
+
 void cli_deliver_record(struct run_ctx *ctx, struct source_slot *s, const struct csd_record *r)
 {
-	if (s->perf) {
-		/* The records of a source come here in its order: a context
-		 * ID names the process from this record on. */
-		if (r->type == CSD_REC_CONTEXT && (r->flags & CSD_RECF_CONTEXT_ID))
-			perf_context_id(ctx, s, r->context_id);
-		if (!ctx->on_record && ctx->format == FMT_TEXT && (s->pid != s->shown_pid || s->tid != s->shown_tid)) {
-			print_thread_text(ctx->out, s);
-			s->shown_pid = s->pid;
-			s->shown_tid = s->tid;
-		}
-	}
 	if (ctx->on_record) {
 		if (!data_only_skips(ctx, r))
 			ctx->on_record(ctx, s, r);
 	} else {
-		cli_print_record(ctx, ctx->out, s, r);
+		cli_print_taken(ctx, ctx->out, s, r);
 	}
 }
 
@@ -142,13 +160,69 @@ void cli_count_record(struct source_slot *s, const struct csd_record *r)
 		s->errors++;
 }
 
+/* The held text's stream writes here (unbuffered: each line comes in one
+ * write, and nothing waits in the stream). */
+static ssize_t held_write(void *cookie, const char *buf, size_t n)
+{
+	struct run_ctx *ctx = cookie;
+	if (ctx->held_cap - ctx->held_len < n) {
+		size_t cap = ctx->held_cap ? ctx->held_cap : 4096;
+		while (cap - ctx->held_len < n)
+			cap *= 2;
+		char *t = realloc(ctx->held_text, cap);
+		if (!t)
+			die_io("out of memory");
+		ctx->held_text = t;
+		ctx->held_cap = cap;
+	}
+	memcpy(ctx->held_text + ctx->held_len, buf, n);
+	ctx->held_len += n;
+	return (ssize_t)n;
+}
+
+/* A perf.data source's record for the merge: printed now (what it prints
+ * of the process is what is known now), its text held with it. */
+static void take_perf_merged(struct run_ctx *ctx, struct source_slot *s, const struct csd_record *r)
+{
+	if (!ctx->held_out) {
+		cookie_io_functions_t io = { .write = held_write };
+		ctx->held_out = fopencookie(ctx, "w", io);
+		if (!ctx->held_out || setvbuf(ctx->held_out, NULL, _IONBF, 0) != 0)
+			die_io("out of memory");
+	}
+	ctx->held_len = 0;
+	cli_take_print(ctx, ctx->held_out, s, r);
+	s->taken_pid = s->pid;
+	s->taken_tid = s->tid;
+	merge_push_text(ctx->merge, ctx, s, r, ctx->held_text ? ctx->held_text : "", ctx->held_len);
+}
+
 void cli_take_record(struct run_ctx *ctx, struct source_slot *s, const struct csd_record *r)
 {
 	cli_count_record(s, r);
+	if (s->perf && ctx->merge) {
+		take_perf_merged(ctx, s, r);
+		return;
+	}
+	if (s->perf) {
+		perf_take(ctx, s, r);
+		s->taken_pid = s->pid;
+		s->taken_tid = s->tid;
+	}
 	if (ctx->merge)
 		merge_push(ctx->merge, ctx, s, r);
 	else
 		cli_deliver_record(ctx, s, r);
+}
+
+void cli_end_held_text(struct run_ctx *ctx)
+{
+	if (ctx->held_out)
+		fclose(ctx->held_out);
+	free(ctx->held_text);
+	ctx->held_out = NULL;
+	ctx->held_text = NULL;
+	ctx->held_len = ctx->held_cap = 0;
 }
 
 void cli_take_record_text(struct run_ctx *ctx, struct source_slot *s, const struct csd_record *r, const char *text,

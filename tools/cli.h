@@ -50,6 +50,9 @@ struct source_slot {
 	int perf;
 	int32_t cpu, pid, tid;
 	int32_t shown_pid, shown_tid;   /* the text listing's last thread line */
+	/* pid and tid as of the last record the calling thread took (with
+	 * --jobs a worker may be further on): what order notes print. */
+	int32_t taken_pid, taken_tid;
 	int worker;                     /* --jobs: the thread that decodes it (jobs.h) */
 };
 
@@ -86,10 +89,24 @@ struct run_ctx {
 	 * in this --insn mode. */
 	int chunk_ok;
 	int chunk_insn;
+	/* perf.data's records held by the merge: their text, printed when
+	 * taken (cli_take_record; freed by cli_end_held_text). */
+	FILE *held_out;
+	char *held_text;
+	size_t held_len, held_cap;
 };
 
 /* Hand one record to the context's handler or printer. */
 void cli_deliver_record(struct run_ctx *ctx, struct source_slot *s, const struct csd_record *r);
+/* Print r to `out` as cli_deliver_record prints it: for a perf.data
+ * source in the text listing, after a thread line when the process or
+ * thread changed. On the thread that takes s's records. */
+void cli_print_taken(const struct run_ctx *ctx, FILE *out, struct source_slot *s, const struct csd_record *r);
+/* r taken from s's decoder, in s's order, and printed at once to `out`
+ * (for another thread's or the merge's text): what the record changes of
+ * a perf.data source (its process, by a context ID), then
+ * cli_print_taken. */
+void cli_take_print(struct run_ctx *ctx, FILE *out, struct source_slot *s, const struct csd_record *r);
 /* The merge's delivery (merge.h: merge_deliver_fn): r's text, printed on
  * another thread, written out; or r handed on as cli_deliver_record. */
 void cli_deliver_merged(struct run_ctx *ctx, struct source_slot *s, const struct csd_record *r, const char *text,
@@ -177,13 +194,14 @@ void cli_drain_slot(struct run_ctx *ctx, struct source_slot *s);
 /* One record / packet of s, as cli_drain_slot hands each on (counted, then
  * to the merge, handler or printer). */
 void cli_take_record(struct run_ctx *ctx, struct source_slot *s, const struct csd_record *r);
+/* Free what cli_take_record kept for perf.data's merged records. */
+void cli_end_held_text(struct run_ctx *ctx);
 /* The counting part of cli_take_record (items, instructions, errors of s). */
 void cli_count_record(struct source_slot *s, const struct csd_record *r);
 void cli_take_packet(struct run_ctx *ctx, struct source_slot *s, const struct csd_packet *p);
 /* The same for a record / packet that another thread has printed to
- * text[0, len) exactly as these would print it (cli_print_record,
- * cli_print_packet): only where s has no perf.data facts and the
- * context has no handler. */
+ * text[0, len) exactly as these would print it (cli_take_print,
+ * cli_print_packet): only where the context has no handler. */
 void cli_take_record_text(struct run_ctx *ctx, struct source_slot *s, const struct csd_record *r, const char *text,
 			  size_t len);
 void cli_take_packet_text(struct run_ctx *ctx, struct source_slot *s, const struct csd_packet *p, const char *text,

@@ -17,9 +17,10 @@
  * is wanted of the records and packets, the worker prints each to text as
  * the calling thread would (the text listing with a disassembler of its
  * own) and passes the text on with it: the calling thread only merges and
- * writes. Not for perf.data's sources: what their records print (the
- * process, the thread) follows the sideband as the calling thread hands
- * them on.
+ * writes. perf.data's sources too: a record's process (its context ID,
+ * read against the thread table, which changes only while the workers
+ * are idle: jobs_sync) is settled as the record is taken from the
+ * decoder, on whichever thread, in its source's order.
  *
  * Memory is bounded: the runs waiting for a worker, the output waiting for
  * the calling thread and the sequence each have a fixed number of blocks
@@ -99,6 +100,7 @@ enum { IT_RECORD, IT_PACKET, IT_END, IT_RECORD_TEXT, IT_PACKET_TEXT };
 struct item {
 	uint32_t kind;
 	uint32_t text_len;
+	int32_t pid, tid;       /* IT_RECORD_TEXT of a perf.data source: its process then */
 	union {
 		struct csd_record r;
 		struct csd_packet p;
@@ -265,7 +267,6 @@ static ssize_t fmt_write(void *cookie, const char *buf, size_t n)
 		struct out_block *b_ = (w)->cur_out;                            \
 		const size_t at_ = b_->text_len;                                \
 		print;                                                          \
-		fflush((w)->fmt);                                               \
 		if ((w)->fmt_lost || b_->text_len - at_ > UINT32_MAX) {         \
 			b_->text_len = at_;                                     \
 			(w)->fmt_lost = 0;                                      \
@@ -281,8 +282,15 @@ static void emit_record(struct jobs *j, struct worker *w, struct source_slot *s,
 	struct item *it = emit(j, w);
 	it->kind = IT_RECORD;
 	it->u.r = *r;
-	if (w->fmt && !s->perf)
-		PRINT_ITEM(w, it, IT_RECORD_TEXT, cli_print_record(j->ctx, w->fmt, s, r));
+	if (!w->fmt)
+		return;
+	PRINT_ITEM(w, it, IT_RECORD_TEXT, cli_take_print(j->ctx, w->fmt, s, r));
+	/* A perf.data source's record was taken here (its process may have
+	 * changed): the calling thread cannot print it again. */
+	if (s->perf && it->kind != IT_RECORD_TEXT)
+		die_io("out of memory");
+	it->pid = s->pid;
+	it->tid = s->tid;
 }
 
 static void emit_packet(struct jobs *j, struct worker *w, struct source_slot *s, const struct csd_packet *p)
@@ -290,7 +298,7 @@ static void emit_packet(struct jobs *j, struct worker *w, struct source_slot *s,
 	struct item *it = emit(j, w);
 	it->kind = IT_PACKET;
 	it->u.p = *p;
-	if (w->fmt && !s->perf)
+	if (w->fmt)
 		PRINT_ITEM(w, it, IT_PACKET_TEXT, cli_print_packet(j->ctx, w->fmt, s, p));
 }
 
@@ -371,6 +379,12 @@ static void *worker_main(void *arg)
 		 * once.) Without a stream the calling thread prints. */
 		cookie_io_functions_t io = { .write = fmt_write };
 		w->fmt = fopencookie(w, "w", io);
+		/* Unbuffered: a line comes in one write, straight to the
+		 * block, with nothing for fflush to do per item. */
+		if (w->fmt && setvbuf(w->fmt, NULL, _IONBF, 0) != 0) {
+			fclose(w->fmt);
+			w->fmt = NULL;
+		}
 		if (w->fmt) {
 			/* This thread's alone: held once, not locked per call. */
 			flockfile(w->fmt);
@@ -469,6 +483,10 @@ static int consume(struct jobs *j)
 				const char *text = w->rd->text ? w->rd->text + w->rd_text : "";
 				w->rd_text += it->text_len;
 				if (it->kind == IT_RECORD_TEXT) {
+					if (s->perf) {
+						s->taken_pid = it->pid;
+						s->taken_tid = it->tid;
+					}
 					cli_take_record_text(ctx, s, &it->u.r, text, it->text_len);
 					recs = 1;
 				} else {
@@ -850,7 +868,7 @@ struct jobs *jobs_new(struct run_ctx *ctx, int jobs, int64_t capture_size)
 	return j;
 }
 
-struct jobs *jobs_new_sources(struct run_ctx *ctx, int jobs, int nsources, int64_t capture_size)
+struct jobs *jobs_new_sources(struct run_ctx *ctx, int jobs, int nsources, int64_t capture_size, int listing)
 {
 	const int count_only = counts_only(ctx);
 	/* The default's rule as in jobs_new(). One source stays on the
@@ -862,6 +880,5 @@ struct jobs *jobs_new_sources(struct run_ctx *ctx, int jobs, int nsources, int64
 	int nw = jobs < nsources ? jobs : nsources;
 	if (nw < 2)
 		return NULL;
-	/* (perf.data's sources: printed by the calling thread.) */
-	return jobs_start(ctx, nw, count_only, 0, 0);
+	return jobs_start(ctx, nw, count_only, prints_only(ctx), listing);
 }

@@ -253,6 +253,14 @@ static int make_room(struct merge *m, struct run_ctx *ctx, struct queue *q)
 	return 1;
 }
 
+static int nothing_held(const struct merge *m)
+{
+	for (int i = 0; i < m->nactive; i++)
+		if (m->active[i]->len)
+			return 0;
+	return 1;
+}
+
 void merge_push(struct merge *m, struct run_ctx *ctx, struct source_slot *s, const struct csd_record *r)
 {
 	merge_push_text(m, ctx, s, r, NULL, 0);
@@ -280,6 +288,13 @@ void merge_push_text(struct merge *m, struct run_ctx *ctx, struct source_slot *s
 		q->has_ts = q->seen_ts = 1;
 		if (m->unsettled)
 			settle(m);
+	}
+	if (nothing_held(m) && safe(m, q, q->last_ts)) {
+		/* It would be held and delivered at once: delivered without
+		 * the copies. */
+		m->seq++;
+		deliver(m, ctx, q, r, q->last_ts, text, len, NULL);
+		return;
 	}
 	if (!make_room(m, ctx, q) || (text && !text_room(q, len))) {
 		/* Out of memory: r goes out now, after q's records held

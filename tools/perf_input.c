@@ -186,8 +186,9 @@ static void tid_set(struct perf_run *pr, int32_t pid, int32_t tid)
 
 static int32_t tid_pid(const struct perf_run *pr, int32_t tid);
 
-/* tid_set() from sideband: the record handlers read the table
- * (perf_context_id), so a change waits for them. */
+/* tid_set() from sideband: records taken from the decoders read the
+ * table (perf_context_id), on the workers too, so a change waits until
+ * the trace given so far is decoded and taken. */
 static void tid_note(struct perf_run *pr, int32_t pid, int32_t tid)
 {
 	if (pid < 0 || tid < 0 || tid_pid(pr, tid) == pid)
@@ -532,6 +533,8 @@ static struct source_slot *queue_slot(struct perf_run *pr, struct queue *q, unsi
 	s->cpu = c->cpu;
 	s->pid = q->pid;
 	s->tid = q->ptid;
+	s->taken_pid = s->pid;
+	s->taken_tid = s->tid;
 	s->shown_pid = s->shown_tid = -2;
 	s->worker = (int)(pr->next_worker++ % MAX_QUEUES);
 	q->live[id] = 1;
@@ -838,7 +841,8 @@ int cli_run_perf(struct options *o, struct run_ctx *ctx, enum slot_kind kind)
 			nsources += pr->by_id[id] && (!o->any_id || o->want[id]);
 		struct stat st;
 		pr->jobs = jobs_new_sources(ctx, ctx->jobs, nsources,
-					    stat(o->dir, &st) == 0 ? (int64_t)st.st_size : -1);
+					    stat(o->dir, &st) == 0 ? (int64_t)st.st_size : -1,
+					    kind == SLOT_FLOW && ctx->format == FMT_TEXT);
 	}
 	active_run = pr;
 	struct csd_perf_event ev = { .size = sizeof(ev) };
@@ -854,6 +858,7 @@ int cli_run_perf(struct options *o, struct run_ctx *ctx, enum slot_kind kind)
 	}
 	if (ctx->merge)
 		merge_flush(ctx->merge, ctx);
+	cli_end_held_text(ctx);
 	active_run = NULL;
 	if (walk < 0 && walk != CSD_EEOS) {
 		fflush(ctx->out);

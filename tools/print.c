@@ -584,7 +584,8 @@ static char *put_json_perf(char *p, const struct source_slot *s)
 }
 
 /* ,"key":true or false. */
-static char *put_json_bool(char *p, const char *key, int v)
+/* (Inlined: the key's length is then known at compile time.) */
+static inline __attribute__((always_inline)) char *put_json_bool(char *p, const char *key, int v)
 {
 	p = PUT_LIT(p, ",\"");
 	p = put_str(p, key);
@@ -935,7 +936,13 @@ void print_order_text(FILE *out, const struct source_slot *s, const char *reason
 void print_order_json(FILE *out, const struct source_slot *s, const char *reason, const struct source_slot *waiting)
 {
 	fprintf(out, "{\"type\":\"order\",\"id\":%u", s->id);
-	json_perf(out, s);
+	if (s->perf) {
+		fprintf(out, ",\"cpu\":%" PRId32, s->cpu);
+		if (s->taken_pid >= 0)
+			fprintf(out, ",\"pid\":%" PRId32, s->taken_pid);
+		if (s->taken_tid >= 0)
+			fprintf(out, ",\"tid\":%" PRId32, s->taken_tid);
+	}
 	fprintf(out, ",\"reason\":\"%s\"", reason);
 	if (waiting)
 		fprintf(out, ",\"waiting\":%u", waiting->id);
