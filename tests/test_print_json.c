@@ -17,16 +17,11 @@
 #include "check.h"
 #include "../tools/print.c"
 
-/* ,"cpu":N[,"pid":N][,"tid":N] of a perf.data source. */
+/* ,"cpu":N[,"pid":N][,"tid":N] of a perf.data source: print.c's printf
+ * form (json_perf), which the data records still print with. */
 static void want_perf(FILE *f, const struct source_slot *s)
 {
-	if (!s->perf)
-		return;
-	fprintf(f, ",\"cpu\":%" PRId32, s->cpu);
-	if (s->pid >= 0)
-		fprintf(f, ",\"pid\":%" PRId32, s->pid);
-	if (s->tid >= 0)
-		fprintf(f, ",\"tid\":%" PRId32, s->tid);
+	json_perf(f, s);
 }
 
 static void want_bool(FILE *f, const char *key, int v)
@@ -34,19 +29,22 @@ static void want_bool(FILE *f, const char *key, int v)
 	fprintf(f, ",\"%s\":%s", key, v ? "true" : "false");
 }
 
-/* ,"key":"str" with quotes, backslashes and control characters escaped. */
+/* ,"key":"str" with quotes, backslashes and control characters escaped
+ * (JSON's rules, spelt out here apart from print.c's json_string, which
+ * the lines under test escape with). */
 static void want_string(FILE *f, const char *key, const char *str)
 {
-	fprintf(f, ",\"%s\":\"", key);
-	for (const unsigned char *c = (const unsigned char *)str; *c; c++) {
-		if (*c == '"' || *c == '\\')
-			fprintf(f, "\\%c", *c);
-		else if (*c < 0x20)
-			fprintf(f, "\\u%04x", *c);
+	char esc[4096];
+	size_t n = 0;
+	for (size_t i = 0; str[i] && n + 8 < sizeof(esc); i++) {
+		const unsigned char c = (unsigned char)str[i];
+		if (c >= 0x20 && c != '"' && c != '\\')
+			esc[n++] = (char)c;
 		else
-			fputc(*c, f);
+			n += (size_t)snprintf(esc + n, sizeof(esc) - n, c >= 0x20 ? "\\%c" : "\\u%04x", c);
 	}
-	fputc('"', f);
+	esc[n] = 0;
+	fprintf(f, ",\"%s\":\"%s\"", key, esc);
 }
 
 /* The line of record r, by printf. (Instruction and data records keep

@@ -565,6 +565,15 @@ static char *put_dec_signed(char *p, int64_t v)
 	return put_dec(p, v < 0 ? 0 - (uint64_t)v : (uint64_t)v);
 }
 
+/* The line so far, buf[0, end), then ,"reason":"..." escaped, straight
+ * to the stream (a reason is of any length); the line goes on at buf. */
+static char *put_json_reason(FILE *out, char *buf, char *end, const char *reason)
+{
+	fwrite(buf, 1, (size_t)(end - buf), out);
+	json_string(out, "reason", reason);
+	return buf;
+}
+
 /* json_perf() into a buffer (at most 39 characters). */
 static char *put_json_perf(char *p, const struct source_slot *s)
 {
@@ -708,12 +717,8 @@ void print_packet_json_src(FILE *out, uint8_t id, const struct source_slot *s, c
 	default:
 		break;
 	}
-	if (reason) {
-		/* (Of any length: escaped straight to the stream.) */
-		fwrite(buf, 1, (size_t)(q - buf), out);
-		json_string(out, "reason", reason);
-		q = buf;
-	}
+	if (reason)
+		q = put_json_reason(out, buf, q, reason);
 	if ((p->flags & CSD_PKTF_ISA) && p->type != CSD_PKT_NOSYNC) {
 		q = PUT_LIT(q, ",\"isa\":\"");
 		q = put_str(q, csd_isa_name(p->isa));
@@ -907,12 +912,8 @@ void print_record_json(FILE *out, const struct source_slot *s, const struct csd_
 	default:
 		break;
 	}
-	if (reason) {
-		/* (Of any length: escaped straight to the stream.) */
-		fwrite(buf, 1, (size_t)(p - buf), out);
-		json_string(out, "reason", reason);
-		p = buf;
-	}
+	if (reason)
+		p = put_json_reason(out, buf, p, reason);
 	if (r->flags & CSD_RECF_CYCLES) {
 		p = PUT_LIT(p, ",\"cycles\":");
 		p = put_dec(p, r->cycles);
