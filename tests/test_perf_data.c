@@ -1293,6 +1293,52 @@ static void same_with_jobs(const char *fmt, const char *path_in)
 	}
 }
 
+/* Bad bytes in a perf.data file that workers decode and print: copies of
+ * `path` with a few bytes changed anywhere (headers, sideband, trace),
+ * each decoded with --jobs 1 and 2: exit 0, 1 or 2 (never a crash or a
+ * sanitizer's report), and the same output. */
+static void jobs_corrupted(const char *path_in)
+{
+	char path[1200], bad[1200], args[4096];
+	snprintf(path, sizeof(path), "%s", path_in);
+	snprintf(bad, sizeof(bad), "%s", tmp("jobs-bad.data"));
+	size_t n;
+	uint8_t *orig = check_read_file(path, &n);
+	CHECK(orig != NULL && n > 1024);
+	if (!orig || n <= 1024) {
+		free(orig);
+		return;
+	}
+	const int files = sanitized() ? 8 : 40;
+	int differ = 0, failed = 0;
+	srand(21);
+	for (int i = 0; i < files; i++) {
+		uint8_t *copy = malloc(n);
+		CHECK(copy != NULL);
+		if (!copy)
+			break;
+		memcpy(copy, orig, n);
+		for (int k = 1 + rand() % 4; k > 0; k--)
+			copy[(size_t)rand() % n] = (uint8_t)rand();
+		FILE *f = fopen(bad, "wb");
+		CHECK(f && fwrite(copy, 1, n, f) == n);
+		if (f)
+			fclose(f);
+		free(copy);
+		snprintf(args, sizeof(args), "decode %s --symfs %s --format jsonl --jobs 1", bad, tmp("root"));
+		const int rc1 = tool_run(out_a, args);
+		snprintf(args, sizeof(args), "decode %s --symfs %s --format jsonl --jobs 2", bad, tmp("root"));
+		const int rc2 = tool_run(out_b, args);
+		failed += rc1 < 0 || rc1 > 2 || rc2 < 0 || rc2 > 2;
+		differ += rc1 != rc2 || strcmp(out_a, out_b) != 0;
+	}
+	printf("test_perf_data: %d corrupted busy files with --jobs 1 and 2: %d failed, %d differ\n", files, failed,
+	       differ);
+	CHECK_EQ(failed, 0);
+	CHECK_EQ(differ, 0);
+	free(orig);
+}
+
 static void test_tool_jobs(void)
 {
 	struct pdb b;
@@ -1327,6 +1373,7 @@ static void test_tool_jobs(void)
 		snprintf(fmt, sizeof(fmt), forms[i], root, root);
 		same_with_jobs(fmt, busy);
 	}
+	jobs_corrupted(busy);
 	/* The sample's shapes: per thread, formatted (both CPUs' IDs in one
 	 * queue), raw per CPU, a switch inside a buffer, two sessions. */
 	const struct shape shapes[] = {
