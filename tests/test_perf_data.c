@@ -1366,6 +1366,7 @@ static void test_tool_jobs(void)
 		"packets %%s --format jsonl",
 		"coverage %%s --symfs %s --elf %s/demo.elf --insns",
 		"profile %%s --symfs %s --elf %s/demo.elf",
+		"timeline %%s --symfs %s --elf %s/demo.elf -o -",
 	};
 	char root[1200];
 	snprintf(root, sizeof(root), "%s", tmp("root"));
