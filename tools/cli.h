@@ -94,6 +94,10 @@ struct run_ctx {
 	FILE *held_out;
 	char *held_text;
 	size_t held_len, held_cap;
+	/* perf.data input: the context ID `cid` that source s reports names
+	 * the process of its next records (called as s's records are taken,
+	 * in s's order, on the thread that takes them). */
+	void (*on_context_id)(struct run_ctx *ctx, struct source_slot *s, uint32_t cid);
 };
 
 /* Hand one record to the context's handler or printer. */
@@ -220,11 +224,9 @@ void cli_add_totals(struct run_ctx *ctx, const struct source_slot *s);
 int cli_finish_status(struct run_ctx *ctx, int io_failed, int decode);
 
 /* perf_input.c: is `path` a perf.data file (a regular file starting with
- * a perf magic)? Decode it; the context ID `cid` that source s reports
- * names the process of its next records. */
+ * a perf magic)? Decode it. */
 int cli_is_perf_data(const char *path);
 int cli_run_perf(struct options *o, struct run_ctx *ctx, enum slot_kind kind);
-void perf_context_id(struct run_ctx *ctx, struct source_slot *s, uint32_t cid);
 
 /* Commands in their own files: argv[0] is the command name. */
 int csd_cmd_coverage(int argc, char **argv);

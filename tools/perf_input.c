@@ -217,7 +217,7 @@ static int pid_known(const struct perf_run *pr, int32_t pid)
 	return pid > 0 && tid_pid(pr, pid) == pid;
 }
 
-void perf_context_id(struct run_ctx *ctx, struct source_slot *s, uint32_t cid)
+static void perf_context_id(struct run_ctx *ctx, struct source_slot *s, uint32_t cid)
 {
 	(void)ctx;
 	struct perf_run *pr = active_run;
@@ -845,6 +845,7 @@ int cli_run_perf(struct options *o, struct run_ctx *ctx, enum slot_kind kind)
 					    kind == SLOT_FLOW && ctx->format == FMT_TEXT);
 	}
 	active_run = pr;
+	ctx->on_context_id = perf_context_id;
 	struct csd_perf_event ev = { .size = sizeof(ev) };
 	int walk;
 	while ((walk = csd_perf_next(pr->pd, &ev)) == 0 && !pr->io_failed)
@@ -859,6 +860,7 @@ int cli_run_perf(struct options *o, struct run_ctx *ctx, enum slot_kind kind)
 	if (ctx->merge)
 		merge_flush(ctx->merge, ctx);
 	cli_end_held_text(ctx);
+	ctx->on_context_id = NULL;
 	active_run = NULL;
 	if (walk < 0 && walk != CSD_EEOS) {
 		fflush(ctx->out);
