@@ -156,23 +156,30 @@ void cli_count_record(struct source_slot *s, const struct csd_record *r)
 		s->errors++;
 }
 
+int cli_text_append(char **text, size_t *len, size_t *cap, size_t first, const char *buf, size_t n)
+{
+	if (*cap - *len < n) {
+		size_t c = *cap ? *cap : first;
+		while (c - *len < n)
+			c *= 2;
+		char *t = realloc(*text, c);
+		if (!t)
+			return -1;
+		*text = t;
+		*cap = c;
+	}
+	memcpy(*text + *len, buf, n);
+	*len += n;
+	return 0;
+}
+
 /* The held text's stream writes here (unbuffered: each line comes in one
  * write, and nothing waits in the stream). */
 static ssize_t held_write(void *cookie, const char *buf, size_t n)
 {
 	struct run_ctx *ctx = cookie;
-	if (ctx->held_cap - ctx->held_len < n) {
-		size_t cap = ctx->held_cap ? ctx->held_cap : 4096;
-		while (cap - ctx->held_len < n)
-			cap *= 2;
-		char *t = realloc(ctx->held_text, cap);
-		if (!t)
-			die_io("out of memory");
-		ctx->held_text = t;
-		ctx->held_cap = cap;
-	}
-	memcpy(ctx->held_text + ctx->held_len, buf, n);
-	ctx->held_len += n;
+	if (cli_text_append(&ctx->held_text, &ctx->held_len, &ctx->held_cap, 4096, buf, n) < 0)
+		die_io("out of memory");
 	return (ssize_t)n;
 }
 
@@ -200,11 +207,8 @@ void cli_take_record(struct run_ctx *ctx, struct source_slot *s, const struct cs
 		take_perf_merged(ctx, s, r);
 		return;
 	}
-	if (s->perf) {
+	if (s->perf)
 		perf_take(ctx, s, r);
-		s->taken_pid = s->pid;
-		s->taken_tid = s->tid;
-	}
 	if (ctx->merge)
 		merge_push(ctx->merge, ctx, s, r);
 	else

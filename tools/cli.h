@@ -198,6 +198,10 @@ void cli_drain_slot(struct run_ctx *ctx, struct source_slot *s);
 /* One record / packet of s, as cli_drain_slot hands each on (counted, then
  * to the merge, handler or printer). */
 void cli_take_record(struct run_ctx *ctx, struct source_slot *s, const struct csd_record *r);
+/* Append buf[0, n) to the text *text of *len bytes in *cap, which grows by
+ * doubling (from `first`); -1, with nothing appended, if memory is short.
+ * (The print streams' writes: perf.data's held records, the workers'.) */
+int cli_text_append(char **text, size_t *len, size_t *cap, size_t first, const char *buf, size_t n);
 /* Free what cli_take_record kept for perf.data's merged records. */
 void cli_end_held_text(struct run_ctx *ctx);
 /* The counting part of cli_take_record (items, instructions, errors of s). */

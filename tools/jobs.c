@@ -243,20 +243,8 @@ static ssize_t fmt_write(void *cookie, const char *buf, size_t n)
 		w->fmt_lost = 1;
 		return (ssize_t)n;
 	}
-	if (b->text_cap - b->text_len < n) {
-		size_t cap = b->text_cap ? b->text_cap : TEXT_MIN;
-		while (cap - b->text_len < n)
-			cap *= 2;
-		char *t = realloc(b->text, cap);
-		if (!t) {
-			w->fmt_lost = 1;
-			return (ssize_t)n;
-		}
-		b->text = t;
-		b->text_cap = cap;
-	}
-	memcpy(b->text + b->text_len, buf, n);
-	b->text_len += n;
+	if (cli_text_append(&b->text, &b->text_len, &b->text_cap, TEXT_MIN, buf, n) < 0)
+		w->fmt_lost = 1;
 	return (ssize_t)n;
 }
 

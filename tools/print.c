@@ -57,16 +57,24 @@ static void text_cpu(FILE *out, const struct source_slot *s)
 		fprintf(out, "cpu%" PRId32 " ", s->cpu);
 }
 
-/* perf.data input: "cpu", and "pid" / "tid" where known, after "id". */
-static void json_perf(FILE *out, const struct source_slot *s)
+/* perf.data input: "cpu", and "pid" / "tid" (these given) where known,
+ * after "id". */
+static void json_perf_as(FILE *out, const struct source_slot *s, int32_t pid, int32_t tid)
 {
 	if (!s || !s->perf)
 		return;
 	fprintf(out, ",\"cpu\":%" PRId32, s->cpu);
-	if (s->pid >= 0)
-		fprintf(out, ",\"pid\":%" PRId32, s->pid);
-	if (s->tid >= 0)
-		fprintf(out, ",\"tid\":%" PRId32, s->tid);
+	if (pid >= 0)
+		fprintf(out, ",\"pid\":%" PRId32, pid);
+	if (tid >= 0)
+		fprintf(out, ",\"tid\":%" PRId32, tid);
+}
+
+/* The same with the source's process and thread now. */
+static void json_perf(FILE *out, const struct source_slot *s)
+{
+	if (s)
+		json_perf_as(out, s, s->pid, s->tid);
 }
 
 void print_packet_text(FILE *out, uint8_t id, const struct csd_packet *p)
@@ -937,13 +945,7 @@ void print_order_text(FILE *out, const struct source_slot *s, const char *reason
 void print_order_json(FILE *out, const struct source_slot *s, const char *reason, const struct source_slot *waiting)
 {
 	fprintf(out, "{\"type\":\"order\",\"id\":%u", s->id);
-	if (s->perf) {
-		fprintf(out, ",\"cpu\":%" PRId32, s->cpu);
-		if (s->taken_pid >= 0)
-			fprintf(out, ",\"pid\":%" PRId32, s->taken_pid);
-		if (s->taken_tid >= 0)
-			fprintf(out, ",\"tid\":%" PRId32, s->taken_tid);
-	}
+	json_perf_as(out, s, s->taken_pid, s->taken_tid);
 	fprintf(out, ",\"reason\":\"%s\"", reason);
 	if (waiting)
 		fprintf(out, ",\"waiting\":%u", waiting->id);
