@@ -1309,14 +1309,12 @@ static void jobs_corrupted(const char *path_in)
 		free(orig);
 		return;
 	}
-	const int files = sanitized() ? 8 : 40;
+	uint8_t *copy = malloc(n);
+	CHECK(copy != NULL);
+	const int files = !copy ? 0 : sanitized() ? 8 : 40;
 	int differ = 0, failed = 0;
 	srand(21);
 	for (int i = 0; i < files; i++) {
-		uint8_t *copy = malloc(n);
-		CHECK(copy != NULL);
-		if (!copy)
-			break;
 		memcpy(copy, orig, n);
 		for (int k = 1 + rand() % 4; k > 0; k--)
 			copy[(size_t)rand() % n] = (uint8_t)rand();
@@ -1324,7 +1322,6 @@ static void jobs_corrupted(const char *path_in)
 		CHECK(f && fwrite(copy, 1, n, f) == n);
 		if (f)
 			fclose(f);
-		free(copy);
 		snprintf(args, sizeof(args), "decode %s --symfs %s --format jsonl --jobs 1", bad, tmp("root"));
 		const int rc1 = tool_run(out_a, args);
 		snprintf(args, sizeof(args), "decode %s --symfs %s --format jsonl --jobs 2", bad, tmp("root"));
@@ -1336,6 +1333,7 @@ static void jobs_corrupted(const char *path_in)
 	       differ);
 	CHECK_EQ(failed, 0);
 	CHECK_EQ(differ, 0);
+	free(copy);
 	free(orig);
 }
 
