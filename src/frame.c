@@ -557,54 +557,53 @@ static void aligned_frame(csd_frame_decoder *dec, const uint8_t *f, const uint64
 	unpack_frame(dec, f, o, base);
 }
 
-/* By ID, whole frames in the input: one loop with the frame code inlined
- * and the input position in a local. */
+/* By ID, whole frames in the input: one loop with the frame code written
+ * out for it, the ID, its buffer and the flags in locals (the stores of
+ * bytes may alias any field of dec, so the compiler would reload fields
+ * after each of them). The same rules as unpack_frame_as(). */
 static void produce_aligned_by_id(csd_frame_decoder *dec)
 {
 	const uint8_t *const in = dec->in;
 	size_t pos = dec->in_pos;
 	const size_t end = dec->in_size;
-	/* The batch of the current ID, looked up again only after a frame
-	 * that may change the ID (cb_known 0); and whether to go on, read
-	 * from dec only where it may have changed (the stores of bytes may
-	 * alias any field, so the compiler would reload them per frame;
-	 * room()'s by-ID test written out: calling it measured 4 % slower
-	 * in `frames` mode). */
+	uint8_t id = dec->cur_id;
+	int sync_run = dec->in_sync_run;
+	int full = dec->batch_full;
+	/* The buffer of the current ID, looked up again only where the ID
+	 * changed (cb_known 0). */
 	struct id_batch *cb = NULL;
 	int cb_known = 0;
-	int go = !dec->batch_full && dec->n_items == 0;
+	int go = !full && dec->n_items == 0;
 	while (go && end - pos >= FRAME_SIZE) {
 		const uint8_t *f = in + pos;
 		const uint64_t base = dec->in_base + pos;
 		pos += FRAME_SIZE;
 		if (f[0] == 0xFF && memcmp(f, fsync_frame, FRAME_SIZE) == 0) {
-			if (!dec->in_sync_run)
+			if (!sync_run)
 				push_event(dec, CSD_FRAME_SYNC, base, NULL);
-			dec->in_sync_run = 1;
-			dec->cur_id = ID_NONE;
-			cb_known = 0;
-			go = !dec->batch_full && dec->n_items == 0;
+			sync_run = 1;
+			id = ID_NONE;
+			cb = NULL;
+			cb_known = 1;
+			go = dec->n_items == 0;
 			continue;
 		}
+		sync_run = 0;
+		if (!cb_known) {
+			cb = batch_of(dec, id, base);
+			cb_known = 1;
+			go = dec->n_items == 0;  /* (0: out of memory, reported) */
+		}
 #ifdef FRAME_WORDS
-		/* Half of TC2's frames hold no ID byte (bit 0 of every even
-		 * byte clear): all 15 bytes go to the current ID, without the
-		 * stretch bookkeeping. */
 		uint64_t lo, hi;
 		memcpy(&lo, f, 8);
 		memcpy(&hi, f + 8, 8);
+		const unsigned aux = f[15];
+		/* Half of TC2's frames hold no ID byte (bit 0 of every even
+		 * byte clear): all 15 bytes go to the current ID, without the
+		 * stretch bookkeeping. */
 		if (!((lo | hi) & 0x0001000100010001ull)) {
-			dec->in_sync_run = 0;
-			if (!cb_known) {
-				cb = batch_of(dec, dec->cur_id, base);
-				cb_known = 1;
-				if (dec->n_items) {
-					go = 0;  /* out of memory, reported */
-					continue;
-				}
-			}
 			if (cb) {
-				const unsigned aux = f[15];
 				const uint32_t len = cb->len;
 				lo |= spread_aux(aux);
 				hi |= spread_aux(aux >> 4);
@@ -613,18 +612,93 @@ static void produce_aligned_by_id(csd_frame_decoder *dec)
 				store_offsets16(cb->off + len, base);
 				cb->len = len + 15;
 				if (len + 15 > CSD_FRAME_BATCH) {
-					dec->batch_full = 1;
+					full = 1;
+					go = 0;
+				}
+			}
+			continue;
+		}
+		/* Bit 0 of bytes 0, 2, 4, 6 (bits 0, 16, 32, 48) to bits 48-51. */
+		const uint64_t gather = 0x0001000200040008ull;
+		unsigned idmask = (unsigned)(((lo & 0x0001000100010001ull) * gather) >> 48 & 0xF) |
+				  (unsigned)(((hi & 0x0001000100010001ull) * gather) >> 48 & 0xF) << 4;
+		lo |= spread_aux(aux);
+		hi |= spread_aux(aux >> 4);
+#ifdef __SIZEOF_INT128__
+		const frame_bytes v = (frame_bytes)hi << 64 | lo;
+#else
+		frame_bytes v;
+		memcpy(v.b, &lo, 8);
+		memcpy(v.b + 8, &hi, 8);
+		memset(v.b + 16, 0, 16);
+#endif
+#else
+		const unsigned aux = f[15];
+		frame_bytes v;
+		unsigned idmask = 0;
+		memcpy(v.b, f, 16);
+		memset(v.b + 16, 0, 16);
+		for (unsigned i = 0; i < 8; i++) {
+			idmask |= (unsigned)(f[2 * i] & 1) << i;
+			v.b[2 * i] = (uint8_t)(f[2 * i] | ((aux >> i) & 1));
+		}
+		if (!idmask) {
+			if (cb) {
+				const uint32_t len = cb->len;
+				frame_bytes_copy(cb->data + len, &v, 0);
+				store_offsets16(cb->off + len, base);
+				cb->len = len + 15;
+				if (len + 15 > CSD_FRAME_BATCH) {
+					full = 1;
 					go = 0;
 				}
 			}
 			continue;
 		}
 #endif
-		unpack_frame_as(dec, f, NULL, base, 1);
-		cb_known = 0;
-		go = !dec->batch_full && dec->n_items == 0;
+		unsigned start = 0;     /* first frame byte of the current stretch */
+		do {
+			const unsigned i = (unsigned)__builtin_ctz(idmask);
+			const unsigned k = 2 * i;
+			idmask &= idmask - 1;
+			if (k > start && cb) {
+				stretch_copy(cb->data + cb->len, cb->off + cb->len, &v, start, k - start, NULL, base);
+				cb->len += k - start;
+			}
+			const uint8_t nid = f[k] >> 1;
+			start = k + 1;
+			if (nid == id)
+				continue;       /* (a delayed byte stays with the same ID) */
+			/* An ID in byte 14 applies from the next frame. A
+			 * delayed change leaves the next byte (odd: data as it
+			 * is) to the old ID. */
+			if (k < 14 && ((aux >> i) & 1)) {
+				if (cb) {
+					const uint32_t len = cb->len;
+					cb->data[len] = f[k + 1];
+					cb->off[len] = base + k + 1;
+					cb->len = len + 1;
+				}
+				start = k + 2;
+			}
+			if (cb)
+				full |= cb->len > CSD_FRAME_BATCH;
+			id = switch_id(dec, nid, base + k);
+			cb = batch_of(dec, id, base + k);
+		} while (idmask);
+		/* Frames with ID bytes: the rest after the last one. */
+		if (start < 15 && cb) {
+			stretch_copy(cb->data + cb->len, cb->off + cb->len, &v, start, 15 - start, NULL, base);
+			cb->len += 15 - start;
+		}
+		if (cb)
+			full |= cb->len > CSD_FRAME_BATCH;
+		go = !full && dec->n_items == 0;
 	}
 	dec->in_pos = pos;
+	dec->cur_id = id;
+	dec->in_sync_run = sync_run;
+	dec->batch_full = full;
 }
 
 static void produce_aligned(csd_frame_decoder *dec)
