@@ -16,6 +16,10 @@
 #   make bench-jobs         only the --jobs rows
 #   make bench-callgrind    instruction counts (valgrind --tool=callgrind) of
 #                           csdec's packet and flow decoding of the TC2 input
+#   make bench-instr        instructions of the decode loops, csdec against
+#                           OpenCSD, on smaller inputs (BENCH_INSTR_DIRS; the
+#                           table in $(B)/bench/instr.md): figures that do not
+#                           depend on the host (bench/instr_counts.sh)
 #   make bench-bins         just the harnesses
 #
 # Inputs (snapshot directories):
@@ -55,11 +59,16 @@ BENCH_TC2_X200 := $(BENCH_DIR)/tc2-200x
 BENCH_WHOLE := tc2=$(SHARED)/traces/TC2 tc2-x200=$(BENCH_TC2_X200)
 BENCH_OCSD_VERSION := $(shell $(PKG_CONFIG) --modversion libopencsd 2>/dev/null)
 BENCH_LISTER ?= $(shell command -v trc_pkt_lister 2>/dev/null)
+# bench-instr: each input at BENCH_INSTR_MB MiB (OpenCSD's flow decode of a
+# MiB runs about 3 G instructions, a minute under callgrind).
+BENCH_INSTR_MB ?= 4
+BENCH_INSTR_DIRS := $(BENCH_DIR)/tc2-$(BENCH_INSTR_MB)mb $(BENCH_DIR)/gen-ptm-$(BENCH_INSTR_MB)mb \
+	$(BENCH_DIR)/gen-etm3-$(BENCH_INSTR_MB)mb
 BENCH_BINS := $(BENCH_DIR)/csdec_bench $(BENCH_DIR)/ocsd_bench $(BENCH_DIR)/bench_run $(BENCH_DIR)/bench_gen \
 	      $(BENCH_DIR)/bench_hostile
 BENCH_OCSD_LIBS := -lopencsd_c_api -lopencsd
 
-.PHONY: bench bench-bins bench-mem bench-callgrind bench-inputs bench-tool bench-jobs
+.PHONY: bench bench-bins bench-mem bench-callgrind bench-inputs bench-tool bench-jobs bench-instr
 
 $(BENCH_DIR)/csdec_bench: bench/csdec_bench.c bench/bench_common.h $(LIB_OBJ)
 	@mkdir -p $(dir $@)
@@ -131,11 +140,15 @@ BENCH_JOBS_ROWS = tc2=$(BENCH_TC2):none tc2-x200=$(BENCH_TC2_X200):jsonl \
 BENCH_WHOLE_ARGS = $(foreach w,$(BENCH_WHOLE),--whole $(w)) --ocsd-version '$(BENCH_OCSD_VERSION)' \
 	$(if $(BENCH_LISTER),--lister $(BENCH_LISTER))
 
-bench: $(BENCH_BINS) $(B)/csdec bench-inputs
+bench: $(BENCH_BINS) $(B)/csdec bench-inputs $(BENCH_INSTR_DIRS:%=%/.stamp)
 	$(BENCH_DIR)/bench_run --rounds $(BENCH_ROUNDS) --bin $(BENCH_DIR) --tool $(B)/csdec \
 	  --md $(BENCH_DIR)/results.md --hostile $(notdir $(BENCH_HOSTILE))=$(BENCH_HOSTILE) tc2=$(BENCH_TC2) \
 	  $(foreach d,$(BENCH_GEN_DIRS),$(notdir $(d))=$(d)) $(BENCH_WHOLE_ARGS)
 	sh bench/jobs_scaling.sh $(B)/csdec $(BENCH_ROUNDS) $(BENCH_JOBS_ROWS) | tee $(BENCH_DIR)/jobs.md
+	sh bench/instr_counts.sh $(BENCH_DIR) $(foreach d,$(BENCH_INSTR_DIRS),$(notdir $(d))=$(d)) | tee $(BENCH_DIR)/instr.md
+
+bench-instr: $(BENCH_BINS) $(BENCH_INSTR_DIRS:%=%/.stamp)
+	sh bench/instr_counts.sh $(BENCH_DIR) $(foreach d,$(BENCH_INSTR_DIRS),$(notdir $(d))=$(d)) | tee $(BENCH_DIR)/instr.md
 
 bench-jobs: $(B)/csdec $(BENCH_TC2)/.stamp $(BENCH_TC2_X200)/.stamp $(BENCH_JOBS_PTM)/.stamp $(word 1,$(BENCH_GEN_DIRS))/.stamp \
 	    $(BENCH_JOBS_PERF)
