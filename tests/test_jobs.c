@@ -21,11 +21,6 @@
  * environment variable CSDEC_TEST_JOBS_STATS has the tool say on stderr
  * that the workers printed ("csdec: jobs: N workers printed M items").
  *
- * Sources dealt to the workers again mid-capture: the test-only
- * CSDEC_TEST_REBALANCE_BYTES puts the first point at that many bytes and
- * has every point move every source; every command on TC2 gives the
- * output of --jobs 1 with --jobs 2 and 3, and the tool says it moved them.
- *
  * One source cut into chunks (tools/chunks.c, with --jobs N >= 2 given):
  * the test-only environment variable CSDEC_TEST_CHUNK_BYTES sets the least
  * distance between cuts (so that small inputs get many chunks) and makes
@@ -307,58 +302,6 @@ static void worker_printing(const char *shared)
 	CHECK_EQ(system(cmd), 0);
 }
 
-/* How often the sources were dealt to the workers again in `args` with
- * --jobs `jobs` and the test-only CSDEC_TEST_REBALANCE_BYTES=1 (-1: the
- * tool did not say). */
-static long moves_made(const char *args, int jobs)
-{
-	char with_jobs[4200], line[512];
-	snprintf(with_jobs, sizeof(with_jobs), "%s --jobs %d", args, jobs);
-	FILE *p = tool_stderr("CSDEC_TEST_JOBS_STATS=1 CSDEC_TEST_REBALANCE_BYTES=1", with_jobs);
-	if (!p)
-		return -1;
-	long moves = -1;
-	while (fgets(line, sizeof(line), p)) {
-		const char *at = strstr(line, "sources dealt again ");
-		if (at && sscanf(at, "sources dealt again %ld times", &moves) != 1)
-			moves = -1;
-	}
-	pclose(p);
-	return moves;
-}
-
-/* Sources dealt to the workers again (by the time they took) while the
- * capture is decoded: with CSDEC_TEST_REBALANCE_BYTES the first point is
- * at that many bytes, and every point moves every source to another
- * worker, so TC2's five sources change workers at 1, 8, 64, ... bytes:
- * every command's output is still that of --jobs 1. */
-static void sources_dealt_again(const char *shared)
-{
-	static const char *const forms[] = {
-		"decode %s/traces/TC2",
-		"decode %s/traces/TC2 --format jsonl",
-		"decode %s/traces/TC2 --insn --format jsonl",
-		"decode %s/traces/TC2 --order capture --format jsonl",
-		"decode %s/traces/TC2 --format none",
-		"packets %s/traces/TC2",
-		"packets %s/traces/TC2 --format jsonl",
-		"coverage %s/traces/TC2 --insns",
-		"profile %s/traces/TC2",
-	};
-	static const int jobs[] = { 2, 3 };
-	char args[4096];
-	CHECK_EQ(setenv("CSDEC_TEST_REBALANCE_BYTES", "1", 1), 0);
-	for (size_t i = 0; i < sizeof(forms) / sizeof(forms[0]); i++) {
-		snprintf(args, sizeof(args), forms[i], shared);
-		same_output(args, jobs, 2);
-	}
-	CHECK_EQ(unsetenv("CSDEC_TEST_REBALANCE_BYTES"), 0);
-	snprintf(args, sizeof(args), forms[0], shared);
-	long moves = moves_made(args, 2);
-	printf("TC2's sources dealt to the workers again %ld times in one decode\n", moves);
-	CHECK(moves >= 3);
-}
-
 /* `args` with --jobs 1 and, cut every `chunk` bytes, with --jobs 2 and 3:
  * the same output and status. Counts the chunks the tool joined. */
 static void same_chunked(const char *args, long chunk)
@@ -583,7 +526,6 @@ int main(void)
 	snprintf(dir, sizeof(dir), "%s/traces/trace_cov_a15", shared);
 	all_commands(dir, NULL, num_sources(dir), 1);
 	worker_printing(shared);
-	sources_dealt_again(shared);
 	roundtrip_matrix();
 	chunked_generated();
 	chunked_default();

@@ -54,7 +54,6 @@ struct source_slot {
 	 * --jobs a worker may be further on): what order notes print. */
 	int32_t taken_pid, taken_tid;
 	int worker;                     /* --jobs: the thread that decodes it (jobs.h) */
-	uint64_t job_ns;                /* --jobs: its worker's time on it so far (jobs.c) */
 };
 
 struct run_ctx;

@@ -33,12 +33,7 @@
  *
  * A source belongs to one worker (its `worker` field), which alone calls
  * its decoder; the decoders of several workers may read one image
- * (csd_image_new says when). Sources cost their workers very different
- * time (TC2's listing: one worker had twice the other's), so the sources
- * of a capture are dealt to the workers again by the time each took so
- * far, once 1 MiB of trace has been given and again at each eighth-fold
- * of that, while the workers are idle (jobs_sync), where that evens the
- * load. A capture of one source gets one worker when
+ * (csd_image_new says when). A capture of one source gets one worker when
  * the calling thread has printing or counting to do meanwhile (only when
  * --jobs asks: jobs_new() says where the default takes one thread).
  *
@@ -53,7 +48,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "jobs.h"
@@ -67,7 +61,6 @@
 #define SEQ_MAX (1u << 16)
 #define TEXT_MIN 65536         /* an output block's first text buffer */
 #define TEXT_SOFT (256 * 1024) /* text that ends an output block (one record may pass it) */
-#define REBALANCE_FIRST (1024 * 1024) /* trace bytes given before the sources are first dealt again */
 
 enum { EV_DATA, EV_FINISH };
 
@@ -147,7 +140,6 @@ struct worker {
 	FILE *fmt;
 	int fmt_lost;
 	uint64_t printed;       /* items printed here */
-	uint64_t wait_ns;       /* time waited for room for output (rebalancing) */
 };
 
 /* An event of the sequence: a run or the end of source `slot` on worker
@@ -174,12 +166,6 @@ struct jobs {
 	int format_text;
 	int listing;
 	int nw;
-	/* Sources dealt again by their time (jobs_new's fixed sources
-	 * only): when `given` trace bytes reach `rebalance_at`. */
-	int rebalance;
-	uint64_t given, rebalance_at;
-	unsigned moves;         /* times the sources were dealt again */
-	int rebalance_test;     /* CSDEC_TEST_REBALANCE_BYTES: move at every point */
 	struct worker *w;
 	struct seq_entry *seq;
 	size_t seq_head, seq_len;
@@ -214,23 +200,9 @@ static void wake_main_locked(struct jobs *j)
 		pthread_cond_signal(&j->cv_main);
 }
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-/* Give the block being filled to the calling thread (waits for room; the
- * time waited is not the source's: wait_ns). */
+/* Give the block being filled to the calling thread (waits for room). */
 static void publish_out_locked(struct jobs *j, struct worker *w)
 {
-	if (w->out_len == OUT_RING && j->rebalance) {
-		const uint64_t t0 = now_ns();
-		while (w->out_len == OUT_RING)
-			wait_worker_locked(j, w);
-		w->wait_ns += now_ns() - t0;
-	}
 	while (w->out_len == OUT_RING)
 		wait_worker_locked(j, w);
 	w->out[(w->out_head + w->out_len) % OUT_RING] = w->cur_out;
@@ -367,12 +339,6 @@ static void run_block(struct jobs *j, struct worker *w, const struct in_block *b
 	for (size_t i = 0; i < b->nev; i++) {
 		const struct in_event *e = &b->ev[i];
 		struct source_slot *s = e->slot;
-		/* (Wall time less the time waited for the calling thread,
-		 * a vDSO call: a thread's CPU time would be a system call
-		 * per run, and runs are a few bytes where sources
-		 * interleave. Written before the end mark, which the calling
-		 * thread takes under the lock before it reads the time.) */
-		const uint64_t t0 = j->rebalance ? now_ns() : 0, waited0 = w->wait_ns;
 		if (e->kind == EV_DATA) {
 			struct csd_bytes by = {
 				.data = b->data + e->pos,
@@ -387,8 +353,6 @@ static void run_block(struct jobs *j, struct worker *w, const struct in_block *b
 			cli_slot_finish(s);
 			drain_to(j, w, s);
 		}
-		if (j->rebalance)
-			s->job_ns += now_ns() - t0 - (w->wait_ns - waited0);
 		emit(j, w)->kind = IT_END;
 	}
 }
@@ -672,70 +636,8 @@ static void put_steps(struct in_block *b, const struct csd_bytes *by)
 	}
 }
 
-/* The sources dealt to the workers again by the time each took so far:
- * the costliest first, each to the worker with the least so far; kept
- * only where that lowers the busiest worker's time by a thirty-second or
- * more. The workers are idle meanwhile (jobs_sync: a pause). A source's
- * decoder, image and counts move with it; its worker's print stream and
- * disassembler hold nothing of it between records. */
-static void rebalance(struct jobs *j)
-{
-	struct run_ctx *ctx = j->ctx;
-	jobs_sync(j);   /* (the workers write the times) */
-	struct source_slot *src[MAX_IDS];
-	int n = 0;
-	for (int id = 0; id < MAX_IDS; id++)
-		if (ctx->slot[id])
-			src[n++] = ctx->slot[id];
-	if (n <= j->nw)
-		return;
-	/* (Insertion sort, costliest first: at most MAX_IDS.) */
-	for (int a = 1; a < n; a++) {
-		struct source_slot *t = src[a];
-		int b = a;
-		for (; b > 0 && src[b - 1]->job_ns < t->job_ns; b--)
-			src[b] = src[b - 1];
-		src[b] = t;
-	}
-	/* nw <= n <= MAX_IDS (jobs_new). */
-	uint64_t now[MAX_IDS] = { 0 }, then[MAX_IDS] = { 0 };
-	int to[MAX_IDS];
-	for (int a = 0; a < n; a++) {
-		int k = 0;
-		for (int c = 1; c < j->nw; c++)
-			if (then[c] < then[k])
-				k = c;
-		then[k] += src[a]->job_ns;
-		to[a] = k;
-		now[src[a]->worker % j->nw] += src[a]->job_ns;
-	}
-	uint64_t busiest_now = 0, busiest_then = 0;
-	for (int c = 0; c < j->nw; c++) {
-		busiest_now = now[c] > busiest_now ? now[c] : busiest_now;
-		busiest_then = then[c] > busiest_then ? then[c] : busiest_then;
-	}
-	if (j->rebalance_test) {
-		/* (Test-only: every source to the next worker, whatever the
-		 * times, so that moves happen on every run.) */
-		for (int a = 0; a < n; a++)
-			to[a] = (src[a]->worker + 1) % j->nw;
-	} else if (busiest_then >= busiest_now - busiest_now / 32) {
-		return;
-	}
-	j->moves++;
-	for (int a = 0; a < n; a++)
-		src[a]->worker = to[a];
-}
-
 static void add_event(struct jobs *j, int kind, struct source_slot *s, const struct csd_bytes *by)
 {
-	if (j->rebalance && by) {
-		j->given += by->size;
-		if (j->given >= j->rebalance_at) {
-			j->rebalance_at = j->rebalance_at > UINT64_MAX / 8 ? UINT64_MAX : j->rebalance_at * 8;
-			rebalance(j);
-		}
-	}
 	const int wi = s->worker % j->nw;
 	struct worker *w = &j->w[wi];
 	size_t need = by ? by->size : 0;
@@ -801,8 +703,7 @@ static void jobs_stop(struct jobs *j, int started)
 	}
 	/* (Test-only: how much the workers printed, on stderr.) */
 	if (started && getenv("CSDEC_TEST_JOBS_STATS"))
-		fprintf(stderr, "csdec: jobs: %d workers printed %llu items; sources dealt again %u times\n", started,
-			(unsigned long long)printed, j->moves);
+		fprintf(stderr, "csdec: jobs: %d workers printed %llu items\n", started, (unsigned long long)printed);
 	for (int i = 0; i < j->nw; i++) {
 		struct worker *w = &j->w[i];
 		struct in_block *ib = w->in_free;
@@ -950,22 +851,8 @@ struct jobs *jobs_new(struct run_ctx *ctx, int jobs, int64_t capture_size)
 		listing |= ctx->slot[id] && ctx->slot[id]->kind == SLOT_FLOW && ctx->format == FMT_TEXT;
 	struct jobs *j = jobs_start(ctx, nw, count_only, prints_only(ctx), listing);
 	for (int id = 0, k = 0; j && id < MAX_IDS; id++)
-		if (ctx->slot[id]) {
+		if (ctx->slot[id])
 			ctx->slot[id]->worker = k++;
-			ctx->slot[id]->job_ns = 0;
-		}
-	if (j && nw > 1 && nw < nslots) {
-		j->rebalance = 1;
-		j->rebalance_at = REBALANCE_FIRST;
-		/* (Test-only: a smaller first point, and a move at every
-		 * point, so that short test captures are dealt again.) */
-		const char *first = getenv("CSDEC_TEST_REBALANCE_BYTES");
-		if (first && *first) {
-			const unsigned long long at = strtoull(first, NULL, 10);
-			j->rebalance_at = at ? at : 1;
-			j->rebalance_test = 1;
-		}
-	}
 	return j;
 }
 
