@@ -1,11 +1,14 @@
 /* print.c - how csdec prints packets and records (text and JSON Lines).
  * The text listing of records names each instruction (disasm.c) and,
  * with ELF files, its function and source line (symbols.c). */
+/* MAP_ANONYMOUS: the disassembly cache */
+#define _DEFAULT_SOURCE
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "cli.h"
 #include "disasm.h"
@@ -250,24 +253,29 @@ static const char *exc_name(const struct source_slot *s, unsigned n)
 /* Disassembly of recently listed instructions, keyed by all the text
  * depends on (the address too: PC-relative operands): a listing goes round
  * the same code again and again, and capstone costs more than the rest of
- * the line (about ten thousand instructions a call). Four ways a set, the
- * oldest replaced, behind a multiplicative hash, with room for four times
- * TC2's 8772 distinct instructions: direct-mapped behind an XOR of address
- * and opcode (16384 entries), they missed 6800 times per pass over its
- * 26171 lines. Text that does not fit (rare: long register lists) is not
- * cached. */
+ * the line (ten thousand instructions a call and more). Four ways a set,
+ * the oldest replaced, room for four times TC2's 8772 distinct
+ * instructions: direct-mapped with 16384 entries behind an XOR of address
+ * and opcode, they missed 6800 times per pass over its 26171 lines. A
+ * set's four keys fill one 64-byte line, apart from the texts, and
+ * neighbouring instructions fall in neighbouring sets: the cache is
+ * larger than the core's own caches, and a lookup that touched a line
+ * per way was most of the listing's own time. Text that does not fit
+ * (rare: long register lists) is not cached. */
 #define DIS_SETS 8192
 #define DIS_WAYS 4
-struct dis_entry {
+struct dis_key {
 	uint64_t addr;
 	uint32_t opcode;
-	uint8_t isa, size, valid;
+	uint8_t isa, size, valid, next;   /* next: set's way to replace next (way 0's) */
+};
+struct dis_text {
 	char mn[24];
 	char ops[72];
 };
-struct dis_set {
-	struct dis_entry way[DIS_WAYS];
-	unsigned next;          /* the way to replace next */
+struct dis_cache {
+	struct dis_key key[DIS_SETS][DIS_WAYS];
+	struct dis_text text[DIS_SETS][DIS_WAYS];
 };
 
 /* What the text listing adds to records: mnemonics and symbols. Each
@@ -277,7 +285,7 @@ static const struct symtab *listing_syms;
 static _Thread_local struct {
 	struct disasm *dis;
 	const struct symtab *syms;
-	struct dis_set *cache;
+	struct dis_cache *cache;
 } listing;
 
 void print_text_begin(const struct symtab *syms)
@@ -290,13 +298,20 @@ void print_text_thread_begin(void)
 {
 	listing.dis = disasm_new();
 	listing.syms = listing_syms;
-	listing.cache = listing.dis ? calloc(DIS_SETS, sizeof(*listing.cache)) : NULL;
+	/* (Fresh pages: zero, page-aligned so that each set's keys are one
+	 * line, and only the pages a listing touches are made.) */
+	listing.cache = NULL;
+	if (listing.dis) {
+		void *m = mmap(NULL, sizeof(*listing.cache), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		listing.cache = m == MAP_FAILED ? NULL : m;
+	}
 }
 
 void print_text_thread_end(void)
 {
 	disasm_free(listing.dis);
-	free(listing.cache);
+	if (listing.cache)
+		munmap(listing.cache, sizeof(*listing.cache));
 	listing.dis = NULL;
 	listing.syms = NULL;
 	listing.cache = NULL;
@@ -313,16 +328,21 @@ void print_text_end(void)
 static void listing_disasm(const struct csd_record *r, const char **mn, const char **ops)
 {
 	static _Thread_local char mn_buf[32], ops_buf[160];
-	struct dis_set *set = NULL;
+	struct dis_key *key = NULL;
+	struct dis_text *text = NULL;
 	if (listing.cache) {
-		const uint64_t h = (r->addr * 0x9e3779b97f4a7c15ull) ^ ((uint64_t)r->opcode * 0xc2b2ae3d27d4eb4full);
-		set = &listing.cache[(h >> 40) & (DIS_SETS - 1)];
+		/* (Consecutive halfwords to consecutive sets; each 16 KiB
+		 * of addresses starts somewhere else.) */
+		const uint64_t page = r->addr >> 14;
+		const size_t set = (size_t)(((r->addr >> 1) + ((page * 0x9e3779b97f4a7c15ull) >> 40)) & (DIS_SETS - 1));
+		key = listing.cache->key[set];
+		text = listing.cache->text[set];
 		for (unsigned w = 0; w < DIS_WAYS; w++) {
-			const struct dis_entry *e = &set->way[w];
-			if (e->valid && e->addr == r->addr && e->opcode == r->opcode && e->isa == r->isa &&
-			    e->size == r->size) {
-				*mn = e->mn;
-				*ops = e->ops;
+			const struct dis_key *k = &key[w];
+			if (k->valid && k->addr == r->addr && k->opcode == r->opcode && k->isa == r->isa &&
+			    k->size == r->size) {
+				*mn = text[w].mn;
+				*ops = text[w].ops;
 				return;
 			}
 		}
@@ -332,20 +352,23 @@ static void listing_disasm(const struct csd_record *r, const char **mn, const ch
 		snprintf(mn_buf, sizeof(mn_buf), "?");
 	*mn = mn_buf;
 	*ops = ops_buf;
-	struct dis_entry *e = set ? &set->way[set->next] : NULL;
-	if (e && strlen(mn_buf) < sizeof(e->mn) && strlen(ops_buf) < sizeof(e->ops)) {
-		set->next = (set->next + 1) % DIS_WAYS;
-		e->addr = r->addr;
-		e->opcode = r->opcode;
-		e->isa = r->isa;
-		e->size = (uint8_t)r->size;
-		e->valid = 1;
-		memcpy(e->mn, mn_buf, strlen(mn_buf) + 1);
-		memcpy(e->ops, ops_buf, strlen(ops_buf) + 1);
+	const size_t mn_len = strlen(mn_buf), ops_len = strlen(ops_buf);
+	if (key && mn_len < sizeof(text->mn) && ops_len < sizeof(text->ops)) {
+		const unsigned w = key[0].next;
+		key[0].next = (uint8_t)((w + 1) % DIS_WAYS);
+		key[w].addr = r->addr;
+		key[w].opcode = r->opcode;
+		key[w].isa = r->isa;
+		key[w].size = (uint8_t)r->size;
+		key[w].valid = 1;
+		memcpy(text[w].mn, mn_buf, mn_len + 1);
+		memcpy(text[w].ops, ops_buf, ops_len + 1);
 	}
 }
 
-/* Append to a line buffer (silently cut at its end). */
+/* Append to a line buffer (silently cut at its end). Only n needs a value
+ * at first: a buffer cleared whole (an initializer) cost a 512-byte
+ * `rep stos` per line, a fifth of the listing's own time. */
 struct line_buf {
 	char s[512];
 	size_t n;
@@ -471,7 +494,8 @@ static int value_digits(uint64_t size)
 /* A data access, indented under the instruction listed before it. */
 static void print_data_text(FILE *out, const struct source_slot *s, const struct csd_record *r)
 {
-	struct line_buf b = { .n = 0 };
+	struct line_buf b;
+	b.n = 0;
 	if (s->perf)
 		lb_add(&b, "cpu%" PRId32 " ", s->cpu);
 	const int no_insn = (r->flags & CSD_RECF_DATA_NO_INSN) != 0;
@@ -493,7 +517,6 @@ static void print_data_text(FILE *out, const struct source_slot *s, const struct
 
 void print_record_text(FILE *out, const struct source_slot *s, const struct csd_record *r)
 {
-	struct line_buf b = { .n = 0 };
 	if (r->type == CSD_REC_INSN) {
 		print_insn_text(out, s, r);
 		return;
@@ -502,6 +525,8 @@ void print_record_text(FILE *out, const struct source_slot *s, const struct csd_
 		print_data_text(out, s, r);
 		return;
 	}
+	struct line_buf b;
+	b.n = 0;
 	if (s->perf)
 		lb_add(&b, "cpu%" PRId32 " ", s->cpu);
 	lb_add(&b, "0x%02x  -- ", s->id);
@@ -950,7 +975,8 @@ void print_record_json(FILE *out, const struct source_slot *s, const struct csd_
 
 void print_order_text(FILE *out, const struct source_slot *s, const char *reason, const struct source_slot *waiting)
 {
-	struct line_buf b = { .n = 0 };
+	struct line_buf b;
+	b.n = 0;
 	if (s->perf)
 		lb_add(&b, "cpu%" PRId32 " ", s->cpu);
 	lb_add(&b, "0x%02x  -- order: %s", s->id, reason);
@@ -972,7 +998,8 @@ void print_order_json(FILE *out, const struct source_slot *s, const char *reason
 /* perf.data input: the thread the next records of s belong to. */
 void print_thread_text(FILE *out, const struct source_slot *s)
 {
-	struct line_buf b = { .n = 0 };
+	struct line_buf b;
+	b.n = 0;
 	lb_add(&b, "cpu%" PRId32 " 0x%02x  -- thread", s->cpu, s->id);
 	if (s->pid >= 0)
 		lb_add(&b, " pid=%" PRId32, s->pid);
@@ -994,7 +1021,8 @@ static const struct {
 
 void print_aux_lost_text(FILE *out, const struct csd_perf_event *ev)
 {
-	struct line_buf b = { .n = 0 };
+	struct line_buf b;
+	b.n = 0;
 	lb_add(&b, "---- %8" PRIu64 "  aux_lost", ev->offset);
 	const char *sep = " ";
 	for (size_t i = 0; i < sizeof(aux_flag_names) / sizeof(aux_flag_names[0]); i++)
