@@ -1,13 +1,14 @@
 /*
- * test_print_json.c - the tool's JSON Lines records and packets
- * (tools/print.c, compiled in), which are built by hand without printf,
- * against the same lines made here with printf from the formats the output
- * is specified by: records and packets of every type with random 64-bit
- * fields and flags, as a plain source and as a perf.data source (cpu, pid
- * and tid, unknown ones too),
- * and the numbers at the edges of put_dec's steps (9, 10, 99, 100,
+ * test_print_json.c - the tool's JSON Lines records and packets and its
+ * text packet lines (tools/print.c, compiled in), which are built by hand
+ * without printf, against the same lines made here with printf from the
+ * formats the output is specified by: records and packets of every type
+ * with random 64-bit fields and flags, as a plain source and as a
+ * perf.data source (cpu, pid and tid, unknown ones too), and the numbers at the edges of put_dec's steps (9, 10, 99, 100,
  * 2^32 - 1, 2^32, 2^64 - 1); error reasons with characters to escape.
  */
+/* (print.c's own, which it sets before its includes: these come first.) */
+#define _DEFAULT_SOURCE
 #include <inttypes.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -197,6 +198,95 @@ static void want_packet(FILE *f, uint8_t id, const struct source_slot *s, const 
 	fputs("}\n", f);
 }
 
+/* The text line of packet p, by printf: the formats `csdec packets`
+ * prints with. */
+static void want_packet_text(FILE *out, uint8_t id, const struct source_slot *s, const struct csd_packet *p)
+{
+	char atoms[64];
+	if (s && s->perf)
+		fprintf(out, "cpu%" PRId32 " ", s->cpu);
+	fprintf(out, "0x%02x %8" PRIu64 "  %-12s", id, p->offset, csd_pkt_type_name((int)p->type));
+	switch (p->type) {
+	case CSD_PKT_NOSYNC:
+	case CSD_PKT_ASYNC:
+	case CSD_PKT_IGNORE:
+		fprintf(out, " %" PRIu64 " bytes", p->size);
+		break;
+	case CSD_PKT_ISYNC:
+		if (p->flags & CSD_PKTF_DATA_ONLY)
+			fprintf(out, " data-only");
+		else
+			fprintf(out, " addr=0x%08" PRIx32, p->addr);
+		if (p->flags & CSD_PKTF_LSIP)
+			fprintf(out, " lsip data_insn=0x%08" PRIx32, p->data_insn_addr);
+		fprintf(out, " reason=%s", csd_reason_name(p->reason));
+		break;
+	case CSD_PKT_PHEADER:
+	case CSD_PKT_ATOM:
+		atoms_string(p, atoms, sizeof(atoms));
+		fprintf(out, " %s", atoms);
+		if (p->type == CSD_PKT_PHEADER)
+			fprintf(out, " (format %u)", p->atoms.format);
+		break;
+	case CSD_PKT_BRANCH:
+	case CSD_PKT_WAYPOINT:
+		fprintf(out, " addr=0x%08" PRIx32 " (%u bytes)", p->addr, p->addr_bytes);
+		if (p->flags & CSD_PKTF_EXCEPTION)
+			fprintf(out, " exception=%u", p->exception);
+		if (p->flags & CSD_PKTF_CANCEL)
+			fprintf(out, " cancel");
+		if (p->flags & CSD_PKTF_RESUME)
+			fprintf(out, " resume");
+		break;
+	case CSD_PKT_CONTEXT_ID:
+		fprintf(out, " 0x%08" PRIx32, p->context_id);
+		break;
+	case CSD_PKT_VMID:
+		fprintf(out, " %u", p->vmid);
+		break;
+	case CSD_PKT_TIMESTAMP:
+		fprintf(out, " %" PRIu64 " (0x%" PRIx64 ", %u bits)", p->timestamp, p->timestamp, p->ts_bits);
+		break;
+	case CSD_PKT_CYCLE_COUNT:
+		break;
+	case CSD_PKT_NORMAL_DATA:
+	case CSD_PKT_OOO_DATA:
+	case CSD_PKT_OOO_PLACEHOLDER:
+	case CSD_PKT_VALUE_NOT_TRACED:
+		if (p->tag)
+			fprintf(out, " tag=%u", p->tag);
+		if (p->flags & CSD_PKTF_DATA_ADDR)
+			fprintf(out, " daddr=0x%08" PRIx32, p->data_addr);
+		if (p->flags & CSD_PKTF_DATA_VALUE)
+			fprintf(out, " value=0x%0*" PRIx32, 2 * (p->data_size ? p->data_size : 1), p->data_value);
+		if (p->flags & CSD_PKTF_BIG_ENDIAN)
+			fprintf(out, " be");
+		break;
+	case CSD_PKT_ERROR:
+	case CSD_PKT_TRUNCATED:
+		fprintf(out, " %s", p->error ? p->error : "bad packet");
+		break;
+	default:
+		break;
+	}
+	if ((p->flags & CSD_PKTF_ISA) && p->type != CSD_PKT_NOSYNC)
+		fprintf(out, " isa=%s", csd_isa_name(p->isa));
+	if (p->flags & CSD_PKTF_SECURITY)
+		fprintf(out, " %s%s", p->flags & CSD_PKTF_NS ? "NS" : "S", p->flags & CSD_PKTF_HYP ? " hyp" : "");
+	if (p->flags & CSD_PKTF_ALTISA)
+		fprintf(out, " altisa");
+	if ((p->flags & CSD_PKTF_CONTEXT_ID) && p->type != CSD_PKT_CONTEXT_ID)
+		fprintf(out, " ctxid=0x%08" PRIx32, p->context_id);
+	if (p->flags & CSD_PKTF_CYCLE_COUNT)
+		fprintf(out, " cc=%" PRIu32, p->cycle_count);
+	fputs("  [", out);
+	for (size_t i = 0; i < p->size && i < CSD_PKT_RAW_MAX; i++)
+		fprintf(out, "%s%02x", i ? " " : "", p->raw[i]);
+	if (p->size > CSD_PKT_RAW_MAX)
+		fputs(" ...", out);
+	fputs("]\n", out);
+}
+
 static uint64_t rng = 0x9e3779b97f4a7c15ull;
 
 static uint64_t next(void)
@@ -226,8 +316,9 @@ static uint64_t value(void)
 
 static long compared, differing;
 
-/* r (else p) printed both ways: the same line. */
-static void compare(const struct source_slot *s, const struct csd_record *r, const struct csd_packet *p)
+/* r (else p, as JSON Lines or, text, as the text line) printed both ways:
+ * the same line. */
+static void compare(const struct source_slot *s, const struct csd_record *r, const struct csd_packet *p, int text)
 {
 	char got[1024], want[1024];
 	FILE *g = fmemopen(got, sizeof(got), "w"), *w = fmemopen(want, sizeof(want), "w");
@@ -240,8 +331,13 @@ static void compare(const struct source_slot *s, const struct csd_record *r, con
 	} else {
 		/* (A packet of no perf.data source has none.) */
 		const struct source_slot *src = s->perf ? s : NULL;
-		print_packet_json_src(g, s->id, src, p);
-		want_packet(w, s->id, src, p);
+		if (text) {
+			print_packet_text_src(g, s->id, src, p);
+			want_packet_text(w, s->id, src, p);
+		} else {
+			print_packet_json_src(g, s->id, src, p);
+			want_packet(w, s->id, src, p);
+		}
 	}
 	fputc(0, g);
 	fputc(0, w);
@@ -294,7 +390,7 @@ int main(void)
 		r.vmid = (uint8_t)next();
 		r.flags = (uint32_t)next();
 		r.error = errors[next() % 4];
-		compare(&s, &r, NULL);
+		compare(&s, &r, NULL, 0);
 
 		struct csd_packet p;
 		memset(&p, 0, sizeof(p));
@@ -324,9 +420,10 @@ int main(void)
 		p.data_value = (uint32_t)value();
 		p.tag = (uint8_t)(next() % 4);
 		p.error = errors[next() % 4];
-		compare(&s, NULL, &p);
+		compare(&s, NULL, &p, 0);
+		compare(&s, NULL, &p, 1);
 	}
-	printf("test_print_json: %ld records and packets compared, %ld differ\n", compared, differing);
+	printf("test_print_json: %ld records and packets (JSON Lines, text) compared, %ld differ\n", compared, differing);
 	CHECK(compared > 0);
 	CHECK_EQ(differing, 0);
 	return check_done("test_print_json");

@@ -1,8 +1,11 @@
 /* print.c - how csdec prints packets and records (text and JSON Lines).
  * The text listing of records names each instruction (disasm.c) and,
  * with ELF files, its function and source line (symbols.c). */
-/* MAP_ANONYMOUS: the disassembly cache */
+/* MAP_ANONYMOUS: the disassembly cache. (tests/test_print_json.c, which
+ * includes this file, defines it too.) */
+#ifndef _DEFAULT_SOURCE
 #define _DEFAULT_SOURCE
+#endif
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -13,15 +16,6 @@
 #include "cli.h"
 #include "disasm.h"
 #include "symbols.h"
-
-static void print_hex_bytes(FILE *out, const struct csd_packet *p, const char *sep)
-{
-	size_t n = p->size < CSD_PKT_RAW_MAX ? p->size : CSD_PKT_RAW_MAX;
-	for (size_t i = 0; i < n; i++)
-		fprintf(out, "%s%02x", i && sep ? sep : "", p->raw[i]);
-	if (p->size > CSD_PKT_RAW_MAX && sep)
-		fputs(" ...", out);
-}
 
 /* Atom i of a packet: 1 for E. `en` holds 32; a count beyond is not
  * from a decoder, but must not shift past the word. */
@@ -53,13 +47,6 @@ static void atoms_string(const struct csd_packet *p, char *buf, size_t cap)
 #undef PUT
 }
 
-/* perf.data input: the CPU before the trace ID in text lines. */
-static void text_cpu(FILE *out, const struct source_slot *s)
-{
-	if (s && s->perf)
-		fprintf(out, "cpu%" PRId32 " ", s->cpu);
-}
-
 /* perf.data input: "cpu", and "pid" / "tid" (these given) where known,
  * after "id". */
 static void json_perf_as(FILE *out, const struct source_slot *s, int32_t pid, int32_t tid)
@@ -83,89 +70,6 @@ static void json_perf(FILE *out, const struct source_slot *s)
 void print_packet_text(FILE *out, uint8_t id, const struct csd_packet *p)
 {
 	print_packet_text_src(out, id, NULL, p);
-}
-
-void print_packet_text_src(FILE *out, uint8_t id, const struct source_slot *s, const struct csd_packet *p)
-{
-	char atoms[64];
-	text_cpu(out, s);
-	fprintf(out, "0x%02x %8" PRIu64 "  %-12s", id, p->offset, csd_pkt_type_name((int)p->type));
-	switch (p->type) {
-	case CSD_PKT_NOSYNC:
-	case CSD_PKT_ASYNC:
-	case CSD_PKT_IGNORE:
-		fprintf(out, " %" PRIu64 " bytes", p->size);
-		break;
-	case CSD_PKT_ISYNC:
-		if (p->flags & CSD_PKTF_DATA_ONLY)
-			fprintf(out, " data-only");
-		else
-			fprintf(out, " addr=0x%08" PRIx32, p->addr);
-		if (p->flags & CSD_PKTF_LSIP)
-			fprintf(out, " lsip data_insn=0x%08" PRIx32, p->data_insn_addr);
-		fprintf(out, " reason=%s", csd_reason_name(p->reason));
-		break;
-	case CSD_PKT_PHEADER:
-	case CSD_PKT_ATOM:
-		atoms_string(p, atoms, sizeof(atoms));
-		fprintf(out, " %s", atoms);
-		if (p->type == CSD_PKT_PHEADER)
-			fprintf(out, " (format %u)", p->atoms.format);
-		break;
-	case CSD_PKT_BRANCH:
-	case CSD_PKT_WAYPOINT:
-		fprintf(out, " addr=0x%08" PRIx32 " (%u bytes)", p->addr, p->addr_bytes);
-		if (p->flags & CSD_PKTF_EXCEPTION)
-			fprintf(out, " exception=%u", p->exception);
-		if (p->flags & CSD_PKTF_CANCEL)
-			fprintf(out, " cancel");
-		if (p->flags & CSD_PKTF_RESUME)
-			fprintf(out, " resume");
-		break;
-	case CSD_PKT_CONTEXT_ID:
-		fprintf(out, " 0x%08" PRIx32, p->context_id);
-		break;
-	case CSD_PKT_VMID:
-		fprintf(out, " %u", p->vmid);
-		break;
-	case CSD_PKT_TIMESTAMP:
-		fprintf(out, " %" PRIu64 " (0x%" PRIx64 ", %u bits)", p->timestamp, p->timestamp, p->ts_bits);
-		break;
-	case CSD_PKT_CYCLE_COUNT:
-		break;
-	case CSD_PKT_NORMAL_DATA:
-	case CSD_PKT_OOO_DATA:
-	case CSD_PKT_OOO_PLACEHOLDER:
-	case CSD_PKT_VALUE_NOT_TRACED:
-		if (p->tag)
-			fprintf(out, " tag=%u", p->tag);
-		if (p->flags & CSD_PKTF_DATA_ADDR)
-			fprintf(out, " daddr=0x%08" PRIx32, p->data_addr);
-		if (p->flags & CSD_PKTF_DATA_VALUE)
-			fprintf(out, " value=0x%0*" PRIx32, 2 * (p->data_size ? p->data_size : 1), p->data_value);
-		if (p->flags & CSD_PKTF_BIG_ENDIAN)
-			fprintf(out, " be");
-		break;
-	case CSD_PKT_ERROR:
-	case CSD_PKT_TRUNCATED:
-		fprintf(out, " %s", p->error ? p->error : "bad packet");
-		break;
-	default:
-		break;
-	}
-	if ((p->flags & CSD_PKTF_ISA) && p->type != CSD_PKT_NOSYNC)
-		fprintf(out, " isa=%s", csd_isa_name(p->isa));
-	if (p->flags & CSD_PKTF_SECURITY)
-		fprintf(out, " %s%s", p->flags & CSD_PKTF_NS ? "NS" : "S", p->flags & CSD_PKTF_HYP ? " hyp" : "");
-	if (p->flags & CSD_PKTF_ALTISA)
-		fprintf(out, " altisa");
-	if ((p->flags & CSD_PKTF_CONTEXT_ID) && p->type != CSD_PKT_CONTEXT_ID)
-		fprintf(out, " ctxid=0x%08" PRIx32, p->context_id);
-	if (p->flags & CSD_PKTF_CYCLE_COUNT)
-		fprintf(out, " cc=%" PRIu32, p->cycle_count);
-	fputs("  [", out);
-	print_hex_bytes(out, p, " ");
-	fputs("]\n", out);
 }
 
 /* ,"key":"str" with str escaped: error reasons are the decoders' English
@@ -790,6 +694,169 @@ void print_packet_json_src(FILE *out, uint8_t id, const struct source_slot *s, c
 		q = put_dec(q, p->cycle_count);
 	}
 	q = PUT_LIT(q, "}\n");
+	fwrite(buf, 1, (size_t)(q - buf), out);
+}
+
+/* " %s" of an error or truncation reason, which may be of any length:
+ * the line so far, buf[0, end), straight to the stream with it; the line
+ * goes on at buf. */
+static char *put_text_reason(FILE *out, char *buf, char *end, const char *reason)
+{
+	fwrite(buf, 1, (size_t)(end - buf), out);
+	fputc(' ', out);
+	fputs(reason, out);
+	return buf;
+}
+
+/* Built by hand in one buffer, as the JSON Lines are: printf was most of
+ * `csdec packets`' time. The layout is that of the format
+ * "0x%02x %8" PRIu64 "  %-12s" and the fields' formats noted below
+ * (tests/test_print_json.c holds it to them). */
+void print_packet_text_src(FILE *out, uint8_t id, const struct source_slot *s, const struct csd_packet *p)
+{
+	static const char hex[] = "0123456789abcdef";
+	_Static_assert(CSD_PKT_RAW_MAX <= 64, "the packet's bytes fit the line buffer");
+	char buf[768], atoms[64], num[24];
+	char *q = buf;
+	if (s && s->perf) {     /* "cpu%d " */
+		q = PUT_LIT(q, "cpu");
+		q = put_dec_signed(q, s->cpu);
+		*q++ = ' ';
+	}
+	q = PUT_LIT(q, "0x");
+	q = put_hex_min(q, id, 2);
+	*q++ = ' ';
+	const size_t off_len = (size_t)(put_dec(num, p->offset) - num);
+	for (size_t k = off_len; k < 8; k++)
+		*q++ = ' ';
+	memcpy(q, num, off_len);
+	q += off_len;
+	q = PUT_LIT(q, "  ");
+	q = put_pad(q, csd_pkt_type_name((int)p->type), 12);
+	switch (p->type) {
+	case CSD_PKT_NOSYNC:
+	case CSD_PKT_ASYNC:
+	case CSD_PKT_IGNORE:    /* " %" PRIu64 " bytes" */
+		*q++ = ' ';
+		q = put_dec(q, p->size);
+		q = PUT_LIT(q, " bytes");
+		break;
+	case CSD_PKT_ISYNC:
+		if (p->flags & CSD_PKTF_DATA_ONLY) {
+			q = PUT_LIT(q, " data-only");
+		} else {        /* " addr=0x%08" PRIx32 */
+			q = PUT_LIT(q, " addr=0x");
+			q = put_hex_min(q, p->addr, 8);
+		}
+		if (p->flags & CSD_PKTF_LSIP) {
+			q = PUT_LIT(q, " lsip data_insn=0x");
+			q = put_hex_min(q, p->data_insn_addr, 8);
+		}
+		q = PUT_LIT(q, " reason=");
+		q = put_str(q, csd_reason_name(p->reason));
+		break;
+	case CSD_PKT_PHEADER:
+	case CSD_PKT_ATOM:
+		atoms_string(p, atoms, sizeof(atoms));
+		*q++ = ' ';
+		q = put_str(q, atoms);
+		if (p->type == CSD_PKT_PHEADER) {       /* " (format %u)" */
+			q = PUT_LIT(q, " (format ");
+			q = put_dec(q, p->atoms.format);
+			*q++ = ')';
+		}
+		break;
+	case CSD_PKT_BRANCH:
+	case CSD_PKT_WAYPOINT:  /* " addr=0x%08" PRIx32 " (%u bytes)" */
+		q = PUT_LIT(q, " addr=0x");
+		q = put_hex_min(q, p->addr, 8);
+		q = PUT_LIT(q, " (");
+		q = put_dec(q, p->addr_bytes);
+		q = PUT_LIT(q, " bytes)");
+		if (p->flags & CSD_PKTF_EXCEPTION) {
+			q = PUT_LIT(q, " exception=");
+			q = put_dec(q, p->exception);
+		}
+		if (p->flags & CSD_PKTF_CANCEL)
+			q = PUT_LIT(q, " cancel");
+		if (p->flags & CSD_PKTF_RESUME)
+			q = PUT_LIT(q, " resume");
+		break;
+	case CSD_PKT_CONTEXT_ID:
+		q = PUT_LIT(q, " 0x");
+		q = put_hex_min(q, p->context_id, 8);
+		break;
+	case CSD_PKT_VMID:
+		*q++ = ' ';
+		q = put_dec(q, p->vmid);
+		break;
+	case CSD_PKT_TIMESTAMP: /* " %" PRIu64 " (0x%" PRIx64 ", %u bits)" */
+		*q++ = ' ';
+		q = put_dec(q, p->timestamp);
+		q = PUT_LIT(q, " (0x");
+		q = put_hex_min(q, p->timestamp, 1);
+		q = PUT_LIT(q, ", ");
+		q = put_dec(q, p->ts_bits);
+		q = PUT_LIT(q, " bits)");
+		break;
+	case CSD_PKT_CYCLE_COUNT:
+		break;
+	case CSD_PKT_NORMAL_DATA:
+	case CSD_PKT_OOO_DATA:
+	case CSD_PKT_OOO_PLACEHOLDER:
+	case CSD_PKT_VALUE_NOT_TRACED:
+		if (p->tag) {
+			q = PUT_LIT(q, " tag=");
+			q = put_dec(q, p->tag);
+		}
+		if (p->flags & CSD_PKTF_DATA_ADDR) {
+			q = PUT_LIT(q, " daddr=0x");
+			q = put_hex_min(q, p->data_addr, 8);
+		}
+		if (p->flags & CSD_PKTF_DATA_VALUE) {   /* " value=0x%0*" PRIx32 */
+			q = PUT_LIT(q, " value=0x");
+			q = put_hex_min(q, p->data_value, 2 * (p->data_size ? p->data_size : 1));
+		}
+		if (p->flags & CSD_PKTF_BIG_ENDIAN)
+			q = PUT_LIT(q, " be");
+		break;
+	case CSD_PKT_ERROR:
+	case CSD_PKT_TRUNCATED:
+		q = put_text_reason(out, buf, q, p->error ? p->error : "bad packet");
+		break;
+	default:
+		break;
+	}
+	if ((p->flags & CSD_PKTF_ISA) && p->type != CSD_PKT_NOSYNC) {
+		q = PUT_LIT(q, " isa=");
+		q = put_str(q, csd_isa_name(p->isa));
+	}
+	if (p->flags & CSD_PKTF_SECURITY) {
+		q = p->flags & CSD_PKTF_NS ? PUT_LIT(q, " NS") : PUT_LIT(q, " S");
+		if (p->flags & CSD_PKTF_HYP)
+			q = PUT_LIT(q, " hyp");
+	}
+	if (p->flags & CSD_PKTF_ALTISA)
+		q = PUT_LIT(q, " altisa");
+	if ((p->flags & CSD_PKTF_CONTEXT_ID) && p->type != CSD_PKT_CONTEXT_ID) {
+		q = PUT_LIT(q, " ctxid=0x");
+		q = put_hex_min(q, p->context_id, 8);
+	}
+	if (p->flags & CSD_PKTF_CYCLE_COUNT) {
+		q = PUT_LIT(q, " cc=");
+		q = put_dec(q, p->cycle_count);
+	}
+	q = PUT_LIT(q, "  [");
+	const size_t n = p->size < CSD_PKT_RAW_MAX ? p->size : CSD_PKT_RAW_MAX;
+	for (size_t i = 0; i < n; i++) {
+		if (i)
+			*q++ = ' ';
+		*q++ = hex[p->raw[i] >> 4];
+		*q++ = hex[p->raw[i] & 15];
+	}
+	if (p->size > CSD_PKT_RAW_MAX)
+		q = PUT_LIT(q, " ...");
+	q = PUT_LIT(q, "]\n");
 	fwrite(buf, 1, (size_t)(q - buf), out);
 }
 
