@@ -407,7 +407,7 @@ int main(void)
 		p.vmid = (uint8_t)next();
 		p.exception = (uint16_t)(next() % 600);
 		p.ts_bits = (uint8_t)(next() % 65);
-		p.data_size = (uint8_t)(next() % 5);
+		p.data_size = (uint8_t)(next() % 4 ? next() % 5 : next()); /* (any byte: what no decoder gives, the fuzzer did) */
 		p.cycle_count = (uint32_t)value();
 		p.context_id = (uint32_t)value();
 		p.timestamp = value();

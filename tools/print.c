@@ -94,10 +94,13 @@ void print_packet_json(FILE *out, uint8_t id, const struct csd_packet *p)
 }
 
 
-/* Fixed-width lower-case hex of the low `digits` nibbles of v. */
+/* Fixed-width lower-case hex of the low `digits` nibbles of v (zeros
+ * before the sixteenth). */
 static char *put_hex(char *p, uint64_t v, int digits)
 {
 	static const char hex[] = "0123456789abcdef";
+	for (; digits > 16; digits--)
+		*p++ = '0';
 	for (int i = digits - 1; i >= 0; i--)
 		*p++ = hex[(v >> (4 * i)) & 15];
 	return p;
@@ -715,8 +718,10 @@ static char *put_text_reason(FILE *out, char *buf, char *end, const char *reason
 void print_packet_text_src(FILE *out, uint8_t id, const struct source_slot *s, const struct csd_packet *p)
 {
 	static const char hex[] = "0123456789abcdef";
+	/* At most: 512 of a data value (2 x a data_size of 255, which no
+	 * decoder gives), 196 of bytes, 63 of atoms, about 250 of the rest. */
 	_Static_assert(CSD_PKT_RAW_MAX <= 64, "the packet's bytes fit the line buffer");
-	char buf[768], atoms[64], num[24];
+	char buf[1280], atoms[64], num[24];
 	char *q = buf;
 	if (s && s->perf) {     /* "cpu%d " */
 		q = PUT_LIT(q, "cpu");
