@@ -4,7 +4,8 @@
 #
 #   make bench              every input below, BENCH_ROUNDS rounds each; then
 #                           the --jobs row (bench/jobs_scaling.sh: the whole
-#                           tool, --jobs 1 against 2, in $(B)/bench/jobs.md)
+#                           tool, --jobs 1 against 2, in $(B)/bench/jobs.md);
+#                           then the instruction counts (bench-instr)
 #   make bench-mem          a 1 GB trace (TC2 repeated, made in $(B)/bench and
 #                           deleted afterwards) must decode within
 #                           BENCH_MEM_LIMIT_MB of peak RSS beyond the image
