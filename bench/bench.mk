@@ -74,7 +74,7 @@ BENCH_OCSD_LIBS := -lopencsd_c_api -lopencsd
 $(BENCH_DIR)/csdec_bench: bench/csdec_bench.c bench/bench_common.h $(LIB_OBJ)
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) -Isrc $(CFLAGS) -o $@ $< $(LIB_OBJ)
-$(BENCH_DIR)/ocsd_bench: bench/ocsd_bench.c bench/bench_common.h $(LIB_OBJ)
+$(BENCH_DIR)/ocsd_bench: bench/ocsd_bench.c bench/bench_common.h tests/ocsd_feed.h $(LIB_OBJ)
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) -Isrc $(CFLAGS) -o $@ $< $(LIB_OBJ) $(BENCH_OCSD_LIBS)
 $(BENCH_DIR)/bench_run: bench/bench_run.c

@@ -22,6 +22,8 @@
 
 #include <opencsd/c_api/opencsd_c_api.h>
 
+#include "../tests/ocsd_feed.h"
+
 #define MAX_DUMPS 64
 
 static struct bench_result res;
@@ -158,33 +160,15 @@ static __attribute__((noinline)) uint64_t bench_decode_loop(dcd_tree_handle_t tr
 	const uint8_t *chunk;
 	uint64_t index = 0;
 	size_t got;
-	int fatal = 0;
-	while (!fatal && (got = bench_read(rd, &chunk)) > 0) {
-		size_t done = 0;
-		int stalls = 0;
-		while (done < got) {
-			uint32_t used = 0;
-			ocsd_datapath_resp_t r = ocsd_dt_process_data(tree, OCSD_OP_DATA, index + done,
-								      (uint32_t)(got - done), chunk + done, &used);
-			done += used;
-			if (OCSD_DATA_RESP_IS_FATAL(r)) {
-				char msg[256] = "";
-				ocsd_trc_index_t at = 0;
-				uint8_t chan = 0;
-				ocsd_get_last_err(&at, &chan, msg, sizeof(msg));
-				fprintf(stderr, "OpenCSD: fatal at index %" PRIu64 " (ID 0x%x): %s\n", (uint64_t)at, chan, msg);
-				fatal = 1;
-				res.errors++;
-				break;
-			}
-			if (OCSD_DATA_RESP_IS_WAIT(r))
-				ocsd_dt_process_data(tree, OCSD_OP_FLUSH, 0, 0, NULL, NULL);
-			if (used == 0 && ++stalls > 100) { /* our callbacks never wait: stuck */
-				fatal = 1;
-				res.errors++;
-				break;
-			}
-		}
+	int rc = OCSD_FEED_OK;
+	while (rc == OCSD_FEED_OK && (got = bench_read(rd, &chunk)) > 0) {
+		struct ocsd_feed_fatal fatal;
+		rc = ocsd_feed(tree, index, chunk, got, &fatal);
+		if (rc == OCSD_FEED_FATAL)
+			fprintf(stderr, "OpenCSD: fatal at index %" PRIu64 " (ID 0x%x): %s\n", (uint64_t)fatal.index,
+				fatal.chan, fatal.msg);
+		if (rc != OCSD_FEED_OK)
+			res.errors++;
 		index += got;
 	}
 	ocsd_dt_process_data(tree, OCSD_OP_EOT, 0, 0, NULL, NULL);

@@ -22,6 +22,7 @@
 #include <opencsd/c_api/opencsd_c_api.h>
 
 #include "csdec.h"
+#include "ocsd_feed.h"
 
 /*
  * OpenCSD 1.3.3's C API allocates a callback object in
@@ -247,33 +248,15 @@ static inline int ocsd_decode_source(const csd_snapshot *snap, const struct csd_
 	static uint8_t chunk[1 << 16];
 	uint64_t index = 0;
 	size_t got;
-	int fatal = 0;
-	while (!fatal && (got = fread(chunk, 1, sizeof(chunk), f)) > 0) {
-		size_t done = 0;
-		int stalls = 0;
-		while (done < got) {
-			uint32_t used = 0;
-			ocsd_datapath_resp_t r = ocsd_dt_process_data(tree, OCSD_OP_DATA, index + done,
-								      (uint32_t)(got - done), chunk + done, &used);
-			done += used;
-			if (OCSD_DATA_RESP_IS_FATAL(r)) {
-				/* OpenCSD gives up on this buffer; elements so far stand. */
-				ocsd_trc_index_t at = 0;
-				uint8_t chan = 0;
-				char msg[256];
-				fatal = 1;
-				out->fatal = 1;
-				out->fatal_err = (int)ocsd_get_last_err(&at, &chan, msg, (int)sizeof(msg));
-				out->fatal_index = at;
-				break;
-			}
-			if (OCSD_DATA_RESP_IS_WAIT(r))
-				ocsd_dt_process_data(tree, OCSD_OP_FLUSH, 0, 0, NULL, NULL);
-			/* Our callback never asks to wait, so no progress means OpenCSD is stuck. */
-			if (used == 0 && ++stalls > 100) {
-				fatal = 1;
-				break;
-			}
+	int rc = OCSD_FEED_OK;
+	while (rc == OCSD_FEED_OK && (got = fread(chunk, 1, sizeof(chunk), f)) > 0) {
+		struct ocsd_feed_fatal fatal;
+		rc = ocsd_feed(tree, index, chunk, got, &fatal);
+		if (rc == OCSD_FEED_FATAL) {
+			/* OpenCSD gives up on this buffer; elements so far stand. */
+			out->fatal = 1;
+			out->fatal_err = fatal.err;
+			out->fatal_index = fatal.index;
 		}
 		index += got;
 	}

@@ -1,0 +1,54 @@
+/*
+ * ocsd_feed.h - trace bytes given to an OpenCSD decode tree, the one way
+ * the benchmark (bench/ocsd_bench.c) and the tests that compare with
+ * OpenCSD (ocsd_decode.h) both drive it.
+ */
+#ifndef CSD_TESTS_OCSD_FEED_H
+#define CSD_TESTS_OCSD_FEED_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <opencsd/c_api/opencsd_c_api.h>
+
+/* Where and why OpenCSD gave up. */
+struct ocsd_feed_fatal {
+	int err;                        /* ocsd_err_t */
+	ocsd_trc_index_t index;
+	uint8_t chan;
+	char msg[256];
+};
+
+enum { OCSD_FEED_OK = 0, OCSD_FEED_FATAL = -1, OCSD_FEED_STUCK = -2 };
+
+/* data[0, len) at capture index `index`, to the end of the data or until
+ * OpenCSD gives up on the buffer (OCSD_FEED_FATAL, *fatal filled; what it
+ * decoded so far stands) or stops taking bytes (OCSD_FEED_STUCK: the
+ * callbacks never ask it to wait, so no progress means it is stuck). A
+ * wait is answered with a flush. */
+static inline int ocsd_feed(dcd_tree_handle_t tree, uint64_t index, const uint8_t *data, size_t len,
+			    struct ocsd_feed_fatal *fatal)
+{
+	size_t done = 0;
+	int stalls = 0;
+	while (done < len) {
+		uint32_t used = 0;
+		const uint32_t n = len - done > UINT32_MAX ? UINT32_MAX : (uint32_t)(len - done);
+		ocsd_datapath_resp_t r = ocsd_dt_process_data(tree, OCSD_OP_DATA, index + done, n, data + done, &used);
+		done += used;
+		if (OCSD_DATA_RESP_IS_FATAL(r)) {
+			fatal->index = 0;
+			fatal->chan = 0;
+			fatal->msg[0] = 0;
+			fatal->err = (int)ocsd_get_last_err(&fatal->index, &fatal->chan, fatal->msg, (int)sizeof(fatal->msg));
+			return OCSD_FEED_FATAL;
+		}
+		if (OCSD_DATA_RESP_IS_WAIT(r))
+			ocsd_dt_process_data(tree, OCSD_OP_FLUSH, 0, 0, NULL, NULL);
+		if (used == 0 && ++stalls > 100)
+			return OCSD_FEED_STUCK;
+	}
+	return OCSD_FEED_OK;
+}
+
+#endif
