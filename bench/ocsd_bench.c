@@ -121,29 +121,7 @@ static int add_source(dcd_tree_handle_t tree, const struct csd_trace_config *cfg
 {
 	const uint32_t flags = full ? OCSD_CREATE_FLG_FULL_DECODER : OCSD_CREATE_FLG_PACKET_PROC;
 	unsigned char csid = 0;
-	ocsd_err_t err;
-	if (cfg->protocol == CSD_PROTO_ETM3) {
-		ocsd_etmv3_cfg c;
-		memset(&c, 0, sizeof(c));
-		c.reg_idr = cfg->etmidr;
-		c.reg_ctrl = cfg->etmcr;
-		c.reg_ccer = cfg->etmccer;
-		c.reg_trc_id = cfg->trace_id;
-		c.arch_ver = ARCH_V7;
-		c.core_prof = cfg->core_profile == CSD_CORE_M ? profile_CortexM
-			    : cfg->core_profile == CSD_CORE_R ? profile_CortexR : profile_CortexA;
-		err = ocsd_dt_create_decoder(tree, OCSD_BUILTIN_DCD_ETMV3, (int)flags, &c, &csid);
-	} else {
-		ocsd_ptm_cfg c;
-		memset(&c, 0, sizeof(c));
-		c.reg_idr = cfg->etmidr;
-		c.reg_ctrl = cfg->etmcr;
-		c.reg_ccer = cfg->etmccer;
-		c.reg_trc_id = cfg->trace_id;
-		c.arch_ver = ARCH_V7;
-		c.core_prof = cfg->core_profile == CSD_CORE_R ? profile_CortexR : profile_CortexA;
-		err = ocsd_dt_create_decoder(tree, OCSD_BUILTIN_DCD_PTM, (int)flags, &c, &csid);
-	}
+	const ocsd_err_t err = ocsd_feed_add_decoder(tree, cfg, (int)flags, &csid);
 	if (err != OCSD_OK)
 		return -1;
 	if (!full && ocsd_dt_attach_packet_callback(tree, csid, OCSD_C_API_CB_PKT_SINK, packet_cb,
@@ -178,12 +156,7 @@ static __attribute__((noinline)) uint64_t bench_decode_loop(dcd_tree_handle_t tr
 static void decode_buffer(const csd_snapshot *snap, size_t b, int full)
 {
 	const struct csd_snapshot_buffer *buf = csd_snapshot_buffer(snap, b);
-	ocsd_dcd_tree_src_t tree_src = buf->frame_format == CSD_FRAME_RAW ? OCSD_TRC_SRC_SINGLE
-									  : OCSD_TRC_SRC_FRAME_FORMATTED;
-	uint32_t frm_flags = buf->frame_format == CSD_FRAME_ALIGNED ? OCSD_DFRMTR_FRAME_MEM_ALIGN
-			   : buf->frame_format == CSD_FRAME_PORT ? (OCSD_DFRMTR_HAS_FSYNCS | OCSD_DFRMTR_HAS_HSYNCS)
-			   : 0;
-	dcd_tree_handle_t tree = ocsd_create_dcd_tree(tree_src, frm_flags);
+	dcd_tree_handle_t tree = ocsd_feed_tree(buf->frame_format);
 	if (!tree) {
 		fprintf(stderr, "OpenCSD: cannot create a decode tree\n");
 		exit(2);

@@ -202,38 +202,11 @@ static inline int ocsd_decode_source(const csd_snapshot *snap, const struct csd_
 	const struct csd_snapshot_buffer *buf = csd_snapshot_buffer(snap, (size_t)src->buffer);
 	if (!buf)
 		return -1;
-	ocsd_dcd_tree_src_t tree_src = buf->frame_format == CSD_FRAME_RAW ? OCSD_TRC_SRC_SINGLE
-									  : OCSD_TRC_SRC_FRAME_FORMATTED;
-	uint32_t frm_flags = buf->frame_format == CSD_FRAME_ALIGNED ? OCSD_DFRMTR_FRAME_MEM_ALIGN
-			   : buf->frame_format == CSD_FRAME_PORT ? (OCSD_DFRMTR_HAS_FSYNCS | OCSD_DFRMTR_HAS_HSYNCS)
-			   : 0;
-	dcd_tree_handle_t tree = ocsd_create_dcd_tree(tree_src, frm_flags);
+	dcd_tree_handle_t tree = ocsd_feed_tree(buf->frame_format);
 	if (!tree)
 		return -1;
 	unsigned char csid = 0;
-	ocsd_err_t err;
-	if (src->config.protocol == CSD_PROTO_ETM3) {
-		ocsd_etmv3_cfg c;
-		memset(&c, 0, sizeof(c));
-		c.reg_idr = src->config.etmidr;
-		c.reg_ctrl = src->config.etmcr;
-		c.reg_ccer = src->config.etmccer;
-		c.reg_trc_id = src->config.trace_id;
-		c.arch_ver = ARCH_V7;
-		c.core_prof = src->config.core_profile == CSD_CORE_M ? profile_CortexM
-			    : src->config.core_profile == CSD_CORE_R ? profile_CortexR : profile_CortexA;
-		err = ocsd_dt_create_decoder(tree, OCSD_BUILTIN_DCD_ETMV3, OCSD_CREATE_FLG_FULL_DECODER, &c, &csid);
-	} else {
-		ocsd_ptm_cfg c;
-		memset(&c, 0, sizeof(c));
-		c.reg_idr = src->config.etmidr;
-		c.reg_ctrl = src->config.etmcr;
-		c.reg_ccer = src->config.etmccer;
-		c.reg_trc_id = src->config.trace_id;
-		c.arch_ver = ARCH_V7;
-		c.core_prof = src->config.core_profile == CSD_CORE_R ? profile_CortexR : profile_CortexA;
-		err = ocsd_dt_create_decoder(tree, OCSD_BUILTIN_DCD_PTM, OCSD_CREATE_FLG_FULL_DECODER, &c, &csid);
-	}
+	const ocsd_err_t err = ocsd_feed_add_decoder(tree, &src->config, OCSD_CREATE_FLG_FULL_DECODER, &csid);
 	if (err != OCSD_OK || ocsd_dt_set_gen_elem_outfn(tree, ocsd_decode_elem_cb, out) != OCSD_OK) {
 		ocsd_destroy_dcd_tree(tree);
 		return -1;

@@ -1,15 +1,58 @@
 /*
- * ocsd_feed.h - trace bytes given to an OpenCSD decode tree, the one way
- * the benchmark (bench/ocsd_bench.c) and the tests that compare with
- * OpenCSD (ocsd_decode.h) both drive it.
+ * ocsd_feed.h - an OpenCSD decode tree for a snapshot's buffer, its
+ * decoders, and trace bytes given to it: the one way the benchmark
+ * (bench/ocsd_bench.c) and the tests that compare with OpenCSD
+ * (ocsd_decode.h) both drive it.
  */
 #ifndef CSD_TESTS_OCSD_FEED_H
 #define CSD_TESTS_OCSD_FEED_H
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include <opencsd/c_api/opencsd_c_api.h>
+
+#include "csdec.h"
+
+/* A decode tree for a buffer of frame format `frame_format` (enum
+ * csd_frame_format); NULL if OpenCSD cannot make one. */
+static inline dcd_tree_handle_t ocsd_feed_tree(uint32_t frame_format)
+{
+	const ocsd_dcd_tree_src_t src = frame_format == CSD_FRAME_RAW ? OCSD_TRC_SRC_SINGLE : OCSD_TRC_SRC_FRAME_FORMATTED;
+	const uint32_t flags = frame_format == CSD_FRAME_ALIGNED ? OCSD_DFRMTR_FRAME_MEM_ALIGN
+			     : frame_format == CSD_FRAME_PORT ? (OCSD_DFRMTR_HAS_FSYNCS | OCSD_DFRMTR_HAS_HSYNCS)
+			     : 0;
+	return ocsd_create_dcd_tree(src, flags);
+}
+
+/* The decoder of source cfg (ETMv3 or PTM, from its registers) in tree,
+ * made with OCSD_CREATE_FLG_* `flags`; its ID in *csid. */
+static inline ocsd_err_t ocsd_feed_add_decoder(dcd_tree_handle_t tree, const struct csd_trace_config *cfg,
+					       int flags, unsigned char *csid)
+{
+	if (cfg->protocol == CSD_PROTO_ETM3) {
+		ocsd_etmv3_cfg c;
+		memset(&c, 0, sizeof(c));
+		c.reg_idr = cfg->etmidr;
+		c.reg_ctrl = cfg->etmcr;
+		c.reg_ccer = cfg->etmccer;
+		c.reg_trc_id = cfg->trace_id;
+		c.arch_ver = ARCH_V7;
+		c.core_prof = cfg->core_profile == CSD_CORE_M ? profile_CortexM
+			    : cfg->core_profile == CSD_CORE_R ? profile_CortexR : profile_CortexA;
+		return ocsd_dt_create_decoder(tree, OCSD_BUILTIN_DCD_ETMV3, flags, &c, csid);
+	}
+	ocsd_ptm_cfg c;
+	memset(&c, 0, sizeof(c));
+	c.reg_idr = cfg->etmidr;
+	c.reg_ctrl = cfg->etmcr;
+	c.reg_ccer = cfg->etmccer;
+	c.reg_trc_id = cfg->trace_id;
+	c.arch_ver = ARCH_V7;
+	c.core_prof = cfg->core_profile == CSD_CORE_R ? profile_CortexR : profile_CortexA;
+	return ocsd_dt_create_decoder(tree, OCSD_BUILTIN_DCD_PTM, flags, &c, csid);
+}
 
 /* Where and why OpenCSD gave up. */
 struct ocsd_feed_fatal {

@@ -7,11 +7,11 @@
 #define CSD_TEST_OCSD_REF_H
 
 #include <stdint.h>
-#include <string.h>
 
 #include <opencsd/c_api/opencsd_c_api.h>
 
 #include "csdec.h"
+#include "ocsd_feed.h"
 
 #define OCSD_REF_MAX_SOURCES 16
 
@@ -61,57 +61,23 @@ static ocsd_datapath_resp_t ocsd_ref_pkt_cb(const void *ctx, const ocsd_datapath
 static inline int ocsd_ref_count_packets(const uint8_t *buf, size_t len, uint32_t frame_format,
 					 struct ocsd_ref_source *src, size_t nsrc)
 {
-	ocsd_dcd_tree_src_t tree_src = frame_format == CSD_FRAME_RAW ? OCSD_TRC_SRC_SINGLE
-								      : OCSD_TRC_SRC_FRAME_FORMATTED;
-	uint32_t frm_flags = frame_format == CSD_FRAME_ALIGNED ? OCSD_DFRMTR_FRAME_MEM_ALIGN
-			   : frame_format == CSD_FRAME_PORT ? (OCSD_DFRMTR_HAS_FSYNCS | OCSD_DFRMTR_HAS_HSYNCS)
-			   : 0;
-	dcd_tree_handle_t tree = ocsd_create_dcd_tree(tree_src, frm_flags);
+	dcd_tree_handle_t tree = ocsd_feed_tree(frame_format);
 	if (!tree)
 		return -1;
 	for (size_t i = 0; i < nsrc; i++) {
 		struct ocsd_ref_source *s = &src[i];
 		unsigned char csid = 0;
-		ocsd_err_t err;
-		if (s->cfg.protocol == CSD_PROTO_ETM3) {
-			ocsd_etmv3_cfg c;
-			memset(&c, 0, sizeof(c));
-			c.reg_idr = s->cfg.etmidr;
-			c.reg_ctrl = s->cfg.etmcr;
-			c.reg_ccer = s->cfg.etmccer;
-			c.reg_trc_id = s->cfg.trace_id;
-			c.arch_ver = ARCH_V7;
-			c.core_prof = s->cfg.core_profile == CSD_CORE_M ? profile_CortexM : profile_CortexA;
-			err = ocsd_dt_create_decoder(tree, OCSD_BUILTIN_DCD_ETMV3, OCSD_CREATE_FLG_PACKET_PROC, &c, &csid);
-		} else {
-			ocsd_ptm_cfg c;
-			memset(&c, 0, sizeof(c));
-			c.reg_idr = s->cfg.etmidr;
-			c.reg_ctrl = s->cfg.etmcr;
-			c.reg_ccer = s->cfg.etmccer;
-			c.reg_trc_id = s->cfg.trace_id;
-			c.arch_ver = ARCH_V7;
-			c.core_prof = profile_CortexA;
-			err = ocsd_dt_create_decoder(tree, OCSD_BUILTIN_DCD_PTM, OCSD_CREATE_FLG_PACKET_PROC, &c, &csid);
-		}
-		if (err != OCSD_OK)
+		if (ocsd_feed_add_decoder(tree, &s->cfg, OCSD_CREATE_FLG_PACKET_PROC, &csid) != OCSD_OK)
 			goto fail;
 		if (ocsd_dt_attach_packet_callback(tree, csid, OCSD_C_API_CB_PKT_SINK, ocsd_ref_pkt_cb, s) != OCSD_OK)
 			goto fail;
 	}
-	size_t done = 0;
-	int stalls = 0;
-	while (done < len) {
-		uint32_t used = 0;
-		size_t chunk = len - done > (1u << 20) ? (1u << 20) : len - done;
-		ocsd_datapath_resp_t r = ocsd_dt_process_data(tree, OCSD_OP_DATA, done, (uint32_t)chunk, buf + done, &used);
-		done += used;
-		if (OCSD_DATA_RESP_IS_FATAL(r))
-			break; /* OpenCSD gives up on this buffer; counts so far stand */
-		if (used == 0 && ++stalls > 1000)
+	/* (Until OpenCSD gives up on the buffer: counts so far stand.) */
+	struct ocsd_feed_fatal fatal;
+	for (size_t done = 0; done < len; done += 1u << 20) {
+		const size_t piece = len - done > (1u << 20) ? (1u << 20) : len - done;
+		if (ocsd_feed(tree, done, buf + done, piece, &fatal) != OCSD_FEED_OK)
 			break;
-		if (OCSD_DATA_RESP_IS_WAIT(r))
-			ocsd_dt_process_data(tree, OCSD_OP_FLUSH, 0, 0, NULL, NULL);
 	}
 	ocsd_dt_process_data(tree, OCSD_OP_EOT, 0, 0, NULL, NULL);
 	ocsd_destroy_dcd_tree(tree);
