@@ -26,6 +26,18 @@ static inline dcd_tree_handle_t ocsd_feed_tree(uint32_t frame_format)
 	return ocsd_create_dcd_tree(src, flags);
 }
 
+/* The register fields that OpenCSD's ETMv3 and PTM configurations share
+ * (two struct types), from source cfg. */
+#define OCSD_FEED_REGS(c, cfg)                  \
+	do {                                    \
+		memset(&(c), 0, sizeof(c));     \
+		(c).reg_idr = (cfg)->etmidr;    \
+		(c).reg_ctrl = (cfg)->etmcr;    \
+		(c).reg_ccer = (cfg)->etmccer;  \
+		(c).reg_trc_id = (cfg)->trace_id; \
+		(c).arch_ver = ARCH_V7;         \
+	} while (0)
+
 /* The decoder of source cfg (ETMv3 or PTM, from its registers) in tree,
  * made with OCSD_CREATE_FLG_* `flags`; its ID in *csid. */
 static inline ocsd_err_t ocsd_feed_add_decoder(dcd_tree_handle_t tree, const struct csd_trace_config *cfg,
@@ -33,23 +45,13 @@ static inline ocsd_err_t ocsd_feed_add_decoder(dcd_tree_handle_t tree, const str
 {
 	if (cfg->protocol == CSD_PROTO_ETM3) {
 		ocsd_etmv3_cfg c;
-		memset(&c, 0, sizeof(c));
-		c.reg_idr = cfg->etmidr;
-		c.reg_ctrl = cfg->etmcr;
-		c.reg_ccer = cfg->etmccer;
-		c.reg_trc_id = cfg->trace_id;
-		c.arch_ver = ARCH_V7;
+		OCSD_FEED_REGS(c, cfg);
 		c.core_prof = cfg->core_profile == CSD_CORE_M ? profile_CortexM
 			    : cfg->core_profile == CSD_CORE_R ? profile_CortexR : profile_CortexA;
 		return ocsd_dt_create_decoder(tree, OCSD_BUILTIN_DCD_ETMV3, flags, &c, csid);
 	}
 	ocsd_ptm_cfg c;
-	memset(&c, 0, sizeof(c));
-	c.reg_idr = cfg->etmidr;
-	c.reg_ctrl = cfg->etmcr;
-	c.reg_ccer = cfg->etmccer;
-	c.reg_trc_id = cfg->trace_id;
-	c.arch_ver = ARCH_V7;
+	OCSD_FEED_REGS(c, cfg);
 	c.core_prof = cfg->core_profile == CSD_CORE_R ? profile_CortexR : profile_CortexA;
 	return ocsd_dt_create_decoder(tree, OCSD_BUILTIN_DCD_PTM, flags, &c, csid);
 }
