@@ -376,89 +376,13 @@ static inline void stretch_copy(uint8_t *dst, uint64_t *dst_off, const frame_byt
 		store_offsets16(dst_off, base + k);
 }
 
-/* Where a frame's stretches go: by ID, the ID's buffer b (NULL: the data
- * is discarded); in capture order, the staged output under item it, made
- * at the stretch's first byte (so that an ID without data in this frame
- * leaves no empty item; NULL until then, or when discarded). */
-struct frame_sink {
-	struct id_batch *b;
-	struct frame_item *it;
-};
-
-static inline __attribute__((always_inline)) void sink_put(csd_frame_decoder *dec, struct frame_sink *sk,
-							     const int by_id, uint8_t id, const frame_bytes *v,
-							     unsigned k, unsigned n, const uint64_t *o, uint64_t base)
-{
-	if (by_id) {
-		struct id_batch *b = sk->b;
-		if (!b)
-			return;
-		stretch_copy(b->data + b->len, b->off + b->len, v, k, n, o, base);
-		b->len += n;
-		return;
-	}
-	if (!sk->it)
-		sk->it = data_item(dec, id, byte_off(o, base, k));
-	if (!sk->it)
-		return;
-	stretch_copy(dec->out + dec->out_len, dec->out_off + dec->out_len, v, k, n, o, base);
-	dec->out_len += n;
-	sk->it->len += n;
-}
-
-/* One byte c at frame byte k (a delayed ID change's): stored alone, where
- * sink_put's 16-byte copies would cost a frame's worth. */
-static inline __attribute__((always_inline)) void sink_put_byte(csd_frame_decoder *dec, struct frame_sink *sk,
-								  const int by_id, uint8_t id, uint8_t c, unsigned k,
-								  const uint64_t *o, uint64_t base)
-{
-	if (by_id) {
-		struct id_batch *b = sk->b;
-		if (!b)
-			return;
-		const uint32_t len = b->len;
-		b->data[len] = c;
-		b->off[len] = byte_off(o, base, k);
-		b->len = len + 1;
-		return;
-	}
-	if (!sk->it)
-		sk->it = data_item(dec, id, byte_off(o, base, k));
-	if (!sk->it)
-		return;
-	dec->out[dec->out_len] = c;
-	dec->out_off[dec->out_len] = byte_off(o, base, k);
-	dec->out_len++;
-	sk->it->len++;
-}
-
-/* The sink of ID `id`, taking bytes from frame byte k on. */
-static inline __attribute__((always_inline)) void sink_open(csd_frame_decoder *dec, struct frame_sink *sk,
-							      const int by_id, uint8_t id, unsigned k, const uint64_t *o,
-							      uint64_t base)
-{
-	if (by_id) {
-		if (sk->b)
-			dec->batch_full |= sk->b->len > CSD_FRAME_BATCH;
-		sk->b = batch_of(dec, id, byte_off(o, base, k));
-	} else {
-		sk->it = NULL;
-	}
-}
-
-/* Split one complete frame (o == NULL: contiguous input at capture offset
- * base) into its IDs' stretches: by ID into their buffers, where
- * production stops once a buffer is past CSD_FRAME_BATCH; else into the
- * staged output in capture order. */
-static inline __attribute__((always_inline)) void unpack_frame_as(csd_frame_decoder *dec, const uint8_t *f,
-								   const uint64_t *o, uint64_t base, const int by_id)
+/* Frame f's ID bytes (bit i: byte 2i holds an ID) and, in *v, its 16
+ * bytes with every even data byte completed by its auxiliary bit (ID
+ * bytes are skipped, so their bit 0 does not matter). */
+static inline __attribute__((always_inline)) unsigned frame_prepare(const uint8_t *f, frame_bytes *v)
 {
 	const unsigned aux = f[15];
-	uint8_t id = dec->cur_id;
-	frame_bytes v;
 	unsigned idmask = 0;
-
-	dec->in_sync_run = 0;
 #ifdef FRAME_WORDS
 	uint64_t lo, hi;
 	memcpy(&lo, f, 8);
@@ -470,55 +394,158 @@ static inline __attribute__((always_inline)) void unpack_frame_as(csd_frame_deco
 	lo |= spread_aux(aux);
 	hi |= spread_aux(aux >> 4);
 #ifdef __SIZEOF_INT128__
-	v = (frame_bytes)hi << 64 | lo;
+	*v = (frame_bytes)hi << 64 | lo;
 #else
-	memcpy(v.b, &lo, 8);
-	memcpy(v.b + 8, &hi, 8);
-	memset(v.b + 16, 0, 16);
+	memcpy(v->b, &lo, 8);
+	memcpy(v->b + 8, &hi, 8);
+	memset(v->b + 16, 0, 16);
 #endif
 #else
-	memcpy(v.b, f, 16);
-	memset(v.b + 16, 0, 16);
+	memcpy(v->b, f, 16);
+	memset(v->b + 16, 0, 16);
 	for (unsigned i = 0; i < 8; i++) {
 		idmask |= (unsigned)(f[2 * i] & 1) << i;
-		v.b[2 * i] = (uint8_t)(f[2 * i] | ((aux >> i) & 1));
+		v->b[2 * i] = (uint8_t)(f[2 * i] | ((aux >> i) & 1));
 	}
 #endif
-	struct frame_sink sk = { NULL, NULL };
-	sink_open(dec, &sk, by_id, id, 0, o, base);
+	return idmask;
+}
+
+/* By ID: frame f (o == NULL: contiguous input at capture offset base;
+ * prepared by frame_prepare: v, idmask) split into its IDs' buffers. *id
+ * is the ID in effect and *cb its buffer (NULL: the data is discarded),
+ * both updated; *full is set once a buffer is past CSD_FRAME_BATCH. In
+ * pointers so that a loop over frames keeps them in registers (the stores
+ * of bytes may alias any field of dec). */
+static inline __attribute__((always_inline)) void split_by_id(csd_frame_decoder *dec, const uint8_t *f,
+							       const frame_bytes *v, unsigned idmask, const uint64_t *o,
+							       uint64_t base, uint8_t *id, struct id_batch **cb, int *full)
+{
+	const unsigned aux = f[15];
+	struct id_batch *b = *cb;
+	uint8_t cur = *id;
+	unsigned start = 0;     /* first frame byte of the current stretch */
+	while (idmask) {
+		const unsigned i = (unsigned)__builtin_ctz(idmask);
+		const unsigned k = 2 * i;
+		idmask &= idmask - 1;
+		if (k > start && b) {
+			stretch_copy(b->data + b->len, b->off + b->len, v, start, k - start, o, base);
+			b->len += k - start;
+		}
+		const uint8_t nid = f[k] >> 1;
+		start = k + 1;
+		if (nid == cur)
+			continue;       /* (a delayed byte stays with the same ID) */
+		/* An ID in byte 14 applies from the next frame. A delayed
+		 * change leaves the next byte (odd: data as it is) to the old
+		 * ID, stored alone, where a 16-byte copy would cost a frame's
+		 * worth. */
+		if (k < 14 && ((aux >> i) & 1)) {
+			if (b) {
+				const uint32_t len = b->len;
+				b->data[len] = f[k + 1];
+				b->off[len] = byte_off(o, base, k + 1);
+				b->len = len + 1;
+			}
+			start = k + 2;
+		}
+		if (b)
+			*full |= b->len > CSD_FRAME_BATCH;
+		cur = switch_id(dec, nid, byte_off(o, base, k));
+		b = batch_of(dec, cur, byte_off(o, base, k));
+	}
+	/* Frames without ID bytes: all of their 15 bytes. */
+	if (start < 15 && b) {
+		stretch_copy(b->data + b->len, b->off + b->len, v, start, 15 - start, o, base);
+		b->len += 15 - start;
+	}
+	if (b)
+		*full |= b->len > CSD_FRAME_BATCH;
+	*id = cur;
+	*cb = b;
+}
+
+/* In capture order: frame bytes [k, k + n) of source `id` to the staged
+ * output under item *it, made at the stretch's first byte (so that an ID
+ * without data in this frame leaves no empty item; NULL until then, or
+ * when the data is discarded). */
+static inline __attribute__((always_inline)) void stage_stretch(csd_frame_decoder *dec, struct frame_item **it,
+								 uint8_t id, const frame_bytes *v, unsigned k, unsigned n,
+								 const uint64_t *o, uint64_t base)
+{
+	if (!*it)
+		*it = data_item(dec, id, byte_off(o, base, k));
+	if (!*it)
+		return;
+	stretch_copy(dec->out + dec->out_len, dec->out_off + dec->out_len, v, k, n, o, base);
+	dec->out_len += n;
+	(*it)->len += n;
+}
+
+/* The same for one byte c at frame byte k (a delayed ID change's): stored
+ * alone, where a 16-byte copy would cost a frame's worth. */
+static inline __attribute__((always_inline)) void stage_byte(csd_frame_decoder *dec, struct frame_item **it,
+							      uint8_t id, uint8_t c, unsigned k, const uint64_t *o,
+							      uint64_t base)
+{
+	if (!*it)
+		*it = data_item(dec, id, byte_off(o, base, k));
+	if (!*it)
+		return;
+	dec->out[dec->out_len] = c;
+	dec->out_off[dec->out_len] = byte_off(o, base, k);
+	dec->out_len++;
+	(*it)->len++;
+}
+
+/* In capture order: one complete frame (o == NULL: contiguous input at
+ * capture offset base) into the staged output, an item per stretch of one
+ * ID. */
+static void unpack(csd_frame_decoder *dec, const uint8_t *f, const uint64_t *o, uint64_t base)
+{
+	const unsigned aux = f[15];
+	uint8_t id = dec->cur_id;
+	frame_bytes v;
+	unsigned idmask = frame_prepare(f, &v);
+	struct frame_item *it = NULL;
+
+	dec->in_sync_run = 0;
 	unsigned start = 0;     /* first frame byte of the current stretch */
 	while (idmask) {
 		const unsigned i = (unsigned)__builtin_ctz(idmask);
 		const unsigned k = 2 * i;
 		idmask &= idmask - 1;
 		if (k > start)
-			sink_put(dec, &sk, by_id, id, &v, start, k - start, o, base);
+			stage_stretch(dec, &it, id, &v, start, k - start, o, base);
 		const uint8_t nid = f[k] >> 1;
 		/* An ID in byte 14 applies from the next frame. A delayed
 		 * change leaves the next byte to the old ID. */
 		const int delayed = k < 14 && nid != id && ((aux >> i) & 1);
 		if (delayed)  /* (byte k + 1 is odd: data as it is) */
-			sink_put_byte(dec, &sk, by_id, id, f[k + 1], k + 1, o, base);
+			stage_byte(dec, &it, id, f[k + 1], k + 1, o, base);
 		id = switch_id(dec, nid, byte_off(o, base, k));
-		sink_open(dec, &sk, by_id, id, k, o, base);
+		it = NULL;
 		start = delayed ? k + 2 : k + 1;
 	}
 	/* Most frames hold no ID byte: this is all of their 15 bytes. */
 	if (start < 15)
-		sink_put(dec, &sk, by_id, id, &v, start, 15 - start, o, base);
-	if (by_id && sk.b)
-		dec->batch_full |= sk.b->len > CSD_FRAME_BATCH;
+		stage_stretch(dec, &it, id, &v, start, 15 - start, o, base);
 	dec->cur_id = id;
 }
 
-static void unpack(csd_frame_decoder *dec, const uint8_t *f, const uint64_t *o, uint64_t base)
-{
-	unpack_frame_as(dec, f, o, base, 0);
-}
-
+/* By ID: one complete frame, the state in dec. */
 static void unpack_by_id(csd_frame_decoder *dec, const uint8_t *f, const uint64_t *o, uint64_t base)
 {
-	unpack_frame_as(dec, f, o, base, 1);
+	frame_bytes v;
+	const unsigned idmask = frame_prepare(f, &v);
+	uint8_t id = dec->cur_id;
+	struct id_batch *cb = batch_of(dec, id, byte_off(o, base, 0));
+	int full = dec->batch_full;
+	dec->in_sync_run = 0;
+	split_by_id(dec, f, &v, idmask, o, base, &id, &cb, &full);
+	dec->cur_id = id;
+	dec->batch_full = full;
 }
 
 static inline void unpack_frame(csd_frame_decoder *dec, const uint8_t *f, const uint64_t *o, uint64_t base)
@@ -557,10 +584,10 @@ static void aligned_frame(csd_frame_decoder *dec, const uint8_t *f, const uint64
 	unpack_frame(dec, f, o, base);
 }
 
-/* By ID, whole frames in the input: one loop with the frame code written
- * out for it, the ID, its buffer and the flags in locals (the stores of
- * bytes may alias any field of dec, so the compiler would reload fields
- * after each of them). The same rules as unpack_frame_as(). */
+/* By ID, whole frames in the input: one loop with the frame code inlined,
+ * the ID, its buffer and the flags in locals (the stores of bytes may
+ * alias any field of dec, so the compiler would reload fields after each
+ * of them). */
 static void produce_aligned_by_id(csd_frame_decoder *dec)
 {
 	const uint8_t *const in = dec->in;
@@ -595,15 +622,15 @@ static void produce_aligned_by_id(csd_frame_decoder *dec)
 			go = dec->n_items == 0;  /* (0: out of memory, reported) */
 		}
 #ifdef FRAME_WORDS
-		uint64_t lo, hi;
-		memcpy(&lo, f, 8);
-		memcpy(&hi, f + 8, 8);
-		const unsigned aux = f[15];
 		/* Half of TC2's frames hold no ID byte (bit 0 of every even
 		 * byte clear): all 15 bytes go to the current ID, without the
 		 * stretch bookkeeping. */
+		uint64_t lo, hi;
+		memcpy(&lo, f, 8);
+		memcpy(&hi, f + 8, 8);
 		if (!((lo | hi) & 0x0001000100010001ull)) {
 			if (cb) {
+				const unsigned aux = f[15];
 				const uint32_t len = cb->len;
 				lo |= spread_aux(aux);
 				hi |= spread_aux(aux >> 4);
@@ -618,81 +645,10 @@ static void produce_aligned_by_id(csd_frame_decoder *dec)
 			}
 			continue;
 		}
-		/* Bit 0 of bytes 0, 2, 4, 6 (bits 0, 16, 32, 48) to bits 48-51. */
-		const uint64_t gather = 0x0001000200040008ull;
-		unsigned idmask = (unsigned)(((lo & 0x0001000100010001ull) * gather) >> 48 & 0xF) |
-				  (unsigned)(((hi & 0x0001000100010001ull) * gather) >> 48 & 0xF) << 4;
-		lo |= spread_aux(aux);
-		hi |= spread_aux(aux >> 4);
-#ifdef __SIZEOF_INT128__
-		const frame_bytes v = (frame_bytes)hi << 64 | lo;
-#else
-		frame_bytes v;
-		memcpy(v.b, &lo, 8);
-		memcpy(v.b + 8, &hi, 8);
-		memset(v.b + 16, 0, 16);
 #endif
-#else
-		const unsigned aux = f[15];
 		frame_bytes v;
-		unsigned idmask = 0;
-		memcpy(v.b, f, 16);
-		memset(v.b + 16, 0, 16);
-		for (unsigned i = 0; i < 8; i++) {
-			idmask |= (unsigned)(f[2 * i] & 1) << i;
-			v.b[2 * i] = (uint8_t)(f[2 * i] | ((aux >> i) & 1));
-		}
-		if (!idmask) {
-			if (cb) {
-				const uint32_t len = cb->len;
-				frame_bytes_copy(cb->data + len, &v, 0);
-				store_offsets16(cb->off + len, base);
-				cb->len = len + 15;
-				if (len + 15 > CSD_FRAME_BATCH) {
-					full = 1;
-					go = 0;
-				}
-			}
-			continue;
-		}
-#endif
-		unsigned start = 0;     /* first frame byte of the current stretch */
-		do {
-			const unsigned i = (unsigned)__builtin_ctz(idmask);
-			const unsigned k = 2 * i;
-			idmask &= idmask - 1;
-			if (k > start && cb) {
-				stretch_copy(cb->data + cb->len, cb->off + cb->len, &v, start, k - start, NULL, base);
-				cb->len += k - start;
-			}
-			const uint8_t nid = f[k] >> 1;
-			start = k + 1;
-			if (nid == id)
-				continue;       /* (a delayed byte stays with the same ID) */
-			/* An ID in byte 14 applies from the next frame. A
-			 * delayed change leaves the next byte (odd: data as it
-			 * is) to the old ID. */
-			if (k < 14 && ((aux >> i) & 1)) {
-				if (cb) {
-					const uint32_t len = cb->len;
-					cb->data[len] = f[k + 1];
-					cb->off[len] = base + k + 1;
-					cb->len = len + 1;
-				}
-				start = k + 2;
-			}
-			if (cb)
-				full |= cb->len > CSD_FRAME_BATCH;
-			id = switch_id(dec, nid, base + k);
-			cb = batch_of(dec, id, base + k);
-		} while (idmask);
-		/* Frames with ID bytes: the rest after the last one. */
-		if (start < 15 && cb) {
-			stretch_copy(cb->data + cb->len, cb->off + cb->len, &v, start, 15 - start, NULL, base);
-			cb->len += 15 - start;
-		}
-		if (cb)
-			full |= cb->len > CSD_FRAME_BATCH;
+		const unsigned idmask = frame_prepare(f, &v);
+		split_by_id(dec, f, &v, idmask, NULL, base, &id, &cb, &full);
 		go = !full && dec->n_items == 0;
 	}
 	dec->in_pos = pos;
