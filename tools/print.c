@@ -94,15 +94,16 @@ void print_packet_json(FILE *out, uint8_t id, const struct csd_packet *p)
 }
 
 
+static const char hex_digits[] = "0123456789abcdef";
+
 /* Fixed-width lower-case hex of the low `digits` nibbles of v (zeros
  * before the sixteenth). */
 static char *put_hex(char *p, uint64_t v, int digits)
 {
-	static const char hex[] = "0123456789abcdef";
 	for (; digits > 16; digits--)
 		*p++ = '0';
 	for (int i = digits - 1; i >= 0; i--)
-		*p++ = hex[(v >> (4 * i)) & 15];
+		*p++ = hex_digits[(v >> (4 * i)) & 15];
 	return p;
 }
 
@@ -558,11 +559,24 @@ static inline __attribute__((always_inline)) char *put_json_bool(char *p, const 
 	return v ? PUT_LIT(p, "\":true") : PUT_LIT(p, "\":false");
 }
 
+/* The packet's bytes as they were kept (the first CSD_PKT_RAW_MAX), two
+ * hex digits each; `spaced`: a space between them. */
+static inline char *put_raw_hex(char *q, const struct csd_packet *p, const int spaced)
+{
+	const size_t n = p->size < CSD_PKT_RAW_MAX ? p->size : CSD_PKT_RAW_MAX;
+	for (size_t i = 0; i < n; i++) {
+		if (spaced && i)
+			*q++ = ' ';
+		*q++ = hex_digits[p->raw[i] >> 4];
+		*q++ = hex_digits[p->raw[i] & 15];
+	}
+	return q;
+}
+
 /* Built by hand in one buffer, as the records are (csdec packets --format
  * jsonl prints one a packet). */
 void print_packet_json_src(FILE *out, uint8_t id, const struct source_slot *s, const struct csd_packet *p)
 {
-	static const char hex[] = "0123456789abcdef";
 	_Static_assert(CSD_PKT_RAW_MAX <= 64, "the packet's bytes fit the line buffer");
 	char buf[768], atoms[64];
 	char *q = PUT_LIT(buf, "{\"packet\":\"");
@@ -576,11 +590,7 @@ void print_packet_json_src(FILE *out, uint8_t id, const struct source_slot *s, c
 	q = PUT_LIT(q, ",\"size\":");
 	q = put_dec(q, p->size);
 	q = PUT_LIT(q, ",\"bytes\":\"");
-	const size_t n = p->size < CSD_PKT_RAW_MAX ? p->size : CSD_PKT_RAW_MAX;
-	for (size_t i = 0; i < n; i++) {
-		*q++ = hex[p->raw[i] >> 4];
-		*q++ = hex[p->raw[i] & 15];
-	}
+	q = put_raw_hex(q, p, 0);
 	*q++ = '"';
 	const char *reason = NULL; /* ERROR, TRUNCATED: a string to escape */
 	switch (p->type) {
@@ -717,7 +727,6 @@ static char *put_text_reason(FILE *out, char *buf, char *end, const char *reason
  * (tests/test_print_json.c holds it to them). */
 void print_packet_text_src(FILE *out, uint8_t id, const struct source_slot *s, const struct csd_packet *p)
 {
-	static const char hex[] = "0123456789abcdef";
 	/* At most: 512 of a data value (2 x a data_size of 255, which no
 	 * decoder gives), 196 of bytes, 63 of atoms, about 250 of the rest. */
 	_Static_assert(CSD_PKT_RAW_MAX <= 64, "the packet's bytes fit the line buffer");
@@ -852,13 +861,7 @@ void print_packet_text_src(FILE *out, uint8_t id, const struct source_slot *s, c
 		q = put_dec(q, p->cycle_count);
 	}
 	q = PUT_LIT(q, "  [");
-	const size_t n = p->size < CSD_PKT_RAW_MAX ? p->size : CSD_PKT_RAW_MAX;
-	for (size_t i = 0; i < n; i++) {
-		if (i)
-			*q++ = ' ';
-		*q++ = hex[p->raw[i] >> 4];
-		*q++ = hex[p->raw[i] & 15];
-	}
+	q = put_raw_hex(q, p, 1);
 	if (p->size > CSD_PKT_RAW_MAX)
 		q = PUT_LIT(q, " ...");
 	q = PUT_LIT(q, "]\n");
