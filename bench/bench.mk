@@ -138,6 +138,12 @@ BENCH_JOBS_ROWS = tc2=$(BENCH_TC2):none tc2-x200=$(BENCH_TC2_X200):jsonl tc2-x20
 	$(notdir $(word 1,$(BENCH_GEN_DIRS)))=$(word 1,$(BENCH_GEN_DIRS)):none \
 	perf-2ptm-30mb=$(BENCH_JOBS_PERF):none perf-2ptm-30mb=$(BENCH_JOBS_PERF):jsonl
 
+# The --jobs table and the instruction counts, as make bench and their own
+# targets run them.
+BENCH_JOBS_RUN = sh bench/jobs_scaling.sh $(B)/csdec $(BENCH_ROUNDS) $(BENCH_JOBS_ROWS) | tee $(BENCH_DIR)/jobs.md
+BENCH_INSTR_RUN = sh bench/instr_counts.sh $(BENCH_DIR) $(foreach d,$(BENCH_INSTR_DIRS),$(notdir $(d))=$(d)) \
+	| tee $(BENCH_DIR)/instr.md
+
 BENCH_WHOLE_ARGS = $(foreach w,$(BENCH_WHOLE),--whole $(w)) --ocsd-version '$(BENCH_OCSD_VERSION)' \
 	$(if $(BENCH_LISTER),--lister $(BENCH_LISTER))
 
@@ -145,15 +151,15 @@ bench: $(BENCH_BINS) $(B)/csdec bench-inputs $(BENCH_INSTR_DIRS:%=%/.stamp)
 	$(BENCH_DIR)/bench_run --rounds $(BENCH_ROUNDS) --bin $(BENCH_DIR) --tool $(B)/csdec \
 	  --md $(BENCH_DIR)/results.md --hostile $(notdir $(BENCH_HOSTILE))=$(BENCH_HOSTILE) tc2=$(BENCH_TC2) \
 	  $(foreach d,$(BENCH_GEN_DIRS),$(notdir $(d))=$(d)) $(BENCH_WHOLE_ARGS)
-	sh bench/jobs_scaling.sh $(B)/csdec $(BENCH_ROUNDS) $(BENCH_JOBS_ROWS) | tee $(BENCH_DIR)/jobs.md
-	sh bench/instr_counts.sh $(BENCH_DIR) $(foreach d,$(BENCH_INSTR_DIRS),$(notdir $(d))=$(d)) | tee $(BENCH_DIR)/instr.md
+	$(BENCH_JOBS_RUN)
+	$(BENCH_INSTR_RUN)
 
 bench-instr: $(BENCH_BINS) $(BENCH_INSTR_DIRS:%=%/.stamp)
-	sh bench/instr_counts.sh $(BENCH_DIR) $(foreach d,$(BENCH_INSTR_DIRS),$(notdir $(d))=$(d)) | tee $(BENCH_DIR)/instr.md
+	$(BENCH_INSTR_RUN)
 
 bench-jobs: $(B)/csdec $(BENCH_TC2)/.stamp $(BENCH_TC2_X200)/.stamp $(BENCH_JOBS_PTM)/.stamp $(word 1,$(BENCH_GEN_DIRS))/.stamp \
 	    $(BENCH_JOBS_PERF)
-	sh bench/jobs_scaling.sh $(B)/csdec $(BENCH_ROUNDS) $(BENCH_JOBS_ROWS) | tee $(BENCH_DIR)/jobs.md
+	$(BENCH_JOBS_RUN)
 
 bench-tool: $(BENCH_BINS) $(B)/csdec $(BENCH_TC2_X200)/.stamp
 	$(BENCH_DIR)/bench_run --rounds $(BENCH_ROUNDS) --bin $(BENCH_DIR) --tool $(B)/csdec \
