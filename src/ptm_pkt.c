@@ -1126,20 +1126,24 @@ static inline __attribute__((always_inline)) int brief_loop(csd_ptm_pkt_decoder 
 	while (n < cap && pos < end) {
 		/* A run of atom packets of one byte, and of two in
 		 * cycle-accurate mode (a table copy each), and of branch
-		 * address packets of the quick forms. */
+		 * address packets of the quick forms. Every packet takes a
+		 * byte at least, so below lim the items fit in out[] too:
+		 * one bound to test. The atoms' distances are gathered in
+		 * hi and looked at after the run (and before each branch,
+		 * which changes the address state). */
 		struct csd_pkt_brief *o = out + n;
-		struct csd_pkt_brief *const oend = out + cap;
+		const size_t lim = end - pos < cap - n ? end : pos + (cap - n);
 		size_t i = pos;
-		while (o < oend && i < end) {
+		uint64_t hi = 0;
+		while (i < lim) {
 			const uint8_t a = p[i];
 			const uint64_t d = BRIEF_DIST(i);
-			if (has_offs && d > UINT32_MAX)
-				break;
 			const uint8_t k = dec->brief_kind[a];
 			/* (Said to be the likely case, one-byte atoms are laid
 			 * out straight through instead of behind a taken jump
 			 * and a jump back: gen-ptm packets 6 % less time.) */
 			if (__builtin_expect(k == BK_ATOM, 1)) {
+				hi |= d;
 				*o = dec->brief[a];
 				o->offset = (uint32_t)d;
 				o++;
@@ -1149,7 +1153,8 @@ static inline __attribute__((always_inline)) int brief_loop(csd_ptm_pkt_decoder 
 			if (ca && k == BK_ATOM_MORE) {
 				/* One count byte more (its size in the table). */
 				if (i + 1 >= end || (p[i + 1] & 0x80))
-					break;
+					goto run_end;
+				hi |= d;
 				*o = dec->brief[a];
 				o->offset = (uint32_t)d;
 				o->cycle_count |= (uint32_t)(p[i + 1] & 0x7F) << 4;
@@ -1157,15 +1162,36 @@ static inline __attribute__((always_inline)) int brief_loop(csd_ptm_pkt_decoder 
 				i += 2;
 				continue;
 			}
-			if (k != BK_BRANCH)
-				break;
+			if (k != BK_BRANCH || (has_offs && (hi | d) > UINT32_MAX))
+				goto run_end;
 			const size_t len = ca ? brief_branch_item_ca(dec, p, i, end, o)
 					      : brief_branch_item_nca(dec, p, i, end, o);
 			if (!len)
-				break;
-			o->offset = (uint32_t)BRIEF_DIST(i);
+				goto run_end;
+			o->offset = (uint32_t)d;
 			o++;
 			i += len;
+		}
+		/* Out of room before the bytes' end (the packets were longer
+		 * than a byte): the next run has more. */
+		if (!(has_offs && hi > UINT32_MAX) && i < end && o < out + cap) {
+			n = (size_t)(o - out);
+			pos = i;
+			continue;
+		}
+run_end:
+		if (has_offs && hi > UINT32_MAX) {
+			/* Some atom's distance does not fit: the call ends at
+			 * the first such packet (never with a demultiplexer's
+			 * offsets, which stay close). Only atoms, which change
+			 * no state, can be past it. */
+			struct csd_pkt_brief *q = out + n;
+			size_t j = pos;
+			while (q < o && BRIEF_DIST(j) <= UINT32_MAX)
+				j += q++->size;
+			n = (size_t)(q - out);
+			pos = j;
+			break;
 		}
 		n = (size_t)(o - out);
 		pos = i;
