@@ -6,6 +6,7 @@
 
 #include "csdec.h"
 #include "disasm.h"
+#include "t16_text.h"
 
 #ifdef CSD_HAVE_CAPSTONE
 #include <capstone.h>
@@ -24,6 +25,7 @@ static struct {
 	cs_insn *(*malloc)(csh);
 	void (*free)(cs_insn *, size_t);
 	cs_err (*close)(csh *);
+	unsigned (*version)(int *, int *);
 	int ok;
 } cs;
 
@@ -40,7 +42,8 @@ static int cs_load(void)
 	cs.malloc = (cs_insn * (*)(csh)) dynlib_sym(&lib, "cs_malloc");
 	cs.free = (void (*)(cs_insn *, size_t))dynlib_sym(&lib, "cs_free");
 	cs.close = (cs_err (*)(csh *))dynlib_sym(&lib, "cs_close");
-	cs.ok = cs.open && cs.option && cs.disasm_iter && cs.malloc && cs.free && cs.close;
+	cs.version = (unsigned (*)(int *, int *))dynlib_sym(&lib, "cs_version");
+	cs.ok = cs.open && cs.option && cs.disasm_iter && cs.malloc && cs.free && cs.close && cs.version;
 	return cs.ok;
 }
 
@@ -49,7 +52,12 @@ struct disasm {
 	csh thumb;
 	cs_insn *insn;      /* cs_malloc'd scratch for cs_disasm_iter */
 	int arm_ok, thumb_ok;
-	char **narrow;      /* NARROW_SLOTS texts "mnemonic\toperands", or NULL */
+	/* The texts of every 16-bit T32 instruction, "mnemonic\toperands\0"
+	 * one after another in narrow_text, found by hash: slot i holds a
+	 * text's offset + 1 (0: empty) and its hash. NULL until built. */
+	uint32_t *narrow_off, *narrow_hash;
+	char *narrow_text;
+	size_t narrow_len, narrow_cap;
 	int narrow_built;
 };
 
@@ -81,26 +89,37 @@ static uint32_t text_hash(const char *a, const char *b)
 	return h;
 }
 
-static int narrow_find(const struct disasm *d, const char *mn, const char *ops, int insert)
+static int narrow_find(struct disasm *d, const char *mn, const char *ops, int insert)
 {
-	uint32_t h = text_hash(mn, ops);
-	size_t mlen = strlen(mn);
+	const uint32_t h = text_hash(mn, ops);
+	const size_t mlen = strlen(mn);
 	for (uint32_t i = 0; i < NARROW_SLOTS; i++) {
-		char **slot = &d->narrow[(h + i) & (NARROW_SLOTS - 1)];
-		if (!*slot) {
+		const uint32_t k = (h + i) & (NARROW_SLOTS - 1);
+		if (!d->narrow_off[k]) {
 			if (insert) {
-				size_t olen = strlen(ops);
-				char *t = malloc(mlen + olen + 2);
-				if (!t)
-					return 0;
+				const size_t olen = strlen(ops), need = mlen + olen + 2;
+				if (d->narrow_len + need > d->narrow_cap) {
+					size_t cap = d->narrow_cap ? 2 * d->narrow_cap : 1u << 20;
+					while (cap < d->narrow_len + need)
+						cap *= 2;
+					char *t = cap < UINT32_MAX ? realloc(d->narrow_text, cap) : NULL;
+					if (!t)
+						return 0;
+					d->narrow_text = t;
+					d->narrow_cap = cap;
+				}
+				char *t = d->narrow_text + d->narrow_len;
 				memcpy(t, mn, mlen);
 				t[mlen] = '\t';
 				memcpy(t + mlen + 1, ops, olen + 1);
-				*slot = t;
+				d->narrow_off[k] = (uint32_t)d->narrow_len + 1;
+				d->narrow_hash[k] = h;
+				d->narrow_len += need;
 			}
 			return 0;
 		}
-		if (strncmp(*slot, mn, mlen) == 0 && (*slot)[mlen] == '\t' && strcmp(*slot + mlen + 1, ops) == 0)
+		const char *t = d->narrow_text + d->narrow_off[k] - 1;
+		if (d->narrow_hash[k] == h && strncmp(t, mn, mlen) == 0 && t[mlen] == '\t' && strcmp(t + mlen + 1, ops) == 0)
 			return 1;
 	}
 	return 0;
@@ -113,13 +132,30 @@ static int is_it(uint32_t hw)
 
 static void build_narrow(struct disasm *d)
 {
-	d->narrow = calloc(NARROW_SLOTS, sizeof(*d->narrow));
-	if (!d->narrow)
+	d->narrow_off = calloc(NARROW_SLOTS, sizeof(*d->narrow_off));
+	d->narrow_hash = malloc(NARROW_SLOTS * sizeof(*d->narrow_hash));
+	if (!d->narrow_off || !d->narrow_hash) {
+		free(d->narrow_off);
+		free(d->narrow_hash);
+		d->narrow_off = d->narrow_hash = NULL;
 		return;
+	}
+	/* The texts of the capstone version test_t16_text checks are written
+	 * without it: capstone took several times the rest of a small
+	 * capture's listing to write them. */
+	int major = 0, minor = 0;
+	cs.version(&major, &minor);
+	const int own = major == T16_CAPSTONE_MAJOR && minor == T16_CAPSTONE_MINOR;
 	for (uint32_t hw = 0; hw < 0xE800u; hw++) {
 		/* IT would put the handle into an IT block; it is never narrow-vs-wide anyway. */
 		if (is_it(hw))
 			continue;
+		if (own) {
+			char mn[CS_MNEMONIC_SIZE], ops[160];
+			if (t16_text((uint16_t)hw, 0x1000, mn, sizeof(mn), ops, sizeof(ops)))
+				narrow_find(d, mn, ops, 1);
+			continue;
+		}
 		uint8_t b[2] = { (uint8_t)hw, (uint8_t)(hw >> 8) };
 		const uint8_t *code = b;
 		size_t n = 2;
@@ -135,7 +171,7 @@ static int has_narrow(struct disasm *d, const char *mn, const char *ops)
 		d->narrow_built = 1;
 		build_narrow(d);
 	}
-	if (!d->narrow)
+	if (!d->narrow_off)
 		return 0;
 	if (narrow_find(d, mn, ops, 0))
 		return 1;
@@ -308,11 +344,9 @@ void disasm_free(struct disasm *d)
 {
 	if (!d)
 		return;
-	if (d->narrow) {
-		for (size_t i = 0; i < NARROW_SLOTS; i++)
-			free(d->narrow[i]);
-		free(d->narrow);
-	}
+	free(d->narrow_off);
+	free(d->narrow_hash);
+	free(d->narrow_text);
 	if (d->insn)
 		cs.free(d->insn, 1);
 	if (d->arm_ok)

@@ -1,0 +1,23 @@
+/* t16_text.h - the text capstone 4 gives a 16-bit T32 encoding (syntax
+ * CS_OPT_SYNTAX_NOREGNAME), written without capstone. The listing decides
+ * where a 32-bit instruction is written with ".w" by looking its text up
+ * among the texts of every 16-bit encoding: capstone took far longer to
+ * write those 59 000 texts than the rest of a small capture's listing.
+ * test_t16_text holds this to capstone's text for every encoding. */
+#ifndef CSD_TOOLS_T16_TEXT_H
+#define CSD_TOOLS_T16_TEXT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* The capstone version whose texts these are (test_t16_text). */
+#define T16_CAPSTONE_MAJOR 4
+#define T16_CAPSTONE_MINOR 0
+
+/* The mnemonic and operands of 16-bit encoding hw at address addr (branch
+ * targets are absolute): 1, or 0 where capstone decodes nothing (then both
+ * are empty). IT (0xBFxy, y != 0) is not written here: it is never a
+ * ".w" question, and capstone would enter an IT block. */
+int t16_text(uint16_t hw, uint32_t addr, char *mn, size_t mncap, char *ops, size_t opscap);
+
+#endif
