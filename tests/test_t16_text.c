@@ -59,9 +59,15 @@ int main(void)
 	cs_close(&h);
 	printf("test_t16_text: capstone %d.%d, %lu texts the same (%lu encodings rejected by both), %lu differ\n",
 	       major, minor, same, rejected, differ);
-	/* t16_text() stands in for this version only. */
-	CHECK(major == T16_CAPSTONE_MAJOR && minor == T16_CAPSTONE_MINOR);
-	CHECK(differ == 0);
-	CHECK(same > 4 * 58000);
+	/* t16_text() stands in for this version only; with another the
+	 * listing asks capstone, and differences are only reported. */
+	if (major == T16_CAPSTONE_MAJOR && minor == T16_CAPSTONE_MINOR) {
+		CHECK(differ == 0);
+		CHECK(same > 4 * 58000);
+	} else {
+		printf("test_t16_text: capstone %d.%d is not %d.%d: the listing does not use t16_text() with it\n", major,
+		       minor, T16_CAPSTONE_MAJOR, T16_CAPSTONE_MINOR);
+		CHECK(same > 0);
+	}
 	return check_done("test_t16_text");
 }
