@@ -223,13 +223,6 @@ static int last_imm(const char *ops, uint32_t *v)
 	return end != h + 1;
 }
 
-static const char *reg_name(unsigned r)
-{
-	static const char *const names[16] = { "r0", "r1", "r2", "r3", "r4", "r5", "r6", "r7",
-					       "r8", "r9", "r10", "r11", "r12", "sp", "lr", "pc" };
-	return names[r & 15];
-}
-
 static int ends_with(const char *s, const char *t)
 {
 	size_t n = strlen(s), m = strlen(t);
@@ -261,13 +254,13 @@ static void arm_style(struct disasm *d, int thumb, uint64_t addr, uint32_t op, u
 	} else if (thumb && size == 4 && (hw1 == 0xF85Du || hw1 == 0xF84Du) &&
 		   (hw2 & 0x0FFFu) == (hw1 == 0xF85Du ? 0x0B04u : 0x0D04u)) {
 		snprintf(base, sizeof(base), "%s", hw1 == 0xF85Du ? "pop" : "push");
-		snprintf(ops, opscap, "{%s}", reg_name(hw2 >> 12));
+		snprintf(ops, opscap, "{%s}", t16_reg_name(hw2 >> 12));
 		wide = 1;
 	} else if (!thumb && ((op & 0x0FFF0FFFu) == 0x049D0004u || (op & 0x0FFF0FFFu) == 0x052D0004u)) {
 		int pop = (op & 0x0FFF0FFFu) == 0x049D0004u;
 		/* keep the condition capstone appended to ldr/str */
 		snprintf(base, sizeof(base), "%s%.2s", pop ? "pop" : "push", strlen(mn) > 3 ? mn + 3 : "");
-		snprintf(ops, opscap, "{%s}", reg_name(op >> 12));
+		snprintf(ops, opscap, "{%s}", t16_reg_name(op >> 12));
 	} else if ((strcmp(base, "addw") == 0 || strcmp(base, "subw") == 0) && strncmp(ops, "pc, ", 4) != 0 &&
 		   strstr(ops, ", pc, #") && last_imm(ops, &v)) {
 		/* ADR: the address is Align(PC, 4) +/- imm. */

@@ -5,8 +5,12 @@
 
 #include "t16_text.h"
 
-static const char *const reg_names[16] = { "r0", "r1", "r2", "r3", "r4",  "r5", "r6", "r7",
-					   "r8", "r9", "r10", "r11", "r12", "sp", "lr", "pc" };
+const char *t16_reg_name(unsigned r)
+{
+	static const char *const names[16] = { "r0", "r1", "r2",  "r3",  "r4",  "r5", "r6", "r7",
+					       "r8", "r9", "r10", "r11", "r12", "sp", "lr", "pc" };
+	return names[r & 15];
+}
 
 static const char *const cond_names[14] = { "eq", "ne", "hs", "lo", "mi", "pl", "vs",
 					    "vc", "hi", "ls", "ge", "lt", "gt", "le" };
@@ -26,7 +30,7 @@ static inline void put(struct out *o, const char *s)
 
 static void put_reg(struct out *o, unsigned r)
 {
-	put(o, reg_names[r & 15]);
+	put(o, t16_reg_name(r));
 }
 
 /* "#n": decimal up to 9, hex above (capstone's threshold). */

@@ -20,4 +20,8 @@
  * ".w" question, and capstone would enter an IT block. */
 int t16_text(uint16_t hw, uint32_t addr, char *mn, size_t mncap, char *ops, size_t opscap);
 
+/* Register r (0-15) as capstone names it in that syntax (r9-r12 as
+ * r-numbers, as DS-5 writes them). */
+const char *t16_reg_name(unsigned r);
+
 #endif
