@@ -141,8 +141,8 @@ static void build_narrow(struct disasm *d)
 		return;
 	}
 	/* The texts of the capstone version test_t16_text checks are written
-	 * without it: capstone took several times the rest of a small
-	 * capture's listing to write them. */
+	 * without it: capstone took longer to write them than the rest of a
+	 * small capture's listing took. */
 	int major = 0, minor = 0;
 	cs.version(&major, &minor);
 	const int own = major == T16_CAPSTONE_MAJOR && minor == T16_CAPSTONE_MINOR;

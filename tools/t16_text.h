@@ -1,8 +1,8 @@
 /* t16_text.h - the text capstone 4 gives a 16-bit T32 encoding (syntax
  * CS_OPT_SYNTAX_NOREGNAME), written without capstone. The listing decides
  * where a 32-bit instruction is written with ".w" by looking its text up
- * among the texts of every 16-bit encoding: capstone took far longer to
- * write those 59 000 texts than the rest of a small capture's listing.
+ * among the texts of every 16-bit encoding: capstone took longer to write
+ * those 59 000 texts than the rest of a small capture's listing took.
  * test_t16_text holds this to capstone's text for every encoding. */
 #ifndef CSD_TOOLS_T16_TEXT_H
 #define CSD_TOOLS_T16_TEXT_H
