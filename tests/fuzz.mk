@@ -79,7 +79,7 @@ $(B)/fuzz/fuzz_%: fuzz/fuzz_%.c $(FUZZ_HDRS) $(FUZZ_OBJ) $(wildcard tools/*.c) $
 # optional libraries (tools/tools.mk); test_fuzz_regress links them too.
 FUZZ_TOOLS_qemu_log := tools/qemu_log.c
 FUZZ_TOOLS_exec_log := tools/exec_log.c
-FUZZ_TOOLS_print := tools/print.c tools/disasm.c tools/symbols.c tools/dynlib.c
+FUZZ_TOOLS_print := tools/print.c tools/disasm.c tools/t16_text.c tools/symbols.c tools/dynlib.c
 FUZZ_TOOL_HARNESSES := qemu_log print exec_log
 define fuzz_tool_rule
 $(B)/fuzz/fuzz_$(1): fuzz/fuzz_$(1).c $(FUZZ_HDRS) $(FUZZ_OBJ) $(FUZZ_TOOLS_$(1)) $(wildcard tools/*.h)
