@@ -178,8 +178,10 @@ struct dis_key {
 	uint8_t isa, size, valid, next;   /* next: set's way to replace next (way 0's) */
 };
 struct dis_text {
-	char mn[24];
-	char ops[72];
+	char mn[23];
+	uint8_t mn_len;
+	char ops[71];
+	uint8_t ops_len;
 };
 struct dis_cache {
 	struct dis_key key[DIS_SETS][DIS_WAYS];
@@ -232,8 +234,9 @@ void print_text_end(void)
 }
 
 /* Mnemonic and operands of the instruction of r ("?" when capstone does
- * not know it). */
-static void listing_disasm(const struct csd_record *r, const char **mn, const char **ops)
+ * not know it), and their lengths. */
+static void listing_disasm(const struct csd_record *r, const char **mn, size_t *mn_len, const char **ops,
+			   size_t *ops_len)
 {
 	static _Thread_local char mn_buf[32], ops_buf[160];
 	struct dis_key *key = NULL;
@@ -250,7 +253,9 @@ static void listing_disasm(const struct csd_record *r, const char **mn, const ch
 			if (k->valid && k->addr == r->addr && k->opcode == r->opcode && k->isa == r->isa &&
 			    k->size == r->size) {
 				*mn = text[w].mn;
+				*mn_len = text[w].mn_len;
 				*ops = text[w].ops;
+				*ops_len = text[w].ops_len;
 				return;
 			}
 		}
@@ -260,8 +265,10 @@ static void listing_disasm(const struct csd_record *r, const char **mn, const ch
 		snprintf(mn_buf, sizeof(mn_buf), "?");
 	*mn = mn_buf;
 	*ops = ops_buf;
-	const size_t mn_len = strlen(mn_buf), ops_len = strlen(ops_buf);
-	if (key && mn_len < sizeof(text->mn) && ops_len < sizeof(text->ops)) {
+	*mn_len = strlen(mn_buf);
+	*ops_len = strlen(ops_buf);
+	const size_t mn_n = *mn_len, ops_n = *ops_len;
+	if (key && mn_n < sizeof(text->mn) && ops_n < sizeof(text->ops)) {
 		const unsigned w = key[0].next;
 		key[0].next = (uint8_t)((w + 1) % DIS_WAYS);
 		key[w].addr = r->addr;
@@ -269,8 +276,10 @@ static void listing_disasm(const struct csd_record *r, const char **mn, const ch
 		key[w].isa = r->isa;
 		key[w].size = (uint8_t)r->size;
 		key[w].valid = 1;
-		memcpy(text[w].mn, mn_buf, mn_len + 1);
-		memcpy(text[w].ops, ops_buf, ops_len + 1);
+		memcpy(text[w].mn, mn_buf, mn_n + 1);
+		text[w].mn_len = (uint8_t)mn_n;
+		memcpy(text[w].ops, ops_buf, ops_n + 1);
+		text[w].ops_len = (uint8_t)ops_n;
 	}
 }
 
@@ -340,6 +349,21 @@ static char *put_pad(char *p, const char *str, size_t width)
 	return p;
 }
 
+/* put_pad() of the n characters at str, which has `room` bytes readable
+ * and p as many writable: copied whole where they fit (a copy of constant
+ * size, a few moves, against two library calls a line). */
+#define PUT_PAD_N(p, str, n, width, room)                                         \
+	do {                                                                      \
+		size_t n_ = (n);                                                  \
+		if (n_ < (room))                                                  \
+			memcpy((p), (str), (room));                               \
+		else                                                              \
+			memcpy((p), (str), n_);                                   \
+		(p) += n_;                                                        \
+		while (n_++ < (width))                                            \
+			*(p)++ = ' ';                                             \
+	} while (0)
+
 /* address, ISA, opcode, mnemonic and operands, cycles, branch and
  * condition result, function and source line. Built by hand, as the JSON
  * records are: printf dominated the listing's run time. The layout is
@@ -367,11 +391,12 @@ static void print_insn_text(FILE *out, const struct source_slot *s, const struct
 		*p++ = ' ';
 	if (listing.dis) {
 		const char *mn, *ops;
-		listing_disasm(r, &mn, &ops);
+		size_t mn_len, ops_len;
+		listing_disasm(r, &mn, &mn_len, &ops, &ops_len);
 		p = PUT_LIT(p, "  ");
-		p = put_pad(p, mn, 8);
+		PUT_PAD_N(p, mn, mn_len, 8, sizeof(((struct dis_text *)0)->mn));
 		*p++ = ' ';
-		p = put_pad(p, ops, 30);
+		PUT_PAD_N(p, ops, ops_len, 30, sizeof(((struct dis_text *)0)->ops));
 	}
 	if (r->flags & CSD_RECF_CYCLES) {
 		p = PUT_LIT(p, " cyc=");
