@@ -74,6 +74,16 @@ struct merge {
 	struct queue q[MAX_IDS];
 	struct queue *active[MAX_IDS];  /* the queues with a source, in order of first use */
 	int nactive;
+	size_t held;                    /* records held in all queues */
+	/* The first queue in `active` order that reports timestamps with the
+	 * lowest last_ts, and the first such among the others (laggard());
+	 * recomputed after a timestamp or a new source. */
+	struct queue *low[2];
+	int low_valid;
+	/* first()'s answer, kept until a front changes (a record delivered,
+	 * or one held by an empty queue). */
+	struct queue *first;
+	int first_valid;
 	int unsettled;                  /* some queue is noted */
 	uint64_t seq;
 	uint64_t delivered_ts;          /* the highest stamp delivered */
@@ -106,7 +116,7 @@ static struct held *front(const struct queue *q)
 }
 
 /* The queue whose oldest record comes first, or NULL if all are empty. */
-static struct queue *first(struct merge *m)
+static struct queue *first_scan(const struct merge *m)
 {
 	struct queue *best = NULL;
 	for (int i = 0; i < m->nactive; i++) {
@@ -120,21 +130,43 @@ static struct queue *first(struct merge *m)
 	return best;
 }
 
-/* The source other than `from` that reports timestamps and is furthest
- * behind, or NULL. */
-static struct queue *laggard(const struct merge *m, const struct queue *from)
+static struct queue *first(struct merge *m)
+{
+	if (!m->first_valid) {
+		m->first = first_scan(m);
+		m->first_valid = 1;
+	}
+	return m->first;
+}
+
+/* The first source in `active` order other than `skip` that reports
+ * timestamps and is furthest behind, or NULL. */
+static struct queue *lowest(const struct merge *m, const struct queue *skip)
 {
 	struct queue *low = NULL;
 	for (int i = 0; i < m->nactive; i++) {
 		struct queue *q = m->active[i];
-		if (q != from && q->has_ts && (!low || q->last_ts < low->last_ts))
+		if (q != skip && q->has_ts && (!low || q->last_ts < low->last_ts))
 			low = q;
 	}
 	return low;
 }
 
+/* The source other than `from` that reports timestamps and is furthest
+ * behind, or NULL: from the two lowest, kept until a timestamp or a new
+ * source changes them (rather than a scan of every source per record). */
+static struct queue *laggard(struct merge *m, const struct queue *from)
+{
+	if (!m->low_valid) {
+		m->low[0] = lowest(m, NULL);
+		m->low[1] = m->low[0] ? lowest(m, m->low[0]) : NULL;
+		m->low_valid = 1;
+	}
+	return m->low[0] == from ? m->low[1] : m->low[0];
+}
+
 /* No source that reports timestamps can still go below this stamp? */
-static int safe(const struct merge *m, const struct queue *from, uint64_t stamp)
+static int safe(struct merge *m, const struct queue *from, uint64_t stamp)
 {
 	const struct queue *low = laggard(m, from);
 	return !low || low->last_ts >= stamp;
@@ -174,6 +206,8 @@ static void pop_deliver(struct merge *m, struct run_ctx *ctx, struct queue *q, c
 	deliver(m, ctx, q, &h->r, h->stamp, text, h->text_len, forced);
 	q->text_head += h->text_len;
 	q->head = (q->head + 1) % q->cap;
+	m->held--;
+	m->first_valid = 0;
 	if (--q->len == 0)
 		q->text_head = q->text_end = 0;
 }
@@ -255,10 +289,7 @@ static int make_room(struct merge *m, struct run_ctx *ctx, struct queue *q)
 
 static int nothing_held(const struct merge *m)
 {
-	for (int i = 0; i < m->nactive; i++)
-		if (m->active[i]->len)
-			return 0;
-	return 1;
+	return m->held == 0;
 }
 
 void merge_push(struct merge *m, struct run_ctx *ctx, struct source_slot *s, const struct csd_record *r)
@@ -272,6 +303,7 @@ void merge_push_text(struct merge *m, struct run_ctx *ctx, struct source_slot *s
 	struct queue *q = &m->q[s->id % MAX_IDS];
 	if (!q->s) {
 		m->active[m->nactive++] = q;
+		m->low_valid = 0;
 		/* A source set up to give timestamps (ETMCR[28], both
 		 * protocols) holds the others back from its first record on:
 		 * its first timestamp may come after theirs in the capture. */
@@ -286,6 +318,7 @@ void merge_push_text(struct merge *m, struct run_ctx *ctx, struct source_slot *s
 		if (!q->seen_ts || r->timestamp > q->top_ts)
 			q->top_ts = r->timestamp;
 		q->has_ts = q->seen_ts = 1;
+		m->low_valid = 0;
 		if (m->unsettled)
 			settle(m);
 	}
@@ -315,7 +348,10 @@ void merge_push_text(struct merge *m, struct run_ctx *ctx, struct source_slot *s
 			memcpy(q->text + q->text_end, text, len);
 			q->text_end += len;
 		}
+		if (!q->len)
+			m->first_valid = 0;
 		q->len++;
+		m->held++;
 	}
 	for (struct queue *f; (f = first(m)) && safe(m, f, front(f)->stamp);)
 		pop_deliver(m, ctx, f, NULL);
@@ -342,6 +378,8 @@ void merge_flush(struct merge *m, struct run_ctx *ctx)
 		q->top_ts = 0;
 	}
 	m->nactive = 0;
+	m->low_valid = 0;
+	m->first_valid = 0;
 	m->unsettled = 0;
 	m->delivered_ts = 0;
 }
