@@ -338,31 +338,28 @@ static char *put_hex_min(char *p, uint64_t v, int digits)
 	return put_hex(p, v, need > digits ? need : digits);
 }
 
-/* str, then spaces up to `width` characters (printf's %-*s). */
-static char *put_pad(char *p, const char *str, size_t width)
+/* The n characters at str, then spaces up to `width` characters
+ * (printf's %-*s). Where str has `room` bytes readable and p as many
+ * writable, a shorter text is copied whole: a copy of constant size, a
+ * few moves, against a library call a line (room 0: none). */
+static inline __attribute__((always_inline)) char *put_pad_n(char *p, const char *str, size_t n, size_t width,
+							     size_t room)
 {
-	size_t n = strlen(str);
-	memcpy(p, str, n);
+	if (n < room)
+		memcpy(p, str, room);
+	else
+		memcpy(p, str, n);
 	p += n;
 	while (n++ < width)
 		*p++ = ' ';
 	return p;
 }
 
-/* put_pad() of the n characters at str, which has `room` bytes readable
- * and p as many writable: copied whole where they fit (a copy of constant
- * size, a few moves, against two library calls a line). */
-#define PUT_PAD_N(p, str, n, width, room)                                         \
-	do {                                                                      \
-		size_t n_ = (n);                                                  \
-		if (n_ < (room))                                                  \
-			memcpy((p), (str), (room));                               \
-		else                                                              \
-			memcpy((p), (str), n_);                                   \
-		(p) += n_;                                                        \
-		while (n_++ < (width))                                            \
-			*(p)++ = ' ';                                             \
-	} while (0)
+/* str, then spaces up to `width` characters. */
+static char *put_pad(char *p, const char *str, size_t width)
+{
+	return put_pad_n(p, str, strlen(str), width, 0);
+}
 
 /* address, ISA, opcode, mnemonic and operands, cycles, branch and
  * condition result, function and source line. Built by hand, as the JSON
@@ -394,9 +391,9 @@ static void print_insn_text(FILE *out, const struct source_slot *s, const struct
 		size_t mn_len, ops_len;
 		listing_disasm(r, &mn, &mn_len, &ops, &ops_len);
 		p = PUT_LIT(p, "  ");
-		PUT_PAD_N(p, mn, mn_len, 8, sizeof(((struct dis_text *)0)->mn));
+		p = put_pad_n(p, mn, mn_len, 8, sizeof(((struct dis_text *)0)->mn));
 		*p++ = ' ';
-		PUT_PAD_N(p, ops, ops_len, 30, sizeof(((struct dis_text *)0)->ops));
+		p = put_pad_n(p, ops, ops_len, 30, sizeof(((struct dis_text *)0)->ops));
 	}
 	if (r->flags & CSD_RECF_CYCLES) {
 		p = PUT_LIT(p, " cyc=");
