@@ -1280,6 +1280,165 @@ int csd_elf_build_id(const char *path, uint8_t id[20]);
 int csd_perf_find_file(const char *name, const uint8_t *build_id, size_t build_id_size, const char *symfs,
 		       const char *buildid_dir, char *path, size_t path_size, uint8_t other[20], size_t *other_size);
 
+/* ------------------------------------------------------------------------
+ * perf.data session: what each decoder of a recording is given
+ *
+ * A session walks a perf.data file and says, step by step, which decoders
+ * to make, which trace bytes each is fed, when each ends and which program
+ * image it reads. The caller owns the decoders (flow or packet, on its own
+ * threads or not) and takes their records. The session applies perf's
+ * rules: each PERF_RECORD_AUX's data is a capture of its own, so a queue's
+ * decoders end with it unless the next piece continues it; formatted data
+ * goes through the frame demultiplexer, unformatted data belongs to its
+ * CPU; each process has an image made of its MMAP/MMAP2 records so far (an
+ * exec starts a new one), and one more holds every mapping for queues whose
+ * process is not known; a mapped file is looked up as csd_perf_find_file()
+ * does.
+ * ---------------------------------------------------------------------- */
+
+typedef struct csd_perf_session csd_perf_session;
+
+/** Flags of struct csd_perf_session_config. */
+enum csd_perf_session_flag {
+	/** Build images from the mappings (for flow decoders). Without it
+	 *  mappings are not looked up and SOURCE actions carry no image. */
+	CSD_PERF_SESSION_IMAGES = 1u << 0,
+	/** Demultiplex frames with CSD_FRAME_BY_ID (larger DATA actions, a
+	 *  trace ID's bytes together; the bytes' order across IDs is lost). */
+	CSD_PERF_SESSION_FRAMES_BY_ID = 1u << 1,
+	/** Images are read by decoders on other threads: after each change
+	 *  the session prepares an image for concurrent reading (see
+	 *  csd_image_new()), and it gives CSD_PERF_ACT_SETTLE before changing
+	 *  an image or the thread table that csd_perf_session_context_pid()
+	 *  reads. */
+	CSD_PERF_SESSION_THREADS = 1u << 2,
+};
+
+struct csd_perf_session_config {
+	size_t size;              /**< sizeof(struct csd_perf_session_config) */
+	uint32_t flags;           /**< enum csd_perf_session_flag bits */
+	/** Sections every image starts with (the kernel, the caller's own
+	 *  files), referenced: it must outlive the session and not change
+	 *  while it runs. NULL: none. */
+	csd_image *base;
+	const char *symfs;        /**< as csd_perf_find_file(); NULL: none */
+	const char *buildid_dir;  /**< as csd_perf_find_file(); NULL: $HOME/.debug */
+	/** The trace IDs to decode (num_ids 0: all); the others' bytes are
+	 *  dropped without a word. */
+	const uint8_t *ids;
+	size_t num_ids;
+};
+
+/** What a struct csd_perf_action asks of the caller. */
+enum csd_perf_action_type {
+	/** Before the next call, everything given to the decoders so far must
+	 *  be decoded and their records taken (only with
+	 *  CSD_PERF_SESSION_THREADS; a caller decoding in the calling thread
+	 *  has nothing to do). */
+	CSD_PERF_ACT_SETTLE = 1,
+	/** `text`: a warning (trace skipped, file not found, ...), starting
+	 *  with the name of the file it is about. */
+	CSD_PERF_ACT_WARNING,
+	/** Make decoder `key` for `source` (its CPU and trace configuration)
+	 *  reading `image`; its records belong to `cpu`, `pid`, `tid` (-1:
+	 *  not known; a context ID may tell: csd_perf_session_context_pid()). */
+	CSD_PERF_ACT_SOURCE,
+	/** Feed `bytes` to decoder `key` (valid until the next call). */
+	CSD_PERF_ACT_DATA,
+	/** `frame`: a CSD_FRAME_ERROR or CSD_FRAME_TRUNCATED of a queue's
+	 *  formatter frames, in order with the DATA actions. */
+	CSD_PERF_ACT_FRAME_ERROR,
+	/** Decoder `key` ends: finish it and take its last records. Its key
+	 *  may be given to a new decoder after the CAPTURE_END that follows. */
+	CSD_PERF_ACT_END,
+	/** A queue's capture ended (its decoders' END actions came before it,
+	 *  if it had any: then CSD_PERF_ACTF_DECODED is set). Records held to
+	 *  be merged by time may go out: the next capture's timestamps start
+	 *  afresh. */
+	CSD_PERF_ACT_CAPTURE_END,
+	/** `event`: a PERF_RECORD_AUX that says trace was lost (truncated,
+	 *  partial or collision), after the trace decoded before it. */
+	CSD_PERF_ACT_AUX_LOST,
+};
+
+/** Flags of struct csd_perf_action. */
+enum csd_perf_action_flag {
+	CSD_PERF_ACTF_SKIPPED = 1u << 0,    /**< WARNING: a traced CPU's trace is skipped */
+	CSD_PERF_ACTF_PER_THREAD = 1u << 1, /**< SOURCE: a thread's buffer (per-thread recording) */
+	CSD_PERF_ACTF_DECODED = 1u << 2,    /**< CAPTURE_END: the queue had decoders, now ended */
+};
+
+/** One step of a session; fields other than `size` are set by
+ *  csd_perf_session_next() and valid until the next call. */
+struct csd_perf_action {
+	size_t size;              /**< sizeof(struct csd_perf_action), set by the caller */
+	uint32_t type;            /**< enum csd_perf_action_type */
+	uint32_t flags;           /**< enum csd_perf_action_flag bits */
+	/** SOURCE, DATA, END: the decoder, below CSD_PERF_SESSION_KEYS;
+	 *  unique among the decoders not yet ended. */
+	uint32_t key;
+	int32_t cpu, pid, tid;    /**< SOURCE */
+	const struct csd_perf_cpu *source; /**< SOURCE */
+	csd_image *image;         /**< SOURCE: NULL without CSD_PERF_SESSION_IMAGES */
+	struct csd_bytes bytes;   /**< DATA */
+	struct csd_frame_out frame; /**< FRAME_ERROR */
+	const struct csd_perf_event *event; /**< AUX_LOST */
+	const char *text;         /**< WARNING */
+};
+
+/** Keys are below this: 64 queues of 128 trace IDs. */
+#define CSD_PERF_SESSION_KEYS (64u * 128u)
+
+/**
+ * Open the perf.data file at `path` (csd_perf_open()) for a session. On
+ * failure *out is NULL and errbuf receives the reason.
+ * Errors: those of csd_perf_open(), CSD_EINVAL (NULL or invalid config),
+ * CSD_ENOMEM.
+ */
+int csd_perf_session_new(const char *path, const struct csd_perf_session_config *cfg, csd_perf_session **out,
+			 char *errbuf, size_t errlen);
+
+/** Free the session, its images and frame demultiplexers; NULL is ignored.
+ *  The caller's decoders are its own. */
+void csd_perf_session_free(csd_perf_session *ps);
+
+/** The file's reader, for its header facts (csd_perf_info(), ...). Do not
+ *  walk it (csd_perf_next(), csd_perf_rewind()) while the session runs.
+ *  NULL for NULL. */
+csd_perf *csd_perf_session_reader(const csd_perf_session *ps);
+
+/** Traced CPUs whose trace this session decodes (ETMv3 or PTM, a usable
+ *  trace ID of their own, wanted by the config): when 0,
+ *  csd_perf_session_next() gives the warnings saying why and then fails.
+ *  0 for NULL. */
+size_t csd_perf_session_num_sources(const csd_perf_session *ps);
+
+/**
+ * The next action into *act. At the end of the file every queue's
+ * decoders end (END, CAPTURE_END), then the summary warnings come, then
+ * CSD_EEOS. On an error the queues end the same way before the error is
+ * returned, and csd_perf_session_error() says why; it is returned again
+ * from then on.
+ * Errors: CSD_EINVAL (NULL argument or act->size too small), CSD_EEOS (end),
+ * CSD_ENOENT (no source to decode: csd_perf_session_num_sources()), the
+ * errors of csd_perf_next() and csd_perf_read() (a malformed record, the
+ * file cannot be read), CSD_ENOMEM.
+ */
+int csd_perf_session_next(csd_perf_session *ps, struct csd_perf_action *act);
+
+/** Why the session failed: one line starting with the file's name; "" when
+ *  it has not. Never NULL for a session. */
+const char *csd_perf_session_error(const csd_perf_session *ps);
+
+/**
+ * The process a CPU queue's context ID names: Linux writes the pid to
+ * CONTEXTIDR (arm64), or pid << 8 | ASID (32-bit ARM with
+ * CONFIG_PID_IN_CONTEXTIDR); only a process the file's sideband made known
+ * so far counts. Returns the pid, or -1 (none, or NULL session). May be
+ * called from decoding threads between SETTLE actions.
+ */
+int32_t csd_perf_session_context_pid(const csd_perf_session *ps, uint32_t context_id);
+
 #ifdef __cplusplus
 }
 #endif
