@@ -82,6 +82,18 @@ class PerfEvent(ctypes.Structure):
                 ("ptid", ctypes.c_int32), ("hw_id", c_u64), ("lost", c_u64)]
 
 
+class PerfSessionConfig(ctypes.Structure):
+    _fields_ = [("size", c_size), ("flags", c_u32), ("base", c_void_p), ("symfs", c_char_p),
+                ("buildid_dir", c_char_p), ("ids", ctypes.POINTER(c_u8)), ("num_ids", c_size)]
+
+
+class PerfAction(ctypes.Structure):
+    _fields_ = [("size", c_size), ("type", c_u32), ("flags", c_u32), ("key", c_u32), ("cpu", ctypes.c_int32),
+                ("pid", ctypes.c_int32), ("tid", ctypes.c_int32), ("source", ctypes.POINTER(PerfCpu)),
+                ("image", c_void_p), ("bytes", Bytes), ("frame", FrameOut), ("event", ctypes.POINTER(PerfEvent)),
+                ("text", c_char_p)]
+
+
 def _candidates():
     env = os.environ.get("CSDEC_LIB")
     if env:
@@ -169,6 +181,13 @@ perf_file_build_id = _fn("csd_perf_file_build_id", ctypes.c_int, c_void_p, c_cha
 elf_build_id = _fn("csd_elf_build_id", ctypes.c_int, c_char_p, ctypes.POINTER(c_u8))
 perf_find_file = _fn("csd_perf_find_file", ctypes.c_int, c_char_p, ctypes.POINTER(c_u8), c_size, c_char_p, c_char_p,
                      ctypes.c_char_p, c_size, ctypes.POINTER(c_u8), ctypes.POINTER(c_size))
+
+perf_session_new = _fn("csd_perf_session_new", ctypes.c_int, c_char_p, ctypes.POINTER(PerfSessionConfig),
+                       ctypes.POINTER(c_void_p), ctypes.c_char_p, c_size)
+perf_session_free = _fn("csd_perf_session_free", None, c_void_p)
+perf_session_next = _fn("csd_perf_session_next", ctypes.c_int, c_void_p, ctypes.POINTER(PerfAction))
+perf_session_error = _fn("csd_perf_session_error", c_char_p, c_void_p)
+perf_session_context_pid = _fn("csd_perf_session_context_pid", ctypes.c_int32, c_void_p, c_u32)
 
 
 def check(rc, what):

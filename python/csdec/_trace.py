@@ -397,7 +397,7 @@ class PerfTrace(Trace):
             self._sources, seen = [], set()
             for c in cpus:
                 tid = c.config.trace_id
-                if not _perf.PerfRun.decodable(c) or tid in seen:
+                if not _perf.decodable(c) or tid in seen:
                     continue
                 seen.add(tid)
                 if self.ids is None or tid in self.ids:
