@@ -18,11 +18,19 @@
  * empty, follows the previous piece of its buffer in the stream, says raw
  * exactly when its AUX flags do, and reads back; a second walk after
  * csd_perf_rewind() gives the same events.
+ *
+ * Then the session (csd_perf_session_*) over the same bytes, its flags
+ * taken from the input, with images whose mapped files are never found
+ * (symfs and the build-ID cache name no directory): it ends, within a
+ * bound of actions per input byte, with CSD_EEOS or a listed error that
+ * stays; a decoder is made before its data, gets bytes of its own trace
+ * ID only, ends once and not after its capture; warnings name the file.
  */
 #include <stdio.h>
 
 #include "fuzz_common.h"
 #include "perf_data.h"
+#include "perf_session.h"
 
 static int perf_open_error(int rc)
 {
@@ -121,6 +129,90 @@ static void perf_check_cpus(const csd_perf *pd)
 	FUZZ_CHECK(csd_perf_build_id(pd, csd_perf_num_build_ids(pd)) == NULL);
 }
 
+static void session_walk(const uint8_t *data, size_t size)
+{
+	csd_perf *pd;
+	if (csdi_perf_open_mem(data, size, &pd, NULL, 0) != CSD_OK)
+		return;
+	static csd_image *base;
+	if (!base) {
+		static const uint8_t code[64];
+		base = csd_image_new();
+		FUZZ_CHECK(base && csd_image_add_buffer(base, 0x8000, code, sizeof(code), 0) == 0);
+	}
+	const uint8_t ids[2] = { data[size / 2] & 0x7F, 0x10 };
+	struct csd_perf_session_config cfg = {
+		.size = sizeof(cfg),
+		.flags = (uint32_t)(size % 8),
+		.base = base,
+		.symfs = "/nonexistent-csdec-fuzz",
+		.buildid_dir = "/nonexistent-csdec-fuzz",
+		.ids = ids,
+		.num_ids = size % 5 == 1 ? 2 : 0,
+	};
+	csd_perf_session *ps;
+	FUZZ_CHECK(csdi_perf_session_from_reader(pd, "<memory>", &cfg, &ps) == CSD_OK);
+	static uint8_t live[CSD_PERF_SESSION_KEYS];
+	memset(live, 0, sizeof(live));
+	int ended_queue = -1;
+	struct csd_perf_action a = { .size = sizeof(a) };
+	uint64_t actions = 0;
+	int rc;
+	while ((rc = csd_perf_session_next(ps, &a)) == 0) {
+		FUZZ_CHECK(++actions <= 64 * (uint64_t)size + 4096);
+		switch (a.type) {
+		case CSD_PERF_ACT_SOURCE:
+			FUZZ_CHECK(a.key < CSD_PERF_SESSION_KEYS && !live[a.key]);
+			FUZZ_CHECK(a.source && a.source->config.trace_id == a.key % 128);
+			FUZZ_CHECK(!(cfg.flags & CSD_PERF_SESSION_IMAGES) == !a.image);
+			live[a.key] = 1;
+			break;
+		case CSD_PERF_ACT_DATA:
+			FUZZ_CHECK(a.key < CSD_PERF_SESSION_KEYS && live[a.key]);
+			FUZZ_CHECK(a.bytes.id == a.key % 128 && a.bytes.size > 0 && a.bytes.data);
+			{
+				/* (Both ends readable: the sanitizer checks.) */
+				volatile uint8_t ends = a.bytes.data[0] ^ a.bytes.data[a.bytes.size - 1];
+				(void)ends;
+			}
+			break;
+		case CSD_PERF_ACT_END:
+			FUZZ_CHECK(a.key < CSD_PERF_SESSION_KEYS && live[a.key]);
+			live[a.key] = 0;
+			ended_queue = (int)(a.key / 128);
+			break;
+		case CSD_PERF_ACT_CAPTURE_END:
+			for (unsigned k = 0; ended_queue >= 0 && k < 128; k++)
+				FUZZ_CHECK(!live[(unsigned)ended_queue * 128 + k]);
+			ended_queue = -1;
+			break;
+		case CSD_PERF_ACT_WARNING:
+			FUZZ_CHECK(a.text && strncmp(a.text, "<memory>: ", 10) == 0);
+			break;
+		case CSD_PERF_ACT_FRAME_ERROR:
+			FUZZ_CHECK(a.frame.reason != NULL);
+			break;
+		case CSD_PERF_ACT_AUX_LOST:
+			FUZZ_CHECK(a.event != NULL);
+			break;
+		case CSD_PERF_ACT_SETTLE:
+			FUZZ_CHECK(cfg.flags & CSD_PERF_SESSION_THREADS);
+			break;
+		default:
+			FUZZ_CHECK(0);
+		}
+	}
+	FUZZ_CHECK(rc == CSD_EEOS || rc == CSD_ENOENT || rc == CSD_EFORMAT || rc == CSD_EIO || rc == CSD_ENOMEM);
+	if (rc == CSD_EEOS) {
+		for (unsigned k = 0; k < CSD_PERF_SESSION_KEYS; k++)
+			FUZZ_CHECK(!live[k]);
+	} else {
+		FUZZ_CHECK(strncmp(csd_perf_session_error(ps), "<memory>: ", 10) == 0);
+	}
+	FUZZ_CHECK(csd_perf_session_next(ps, &a) == rc);
+	csd_perf_session_free(ps);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -154,5 +246,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	FUZZ_CHECK(h1 == h2 && rc1 == rc2);
 	FUZZ_CHECK(csd_perf_read(pd, size, err, 1) == CSD_EINVAL);
 	csd_perf_free(pd);
+	session_walk(data, size);
 	return 0;
 }

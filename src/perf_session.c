@@ -31,6 +31,7 @@
 #include <sys/stat.h>
 
 #include "csdec.h"
+#include "perf_session.h"
 
 #define CHUNK (1u << 20)
 #define MAX_IDS 128
@@ -907,23 +908,13 @@ static void setup_cpu(csd_perf_session *ps, size_t i)
 	ps->by_id[id] = c;
 }
 
-int csd_perf_session_new(const char *path, const struct csd_perf_session_config *cfg, csd_perf_session **out,
-			 char *errbuf, size_t errlen)
+int csdi_perf_session_from_reader(csd_perf *pd, const char *name, const struct csd_perf_session_config *cfg,
+				  csd_perf_session **out)
 {
-	if (out)
-		*out = NULL;
-	if (!path || !cfg || !out || cfg->size < sizeof(*cfg) || (cfg->num_ids && !cfg->ids)) {
-		if (errbuf && errlen)
-			snprintf(errbuf, errlen, "invalid argument");
-		return CSD_EINVAL;
-	}
-	csd_perf *pd;
-	int rc = csd_perf_open(path, &pd, errbuf, errlen);
-	if (rc < 0)
-		return rc;
+	*out = NULL;
 	csd_perf_session *ps = calloc(1, sizeof(*ps));
 	if (ps) {
-		ps->path = strdup(path);
+		ps->path = strdup(name);
 		ps->buf = malloc(CHUNK);
 		ps->ncpus = csd_perf_num_cpus(pd);
 		ps->cpu_state = calloc(ps->ncpus ? ps->ncpus : 1, sizeof(*ps->cpu_state));
@@ -936,8 +927,6 @@ int csd_perf_session_new(const char *path, const struct csd_perf_session_config 
 			free(ps);
 		}
 		csd_perf_free(pd);
-		if (errbuf && errlen)
-			snprintf(errbuf, errlen, "%s: out of memory", path);
 		return CSD_ENOMEM;
 	}
 	ps->pd = pd;
@@ -966,6 +955,31 @@ int csd_perf_session_new(const char *path, const struct csd_perf_session_config 
 	ps->walk_rc = CSD_EEOS;
 	*out = ps;
 	return CSD_OK;
+}
+
+static int valid_config(const struct csd_perf_session_config *cfg)
+{
+	return cfg && cfg->size >= sizeof(*cfg) && (!cfg->num_ids || cfg->ids);
+}
+
+int csd_perf_session_new(const char *path, const struct csd_perf_session_config *cfg, csd_perf_session **out,
+			 char *errbuf, size_t errlen)
+{
+	if (out)
+		*out = NULL;
+	if (!path || !out || !valid_config(cfg)) {
+		if (errbuf && errlen)
+			snprintf(errbuf, errlen, "invalid argument");
+		return CSD_EINVAL;
+	}
+	csd_perf *pd;
+	int rc = csd_perf_open(path, &pd, errbuf, errlen);
+	if (rc < 0)
+		return rc;
+	rc = csdi_perf_session_from_reader(pd, path, cfg, out);
+	if (rc < 0 && errbuf && errlen)
+		snprintf(errbuf, errlen, "%s: out of memory", path);
+	return rc;
 }
 
 void csd_perf_session_free(csd_perf_session *ps)
