@@ -29,9 +29,12 @@
  * text, none), coverage and profile of every one-source snapshot of the
  * matrix (the sanitizer build: every sixth, jsonl and coverage) and of
  * generated one-source captures of several hundred kilobytes (PTM, PTM
- * with return stack and cycle counts, ETMv3 with timestamps) give the
- * output of --jobs 1 with --jobs 2 and 3; the generated ones must have
- * been joined in chunks, some by a matching state.
+ * with return stack and cycle counts, ETMv3 with timestamps; unformatted,
+ * in formatter frames and as a TPIU port capture) give the output of
+ * --jobs 1 with --jobs 2 and 3; the generated ones must have been joined
+ * in chunks, some by a matching state. So do each of TC2's sources taken
+ * alone from its formatted buffer (repeated), and a formatted capture
+ * with bad frames, whose errors come out between the same records.
  */
 #include <dirent.h>
 #include <stdint.h>
@@ -457,6 +460,9 @@ static void chunked_generated(void)
 		"--protocol ptm",
 		"--protocol ptm --return-stack --cycle-accurate",
 		"--protocol etm3 --timestamps",
+		/* formatted: each byte's capture offset its own */
+		"--protocol ptm --return-stack --cycle-accurate --formatted",
+		"--protocol etm3 --timestamps --formatted=port",
 	};
 	char tmp[] = "/tmp/csd_chunks_XXXXXX";
 	CHECK(mkdtemp(tmp) != NULL);
@@ -496,6 +502,82 @@ static void chunked_generated(void)
 	CHECK(chunks_matched - matched_before > 0);
 }
 
+/* One source of a formatted capture, in chunks: each of TC2's sources
+ * selected alone (--id) from the capture repeated eight times, and a
+ * generated formatted capture with reserved trace IDs written into frames
+ * here and there, whose frame errors must come out between the records
+ * where the serial decode prints them (chunks_sync). */
+static void chunked_formatted(const char *shared)
+{
+	const char *src = getenv("CSD_SRCDIR"), *progs = getenv("CSD_PROGRAMS");
+	CHECK(src != NULL && progs != NULL);
+	if (!src || !progs)
+		return;
+	char tmp[] = "/tmp/csd_chunkfmt_XXXXXX";
+	CHECK(mkdtemp(tmp) != NULL);
+	char cmd[8192], args[4096];
+	long before = chunks_joined, matched_before = chunks_matched;
+	snprintf(cmd, sizeof(cmd), "sh %s/bench/repeat_snapshot.sh %s/traces/TC2 %s/tc2 %dx >/dev/null", src, shared, tmp,
+		 SAN_BUILD ? 2 : 8);
+	CHECK_EQ(system(cmd), 0);
+	static const char *const ids[] = { "0x10", "0x11", "0x12", "0x13" };
+	for (size_t i = 0; i < sizeof(ids) / sizeof(ids[0]); i++) {
+		snprintf(args, sizeof(args), "decode %s/tc2 --id %s --format jsonl", tmp, ids[i]);
+		same_chunked(args, 256);
+		if (SAN_BUILD)
+			continue;
+		snprintf(args, sizeof(args), "decode %s/tc2 --id %s", tmp, ids[i]);
+		same_chunked(args, 256);
+		snprintf(args, sizeof(args), "decode %s/tc2 --id %s --format none", tmp, ids[i]);
+		same_chunked(args, 1024);
+		snprintf(args, sizeof(args), "coverage %s/tc2 --id %s", tmp, ids[i]);
+		same_chunked(args, 1024);
+	}
+	const long tc2_joined = chunks_joined - before;
+	/* Frame errors in a generated formatted capture. */
+	snprintf(cmd, sizeof(cmd),
+		 "%s gen --qemu-log %s/recurse-thumb-O0.log --elf %s/recurse-thumb-O0 --protocol ptm --formatted "
+		 "--sync-period 256 --repeat %d -o %s/bad 2>/dev/null",
+		 tool, progs, progs, SAN_BUILD ? 2 : 6, tmp);
+	CHECK_EQ(run(cmd).status, 0);
+	char path[4200];
+	snprintf(path, sizeof(path), "%s/bad/trace.bin", tmp); /* (formatted: one buffer) */
+	FILE *f = fopen(path, "r+b");
+	CHECK(f != NULL);
+	long corrupted = 0;
+	if (f) {
+		fseek(f, 0, SEEK_END);
+		long size = ftell(f);
+		/* A reserved ID (0x79) in the first byte of every 97th frame. */
+		for (long at = 16 * 40; at + 16 <= size; at += 16 * 97) {
+			fseek(f, at, SEEK_SET);
+			fputc(0x79 << 1 | 1, f);
+			corrupted++;
+		}
+		fclose(f);
+	}
+	CHECK(corrupted > 10);
+	snprintf(args, sizeof(args), "decode %s/bad --format jsonl", tmp);
+	same_chunked(args, 512);
+	snprintf(cmd, sizeof(cmd), "%s %s --jobs 1 2>/dev/null | grep -c frame_error", tool, args);
+	FILE *p = popen(cmd, "r");
+	long nerr = 0;
+	CHECK(p && fscanf(p, "%ld", &nerr) == 1);
+	if (p)
+		pclose(p);
+	CHECK(nerr >= corrupted);
+	if (!SAN_BUILD) {
+		snprintf(args, sizeof(args), "decode %s/bad", tmp);
+		same_chunked(args, 512);
+	}
+	printf("chunks: formatted captures joined %ld chunks (TC2 %ld), %ld by a matching state; %ld frame errors\n",
+	       chunks_joined - before, tc2_joined, chunks_matched - matched_before, nerr);
+	CHECK(tc2_joined > (SAN_BUILD ? 4 : 20));
+	CHECK(chunks_matched - matched_before > 0);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmp);
+	CHECK_EQ(system(cmd), 0);
+}
+
 static void usage_errors(void)
 {
 	static const char *const bad[] = { "0", "two", "257", "-1", "" };
@@ -528,6 +610,7 @@ int main(void)
 	worker_printing(shared);
 	roundtrip_matrix();
 	chunked_generated();
+	chunked_formatted(shared);
 	chunked_default();
 	chunked_matrix();
 	printf("%ld runs compared with --jobs 1, %ld differ\n", compared, differing);

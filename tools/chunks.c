@@ -1,6 +1,6 @@
 /*
  * chunks.c - one source's trace cut at sync points into chunks decoded
- * on worker threads (--jobs N, N >= 2, with one unformatted source).
+ * on worker threads (--jobs N, N >= 2, with one source).
  *
  * The source's bytes are gathered until they hold a cut point (an A-sync,
  * csd_sync_scan) at least CHUNK_BYTES on; the bytes before it become a
@@ -25,6 +25,13 @@
  * pool); with no equal state the serial decoder decodes the whole chunk.
  * Either way what is handed on is what a serial decode gives, in order, on
  * the calling thread (the merge, handlers and printers are not shared).
+ *
+ * From a formatted capture the source's bytes come with the capture offset
+ * of each (the frames' other bytes lie between them); they are kept beside
+ * the bytes, so that every decoder gives each record the offset a serial
+ * decode gives it. A frame note (a bad frame, say) is printed where the
+ * serial pipeline prints it: every byte before it decoded and its records
+ * handed on first (chunks_sync).
  *
  * Memory is bounded: at most 2 * jobs + 1 chunks in flight, of about
  * chunk_bytes each (plus the bytes up to the next cut), and a chunk keeps
@@ -78,6 +85,7 @@ struct kept {
 
 struct chunk {
 	uint8_t *bytes;                 /* the chunk's own copy */
+	uint64_t *offs;                 /* their capture offsets (NULL: base + i) */
 	size_t len;
 	uint64_t base;                  /* capture offset of bytes[0] */
 	csd_flow_decoder *dec;
@@ -110,8 +118,10 @@ struct chunks {
 	size_t chunk_bytes, chunk_max;
 	int stats;                      /* CSDEC_TEST_CHUNK_BYTES given: the joins on stderr */
 	uint64_t njoined, nmatched;
-	/* Bytes not yet in a chunk. */
+	/* Bytes not yet in a chunk, and their capture offsets (acc_off:
+	 * formatted input; NULL: acc_base + i). */
 	uint8_t *acc;
+	uint64_t *acc_off;
 	size_t n, cap;
 	uint64_t acc_base;              /* capture offset of acc[0] */
 	size_t scanned;                 /* acc[0 .. scanned) holds no cut */
@@ -142,12 +152,21 @@ static void deliver(struct chunks *c, csd_flow_decoder *d)
 	}
 }
 
+/* bytes[from, to) of k, with their capture offsets. */
+static struct csd_bytes chunk_span(const struct chunks *c, const struct chunk *k, size_t from, size_t to)
+{
+	struct csd_bytes b = { .data = k->bytes + from, .size = to - from, .base = k->base + from, .id = c->s->id };
+	if (k->offs)
+		b.offsets = k->offs + from;
+	return b;
+}
+
 /* The serial decoder through bytes[from, to) of k, its records handed on. */
 static void serial_feed(struct chunks *c, struct chunk *k, size_t from, size_t to)
 {
 	if (to <= from)
 		return;
-	struct csd_bytes b = { .data = k->bytes + from, .size = to - from, .base = k->base + from, .id = c->s->id };
+	struct csd_bytes b = chunk_span(c, k, from, to);
 	if (csd_flow_feed(c->serial, &b) == 0)
 		deliver(c, c->serial);
 }
@@ -221,7 +240,7 @@ static int chunk_feed(struct chunks *c, struct chunk *k, size_t to)
 	const size_t step = c->keep == KEEP_COUNTS ? FEED_STEP_COUNTS : FEED_STEP;
 	while (k->fed < to) {
 		size_t end = to - k->fed > step ? k->fed + step : to;
-		struct csd_bytes b = { .data = k->bytes + k->fed, .size = end - k->fed, .base = k->base + k->fed, .id = c->s->id };
+		struct csd_bytes b = chunk_span(c, k, k->fed, end);
 		if (csd_flow_feed(k->dec, &b) != 0) {
 			k->broken = 1;
 			return 0;
@@ -339,6 +358,7 @@ static void chunk_clear(struct chunk *k)
 	for (size_t j = 0; j < k->nsave; j++)
 		csd_flow_state_free(k->saved[j]);
 	free(k->bytes);
+	free(k->offs);
 	if (k->out)
 		fclose(k->out);
 	struct kept *rec = k->rec;
@@ -449,20 +469,27 @@ static int queue_chunk(struct chunks *c, size_t len)
 		join_next(c);
 	csd_flow_decoder *d = pool_get(c);
 	uint8_t *bytes = malloc(len);
-	if (!d || !bytes) {
+	uint64_t *offs = c->acc_off ? malloc(len * sizeof(*offs)) : NULL;
+	if (!d || !bytes || (c->acc_off && !offs)) {
 		free(bytes);
+		free(offs);
 		if (d)
 			pool_put(c, d);
 		return 0;
 	}
 	memcpy(bytes, c->acc, len);
+	if (offs)
+		memcpy(offs, c->acc_off, len * sizeof(*offs));
 	size_t i = (c->head + c->count) % c->inflight_max;
 	struct chunk *k = &c->ring[i];
 	k->bytes = bytes;
+	k->offs = offs;
 	k->len = len;
 	k->base = c->acc_base;
 	k->dec = d;
 	memmove(c->acc, c->acc + len, c->n - len);
+	if (c->acc_off)
+		memmove(c->acc_off, c->acc_off + len, (c->n - len) * sizeof(*c->acc_off));
 	c->n -= len;
 	c->acc_base += len;
 	c->scanned = 0;
@@ -480,7 +507,7 @@ static void acc_serial(struct chunks *c)
 {
 	while (c->count)
 		join_next(c);
-	struct chunk k = { .bytes = c->acc, .len = c->n, .base = c->acc_base };
+	struct chunk k = { .bytes = c->acc, .offs = c->acc_off, .len = c->n, .base = c->acc_base };
 	serial_feed(c, &k, 0, c->n);
 	c->acc_base += c->n;
 	c->n = 0;
@@ -520,6 +547,12 @@ void chunks_data(struct chunks *c, const struct csd_bytes *b)
 		if (take > c->cap - c->n)
 			take = c->cap - c->n;
 		memcpy(c->acc + c->n, b->data + i, take);
+		if (c->acc_off && b->offsets) {
+			memcpy(c->acc_off + c->n, b->offsets + i, take * sizeof(*c->acc_off));
+		} else if (c->acc_off) {
+			for (size_t j = 0; j < take; j++)
+				c->acc_off[c->n + j] = b->base + i + j;
+		}
 		c->n += take;
 		i += take;
 		cut(c);
@@ -547,7 +580,16 @@ static void chunks_free(struct chunks *c)
 	free(c->pool);
 	free(c->th);
 	free(c->acc);
+	free(c->acc_off);
 	free(c);
+}
+
+void chunks_sync(struct chunks *c)
+{
+	if (c->n)
+		acc_serial(c);
+	while (c->count)
+		join_next(c);
 }
 
 void chunks_finish(struct chunks *c)
@@ -572,7 +614,7 @@ void chunks_finish(struct chunks *c)
 	chunks_free(c);
 }
 
-struct chunks *chunks_new(struct run_ctx *ctx, int64_t capture_size)
+struct chunks *chunks_new(struct run_ctx *ctx, int64_t capture_size, int formatted)
 {
 	if (ctx->jobs < 2 || !ctx->chunk_ok)
 		return NULL;
@@ -617,6 +659,8 @@ struct chunks *chunks_new(struct run_ctx *ctx, int64_t capture_size)
 	/* Room for the bytes up to a cut at the largest distance. */
 	c->cap = c->chunk_max * 4;
 	c->acc = malloc(c->cap);
+	if (formatted)
+		c->acc_off = malloc(c->cap * sizeof(*c->acc_off));
 	/* Decoders: one per chunk in flight, the serial one, and the slot's. */
 	c->pool = calloc(c->inflight_max + 2, sizeof(*c->pool));
 	c->nworkers = ctx->jobs - 1;
@@ -624,7 +668,7 @@ struct chunks *chunks_new(struct run_ctx *ctx, int64_t capture_size)
 	pthread_mutex_init(&c->mu, NULL);
 	pthread_cond_init(&c->cv_work, NULL);
 	pthread_cond_init(&c->cv_done, NULL);
-	if (c->acc && c->pool && c->th)
+	if (c->acc && (c->acc_off || !formatted) && c->pool && c->th)
 		for (; c->started < c->nworkers; c->started++)
 			if (pthread_create(&c->th[c->started], NULL, worker_main, c) != 0)
 				break;

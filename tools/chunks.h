@@ -11,15 +11,17 @@
 struct chunks;
 
 /* Chunked decoding of the buffer's one flow source (ctx->chunk_ok: one
- * source, read from a file without frame formatting), or NULL (the caller
- * decodes as before): with --jobs N >= 2, or by default on a capture of
- * capture_size bytes (-1: not known) of at least JOBS_MIN_CAPTURE whose
- * records are printed or counted, and threads and memory to be had.
- * Frame formatted input stays serial: its frame notes are printed between
- * the records, at the point the serial pipeline reaches them. */
-struct chunks *chunks_new(struct run_ctx *ctx, int64_t capture_size);
+ * source decoded from the file), or NULL (the caller decodes as before):
+ * with --jobs N >= 2, or by default on a capture of capture_size bytes (-1:
+ * not known) of at least JOBS_MIN_CAPTURE whose records are printed or
+ * counted, and threads and memory to be had. formatted: the bytes come
+ * from formatter frames, each with its own capture offset. */
+struct chunks *chunks_new(struct run_ctx *ctx, int64_t capture_size, int formatted);
 /* The source's next bytes (copied); records are handed on as ready. */
 void chunks_data(struct chunks *c, const struct csd_bytes *b);
+/* Everything given so far decoded and its records handed on (before a
+ * frame note, which the serial pipeline prints after them). */
+void chunks_sync(struct chunks *c);
 /* End of the trace: everything decoded and handed on, the threads ended, c freed. */
 void chunks_finish(struct chunks *c);
 

@@ -103,7 +103,7 @@ static void make_source(struct perf_run *pr, const struct csd_perf_action *a)
 	s->taken_pid = s->pid;
 	s->taken_tid = s->tid;
 	s->shown_pid = s->shown_tid = -2;
-	s->worker = (int)(pr->next_worker++ % 64);
+	s->worker = (int)(pr->next_worker++ % (CSD_PERF_SESSION_KEYS / MAX_IDS));
 }
 
 static void feed_slot(struct perf_run *pr, struct source_slot *s, const struct csd_bytes *b)

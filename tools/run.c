@@ -25,10 +25,13 @@ static void drain_frames(struct run_ctx *ctx, csd_frame_decoder *fd, struct jobs
 	while (csd_frame_next(fd, &fo) == 0) {
 		if (fo.event == CSD_FRAME_ERROR || fo.event == CSD_FRAME_ALIGN_INFERRED ||
 		    fo.event == CSD_FRAME_TRUNCATED) {
-			if (jobs)
+			if (jobs) {
 				jobs_frame_note(jobs, &fo);
-			else
-				cli_report_frame_error(ctx, &fo);
+				continue;
+			}
+			if (chunks)
+				chunks_sync(chunks);
+			cli_report_frame_error(ctx, &fo);
 			continue;
 		}
 		if (fo.event != CSD_FRAME_DATA || fo.bytes.id >= MAX_IDS)
@@ -74,9 +77,10 @@ static int run_buffer(struct run_ctx *ctx, const char *path, uint32_t frame_form
 		free(chunk);
 		return -1;
 	}
-	/* Several sources: each decoded on a worker (jobs.c), the results
-	 * handed on here in the serial order. */
-	struct chunks *chunks = ctx->jobs > 1 && frame_format == CSD_FRAME_RAW ? chunks_new(ctx, capture_size) : NULL;
+	/* One source: cut into chunks decoded on the threads (chunks.c).
+	 * Several sources: each decoded on a worker (jobs.c). Either way the
+	 * results are handed on here in the serial order. */
+	struct chunks *chunks = ctx->jobs > 1 ? chunks_new(ctx, capture_size, frame_format != CSD_FRAME_RAW) : NULL;
 	struct jobs *jobs = ctx->jobs > 1 && !chunks ? jobs_new(ctx, ctx->jobs, capture_size) : NULL;
 	uint64_t off = 0;
 	size_t n;
