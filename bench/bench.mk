@@ -47,6 +47,8 @@ BENCH_GEN_DIRS ?= $(BENCH_DIR)/gen-ptm-$(BENCH_GEN_MB)mb $(BENCH_DIR)/gen-etm3-$
 # 30 MiB: PTM without timestamps, return stack or cycle counts, whose every
 # chunk can join the one before it by a matching state.
 BENCH_JOBS_PTM := $(BENCH_DIR)/gen-ptmplain-30mb
+# ... the same in formatter frames (its bytes come with an offset each) ...
+BENCH_JOBS_PTMFMT := $(BENCH_DIR)/gen-ptmfmt-30mb
 # ... and a perf.data file of two such sources (two CPUs' trace IDs in one
 # per-thread buffer of formatter frames, as `csdec gen --perf-data` writes).
 BENCH_JOBS_PERF := $(BENCH_DIR)/perf-ptmplain2-30mb.data
@@ -126,15 +128,16 @@ $(BENCH_DIR)/hostile-walk-%mb/.stamp: $(BENCH_DIR)/bench_hostile
 	@touch $@
 
 bench-inputs: $(BENCH_TC2)/.stamp $(BENCH_GEN_DIRS:%=%/.stamp) $(BENCH_HOSTILE)/.stamp $(BENCH_TC2_X200)/.stamp \
-	      $(BENCH_JOBS_PTM)/.stamp $(BENCH_JOBS_PERF)
+	      $(BENCH_JOBS_PTM)/.stamp $(BENCH_JOBS_PTMFMT)/.stamp $(BENCH_JOBS_PERF)
 
 # --jobs 1 against --jobs 2, whole tool, wall time: several sources (TC2;
 # printed: TC2 x200 in JSON Lines and as the text listing, whose records
 # the workers print and the merge interleaves), one source in chunks (PTM,
-# ~30 MiB; printed and not), and one whose chunks mostly join by decoding
-# again (timestamps and return stack).
+# ~30 MiB; printed and not; unformatted and in formatter frames), and one
+# whose chunks mostly join by decoding again (timestamps and return stack).
 BENCH_JOBS_ROWS = tc2=$(BENCH_TC2):none tc2-x200=$(BENCH_TC2_X200):jsonl tc2-x200=$(BENCH_TC2_X200):text \
 	ptm-30mb=$(BENCH_JOBS_PTM):none ptm-30mb=$(BENCH_JOBS_PTM):jsonl \
+	ptmfmt-30mb=$(BENCH_JOBS_PTMFMT):none ptmfmt-30mb=$(BENCH_JOBS_PTMFMT):text \
 	$(notdir $(word 1,$(BENCH_GEN_DIRS)))=$(word 1,$(BENCH_GEN_DIRS)):none \
 	perf-2ptm-30mb=$(BENCH_JOBS_PERF):none perf-2ptm-30mb=$(BENCH_JOBS_PERF):jsonl
 
@@ -157,7 +160,8 @@ bench: $(BENCH_BINS) $(B)/csdec bench-inputs $(BENCH_INSTR_DIRS:%=%/.stamp)
 bench-instr: $(BENCH_BINS) $(BENCH_INSTR_DIRS:%=%/.stamp)
 	$(BENCH_INSTR_RUN)
 
-bench-jobs: $(B)/csdec $(BENCH_TC2)/.stamp $(BENCH_TC2_X200)/.stamp $(BENCH_JOBS_PTM)/.stamp $(word 1,$(BENCH_GEN_DIRS))/.stamp \
+bench-jobs: $(B)/csdec $(BENCH_TC2)/.stamp $(BENCH_TC2_X200)/.stamp $(BENCH_JOBS_PTM)/.stamp $(BENCH_JOBS_PTMFMT)/.stamp \
+	    $(word 1,$(BENCH_GEN_DIRS))/.stamp \
 	    $(BENCH_JOBS_PERF)
 	$(BENCH_JOBS_RUN)
 

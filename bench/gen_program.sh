@@ -6,7 +6,8 @@
 # Configuration as in the TC2 capture: cycle-accurate with timestamps
 # (PTM also with the return stack); raw, one source. PROTOCOL ptmplain:
 # PTM without any of these (every chunk of it can join the one before);
-# ptmplain2: two such sources (two CPUs), in formatter frames. OUT ending in
+# ptmfmt: one such source in formatter frames; ptmplain2: two such sources
+# (two CPUs), in formatter frames. OUT ending in
 # .data: a perf.data file instead (`csdec gen --perf-data`).
 set -eu
 tool=$1 prog=$2 proto=$3 mb=$4 out=$5
@@ -14,8 +15,9 @@ case $proto in
 ptm) opts="--protocol ptm --cycle-accurate --timestamps --return-stack" ;;
 etm3) opts="--protocol etm3 --cycle-accurate --timestamps" ;;
 ptmplain) opts="--protocol ptm" ;;
+ptmfmt) opts="--protocol ptm --formatted" ;;
 ptmplain2) opts="--protocol ptm --protocol ptm --formatted" ;;
-*) echo "gen_program: protocol ptm, ptmplain, ptmplain2 or etm3, not $proto" >&2; exit 2 ;;
+*) echo "gen_program: protocol ptm, ptmplain, ptmfmt, ptmplain2 or etm3, not $proto" >&2; exit 2 ;;
 esac
 [ -f "$prog.log" ] || { echo "gen_program: $prog.log missing (make programs)" >&2; exit 2; }
 one=$out.one
