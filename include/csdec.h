@@ -1321,10 +1321,10 @@ struct csd_perf_session_config {
 	 *  files), referenced: it must outlive the session and not change
 	 *  while it runs. NULL: none. */
 	csd_image *base;
-	const char *symfs;        /**< as csd_perf_find_file(); NULL: none */
-	const char *buildid_dir;  /**< as csd_perf_find_file(); NULL: $HOME/.debug */
+	const char *symfs;        /**< as csd_perf_find_file(); NULL: none (copied) */
+	const char *buildid_dir;  /**< as csd_perf_find_file(); NULL: $HOME/.debug (copied) */
 	/** The trace IDs to decode (num_ids 0: all); the others' bytes are
-	 *  dropped without a word. */
+	 *  dropped without a word. Read by csd_perf_session_new() only. */
 	const uint8_t *ids;
 	size_t num_ids;
 };
@@ -1419,10 +1419,11 @@ size_t csd_perf_session_num_sources(const csd_perf_session *ps);
  * CSD_EEOS. On an error the queues end the same way before the error is
  * returned, and csd_perf_session_error() says why; it is returned again
  * from then on.
- * Errors: CSD_EINVAL (NULL argument or act->size too small), CSD_EEOS (end),
- * CSD_ENOENT (no source to decode: csd_perf_session_num_sources()), the
- * errors of csd_perf_next() and csd_perf_read() (a malformed record, the
- * file cannot be read), CSD_ENOMEM.
+ * Errors: CSD_EINVAL (NULL argument or act->size too small; or a section of
+ * the base image that an image refuses), CSD_EEOS (end), CSD_ENOENT (no
+ * source to decode: csd_perf_session_num_sources()), the errors of
+ * csd_perf_next() and csd_perf_read() (a malformed record, the file cannot
+ * be read), CSD_ENOMEM.
  */
 int csd_perf_session_next(csd_perf_session *ps, struct csd_perf_action *act);
 

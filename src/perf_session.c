@@ -93,7 +93,7 @@ enum walk_state {
 };
 
 struct csd_perf_session {
-	struct csd_perf_session_config cfg;
+	struct csd_perf_session_config cfg;  /* (its strings the session's copies) */
 	uint8_t want[MAX_IDS];
 	char *path;
 	csd_perf *pd;
@@ -311,10 +311,13 @@ static csd_image *image_new(csd_perf_session *ps)
 	for (size_t i = 0; i < csd_image_num_sections(base); i++) {
 		uint64_t addr, size;
 		const uint8_t *data;
-		if (csd_image_section(base, i, &addr, &size, &data) < 0 ||
-		    csd_image_add_buffer(img, addr, data, (size_t)size, 0) < 0) {
+		int rc = csd_image_section(base, i, &addr, &size, &data);
+		if (rc == CSD_OK)
+			rc = csd_image_add_buffer(img, addr, data, (size_t)size, 0);
+		if (rc < 0) {
+			fail(ps, rc, "%s: the base image's section %zu: %s", ps->path, i,
+			     rc == CSD_ENOMEM ? "out of memory" : csd_errstr(rc));
 			csd_image_free(img);
-			fail(ps, CSD_ENOMEM, "%s: out of memory", ps->path);
 			return NULL;
 		}
 	}
@@ -915,12 +918,20 @@ int csdi_perf_session_from_reader(csd_perf *pd, const char *name, const struct c
 	csd_perf_session *ps = calloc(1, sizeof(*ps));
 	if (ps) {
 		ps->path = strdup(name);
+		ps->cfg = *cfg;
+		ps->cfg.size = sizeof(ps->cfg);
+		ps->cfg.ids = NULL;
+		ps->cfg.symfs = cfg->symfs ? strdup(cfg->symfs) : NULL;
+		ps->cfg.buildid_dir = cfg->buildid_dir ? strdup(cfg->buildid_dir) : NULL;
 		ps->buf = malloc(CHUNK);
 		ps->ncpus = csd_perf_num_cpus(pd);
 		ps->cpu_state = calloc(ps->ncpus ? ps->ncpus : 1, sizeof(*ps->cpu_state));
 	}
-	if (!ps || !ps->path || !ps->buf || !ps->cpu_state) {
+	if (!ps || !ps->path || !ps->buf || !ps->cpu_state || (cfg->symfs && !ps->cfg.symfs) ||
+	    (cfg->buildid_dir && !ps->cfg.buildid_dir)) {
 		if (ps) {
+			free((char *)ps->cfg.symfs);
+			free((char *)ps->cfg.buildid_dir);
 			free(ps->path);
 			free(ps->buf);
 			free(ps->cpu_state);
@@ -930,9 +941,6 @@ int csdi_perf_session_from_reader(csd_perf *pd, const char *name, const struct c
 		return CSD_ENOMEM;
 	}
 	ps->pd = pd;
-	ps->cfg = *cfg;
-	ps->cfg.size = sizeof(ps->cfg);
-	ps->cfg.ids = NULL;
 	for (size_t i = 0; i < cfg->num_ids; i++)
 		if (cfg->ids[i] < MAX_IDS)
 			ps->want[cfg->ids[i]] = 1;
@@ -1010,6 +1018,8 @@ void csd_perf_session_free(csd_perf_session *ps)
 	free(ps->cpu_state);
 	free(ps->buf);
 	free(ps->path);
+	free((char *)ps->cfg.symfs);
+	free((char *)ps->cfg.buildid_dir);
 	csd_perf_free(ps->pd);
 	free(ps);
 }
