@@ -446,6 +446,36 @@ static void chunked_default(void)
 	CHECK_EQ(chunk_line(args, 65536), -1);
 	printf("chunks by default: %ld joined in a one-source capture of %lld bytes (%ld cores)\n", nj,
 	       (long long)sb.st_size, cores);
+	/* Formatted: by the source's own bytes, threads from its 4th MiB on;
+	 * none for one source of TC2's formatted buffer repeated. */
+	snprintf(cmd, sizeof(cmd),
+		 "%s gen --qemu-log %s/recurse-thumb-O0.log --elf %s/recurse-thumb-O0 --protocol ptm --formatted "
+		 "--cycle-accurate --return-stack --repeat 220 -o %s/fmt >/dev/null 2>&1",
+		 tool, progs, progs, tmp);
+	CHECK_EQ(run(cmd).status, 0);
+	snprintf(cmd, sizeof(cmd), "%s/fmt/trace.bin", tmp);
+	CHECK(stat(cmd, &sb) == 0 && sb.st_size >= 5 * 1024 * 1024);
+	snprintf(args, sizeof(args), "decode %s/fmt --format jsonl", tmp);
+	long nf = chunk_line(args, 65536);
+	if (cores >= 2)
+		CHECK(nf > 4);
+	snprintf(cmd, sizeof(cmd), "%s %s --jobs 1", tool, args);
+	ref = run(cmd);
+	snprintf(cmd, sizeof(cmd), "CSDEC_TEST_CHUNK_BYTES=65536 %s %s 2>/dev/null", tool, args);
+	dflt = run(cmd);
+	CHECK_EQ(ref.status, 0);
+	compared++;
+	if (dflt.hash != ref.hash || dflt.size != ref.size || dflt.status != ref.status) {
+		differing++;
+		fprintf(stderr, "differs: %s without --jobs from --jobs 1\n", args);
+	}
+	const char *shared = check_shared_dir();
+	snprintf(cmd, sizeof(cmd), "sh %s/bench/repeat_snapshot.sh %s/traces/TC2 %s/tc2 8x >/dev/null",
+		 getenv("CSD_SRCDIR") ? getenv("CSD_SRCDIR") : ".", shared, tmp);
+	CHECK_EQ(system(cmd), 0);
+	snprintf(args, sizeof(args), "decode %s/tc2 --id 0x10 --format jsonl", tmp);
+	CHECK(chunk_line(args, 65536) <= 0);
+	printf("chunks by default: %ld joined in a formatted capture of %lld bytes\n", nf, (long long)sb.st_size);
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmp);
 	CHECK_EQ(system(cmd), 0);
 }

@@ -57,6 +57,10 @@
 				    * many times the trace's bytes) */
 #define CHUNK_MIN (8 * 1024)       /* ... and at least */
 #define KEEP_BYTES (6u << 20)      /* text or records a chunk keeps before it stops */
+/* By default, one source of a formatted capture decodes on the calling
+ * thread until it has given this many bytes: the capture's size says
+ * little of one source's share, and threads lose on a small one. */
+#define DEFER_BYTES (4u << 20)
 #define KEEP_SLACK (1u << 20)      /* room past it for one feed step's text */
 /* A chunk is fed in steps, to stop in time: a step's text fits in the
  * slack (past it only from hostile trace, whose chunk then joins by the
@@ -139,6 +143,10 @@ struct chunks {
 	pthread_cond_t cv_work, cv_done;
 	pthread_t *th;
 	int started;
+	/* By default on formatted input: the source's bytes so far, decoded
+	 * serially until DEFER_BYTES (deferred 1), then threads start. */
+	int deferred;
+	uint64_t seen;
 };
 
 static void deliver(struct chunks *c, csd_flow_decoder *d)
@@ -537,8 +545,18 @@ static void cut(struct chunks *c)
 	}
 }
 
+static int start_workers(struct chunks *c);
+
 void chunks_data(struct chunks *c, const struct csd_bytes *b)
 {
+	if (c->deferred) {
+		if (csd_flow_feed(c->serial, b) == 0)
+			deliver(c, c->serial);
+		c->seen += b->size;
+		if (c->deferred == 1 && c->seen >= DEFER_BYTES && start_workers(c))
+			c->deferred = 0;
+		return;
+	}
 	size_t i = 0;
 	while (i < b->size) {
 		if (c->n == 0)
@@ -668,13 +686,29 @@ struct chunks *chunks_new(struct run_ctx *ctx, int64_t capture_size, int formatt
 	pthread_mutex_init(&c->mu, NULL);
 	pthread_cond_init(&c->cv_work, NULL);
 	pthread_cond_init(&c->cv_done, NULL);
-	if (c->acc && (c->acc_off || !formatted) && c->pool && c->th)
-		for (; c->started < c->nworkers; c->started++)
-			if (pthread_create(&c->th[c->started], NULL, worker_main, c) != 0)
-				break;
-	if (!c->started) {
+	if (!c->acc || (formatted && !c->acc_off) || !c->pool || !c->th) {
+		chunks_free(c);
+		return NULL;
+	}
+	if (formatted && ctx->jobs_default) {
+		c->deferred = 1;
+		return c;
+	}
+	if (!start_workers(c)) {
 		chunks_free(c);
 		return NULL;
 	}
 	return c;
+}
+
+/* The worker threads; 0 if none could be started (then the caller decodes
+ * serially). */
+static int start_workers(struct chunks *c)
+{
+	for (; c->started < c->nworkers; c->started++)
+		if (pthread_create(&c->th[c->started], NULL, worker_main, c) != 0)
+			break;
+	if (!c->started)
+		c->deferred = 2;        /* (serial to the end) */
+	return c->started > 0;
 }

@@ -15,7 +15,9 @@ struct chunks;
  * with --jobs N >= 2, or by default on a capture of capture_size bytes (-1:
  * not known) of at least JOBS_MIN_CAPTURE whose records are printed or
  * counted, and threads and memory to be had. formatted: the bytes come
- * from formatter frames, each with its own capture offset. */
+ * from formatter frames, each with its own capture offset; by default
+ * such a source decodes on the calling thread until it has given 4 MiB
+ * (the capture's size says little of one source's share). */
 struct chunks *chunks_new(struct run_ctx *ctx, int64_t capture_size, int formatted);
 /* The source's next bytes (copied); records are handed on as ready. */
 void chunks_data(struct chunks *c, const struct csd_bytes *b);
