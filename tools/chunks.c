@@ -31,7 +31,9 @@
  * the bytes, so that every decoder gives each record the offset a serial
  * decode gives it. A frame note (a bad frame, say) is printed where the
  * serial pipeline prints it: every byte before it decoded and its records
- * handed on first (chunks_sync).
+ * handed on first (chunks_sync). By default such a source decodes on the
+ * calling thread until it has given DEFER_BYTES, as one source's share of
+ * a formatted capture is not known from the capture's size.
  *
  * Memory is bounded: at most 2 * jobs + 1 chunks in flight, of about
  * chunk_bytes each (plus the bytes up to the next cut), and a chunk keeps
@@ -57,11 +59,11 @@
 				    * many times the trace's bytes) */
 #define CHUNK_MIN (8 * 1024)       /* ... and at least */
 #define KEEP_BYTES (6u << 20)      /* text or records a chunk keeps before it stops */
+#define KEEP_SLACK (1u << 20)      /* room past it for one feed step's text */
 /* By default, one source of a formatted capture decodes on the calling
  * thread until it has given this many bytes: the capture's size says
  * little of one source's share, and threads lose on a small one. */
 #define DEFER_BYTES (4u << 20)
-#define KEEP_SLACK (1u << 20)      /* room past it for one feed step's text */
 /* A chunk is fed in steps, to stop in time: a step's text fits in the
  * slack (past it only from hostile trace, whose chunk then joins by the
  * serial decoder). */
