@@ -14,6 +14,7 @@
 
 #include "csdec.h"
 #include "file.h"
+#include "perf_files.h"
 
 #define BUILD_ID_MAX 20
 #define PHDR_MAX 256            /* program headers looked at */
@@ -27,6 +28,16 @@ static uint32_t le16(const uint8_t *p)
 static uint32_t le32(const uint8_t *p)
 {
 	return le16(p) | le16(p + 2) << 16;
+}
+
+void csdi_build_id_hex(char *out, const uint8_t *id, size_t n)
+{
+	static const char digits[] = "0123456789abcdef";
+	for (size_t i = 0; i < n; i++) {
+		out[2 * i] = digits[id[i] >> 4];
+		out[2 * i + 1] = digits[id[i] & 15];
+	}
+	out[2 * n] = 0;
 }
 
 static uint64_t le64(const uint8_t *p)
@@ -154,8 +165,7 @@ int csd_perf_find_file(const char *name, const uint8_t *build_id, size_t build_i
 		}
 		if (root) {
 			char hex[2 * BUILD_ID_MAX + 1];
-			for (size_t i = 0; i < build_id_size; i++)
-				snprintf(hex + 2 * i, 3, "%02x", build_id[i]);
+			csdi_build_id_hex(hex, build_id, build_id_size);
 			/* .build-id/xx/rest: a directory holding elf (a link to
 			 * NAME/HEX), or an older cache's plain file. */
 			int len = snprintf(path, path_size, "%s/.build-id/%.2s/%s", root, hex, hex + 2);

@@ -31,6 +31,7 @@
 #include <sys/stat.h>
 
 #include "csdec.h"
+#include "perf_files.h"
 #include "perf_session.h"
 
 #define CHUNK (1u << 20)
@@ -144,22 +145,22 @@ struct csd_perf_session {
  * Actions
  * ---------------------------------------------------------------------- */
 
+static void fail(csd_perf_session *ps, int rc, const char *fmt, ...);
+
+/* A new action at the end of the queue; NULL (the session failed) if
+ * memory is short. Actions are made only while the queue is empty at the
+ * start of a step (csd_perf_session_next), so it starts at index 0. */
 static struct csd_perf_action *push(csd_perf_session *ps, uint32_t type)
 {
 	if (ps->npend == ps->pend_cap) {
-		if (ps->pend_head) {
-			memmove(ps->pend, ps->pend + ps->pend_head, (ps->npend - ps->pend_head) * sizeof(*ps->pend));
-			ps->npend -= ps->pend_head;
-			ps->pend_head = 0;
+		size_t nc = ps->pend_cap ? ps->pend_cap * 2 : 64;
+		struct pending *n = realloc(ps->pend, nc * sizeof(*n));
+		if (!n) {
+			fail(ps, CSD_ENOMEM, "%s: out of memory", ps->path);
+			return NULL;
 		}
-		if (ps->npend == ps->pend_cap) {
-			size_t nc = ps->pend_cap ? ps->pend_cap * 2 : 64;
-			struct pending *n = realloc(ps->pend, nc * sizeof(*n));
-			if (!n)
-				return NULL;
-			ps->pend = n;
-			ps->pend_cap = nc;
-		}
+		ps->pend = n;
+		ps->pend_cap = nc;
 	}
 	struct pending *p = &ps->pend[ps->npend++];
 	memset(p, 0, sizeof(*p));
@@ -185,10 +186,13 @@ static void warn(csd_perf_session *ps, uint32_t flags, const char *fmt, ...)
 	int n = vsnprintf(NULL, 0, fmt, ap);
 	va_end(ap);
 	char *t = n >= 0 ? malloc((size_t)n + 1) : NULL;
-	struct csd_perf_action *a = t ? push(ps, CSD_PERF_ACT_WARNING) : NULL;
+	if (!t) {
+		fail(ps, CSD_ENOMEM, "%s: out of memory", ps->path);
+		return;
+	}
+	struct csd_perf_action *a = push(ps, CSD_PERF_ACT_WARNING);
 	if (!a) {
 		free(t);
-		fail(ps, CSD_ENOMEM, "%s: out of memory", ps->path);
 		return;
 	}
 	va_start(ap, fmt);
@@ -201,10 +205,8 @@ static void warn(csd_perf_session *ps, uint32_t flags, const char *fmt, ...)
 
 static void push_settle(csd_perf_session *ps)
 {
-	if (ps->cfg.flags & CSD_PERF_SESSION_THREADS) {
-		if (!push(ps, CSD_PERF_ACT_SETTLE))
-			fail(ps, CSD_ENOMEM, "%s: out of memory", ps->path);
-	}
+	if (ps->cfg.flags & CSD_PERF_SESSION_THREADS)
+		push(ps, CSD_PERF_ACT_SETTLE);
 }
 
 /* ------------------------------------------------------------------------
@@ -387,16 +389,6 @@ static void process_exec(csd_perf_session *ps, int32_t pid)
 	p->img = img;
 }
 
-static void hex_id(char *out, const uint8_t *id, unsigned n)
-{
-	static const char digits[] = "0123456789abcdef";
-	for (unsigned i = 0; i < n; i++) {
-		out[2 * i] = digits[id[i] >> 4];
-		out[2 * i + 1] = digits[id[i] & 15];
-	}
-	out[2 * n] = 0;
-}
-
 /* Where the code of `name` is (csd_perf_find_file: the build-ID cache,
  * then symfs), warned about when the file there has another build ID.
  * Returns a copy of the path, or NULL. */
@@ -409,8 +401,8 @@ static char *find_file(csd_perf_session *ps, const char *name, const uint8_t *id
 				    &other_size);
 	if (rc == CSD_ENOENT && other_size) {
 		char hex[41], fhex[41];
-		hex_id(hex, id, id_size);
-		hex_id(fhex, other, (unsigned)other_size);
+		csdi_build_id_hex(hex, id, id_size);
+		csdi_build_id_hex(fhex, other, other_size);
 		warn(ps, 0, "%s: build ID %s, the recording's %s is %s: not used", path, fhex, name, hex);
 	}
 	return rc == CSD_OK ? strdup(path) : NULL;
@@ -443,7 +435,7 @@ static const struct file_entry *file_lookup(csd_perf_session *ps, const char *na
 	if (!path) {
 		if (ps->missing_warnings < MAX_WARNINGS) {
 			char hex[41] = "";
-			hex_id(hex, id, id_size);
+			csdi_build_id_hex(hex, id, id_size);
 			warn(ps, 0, "%s: mapped file %s not found (%s%s%s%s); its code is not in the image", ps->path,
 			     name, id_size ? "build ID " : "", hex, id_size ? ", " : "",
 			     ps->cfg.symfs ? "--symfs" : "no --symfs");
@@ -481,16 +473,19 @@ static void add_mapping(csd_perf_session *ps, csd_image *img, const char *path, 
 		(void)csd_image_read(img, ev->addr, &byte, 1);
 }
 
+/* Does the MMAP record ev map code from a file that goes into the
+ * images? Code mappings of files only: [vdso], //anon,
+ * [kernel.kallsyms]... have no file here (the kernel is the caller's
+ * base). */
+static int maps_code(const csd_perf_session *ps, const struct csd_perf_event *ev)
+{
+	return (ps->cfg.flags & CSD_PERF_SESSION_IMAGES) && ev->filename[0] == '/' && ev->len &&
+	       !(ev->record == 10 && ev->prot && !(ev->prot & PROT_EXEC_BIT));
+}
+
 static void on_mmap(csd_perf_session *ps, const struct csd_perf_event *ev)
 {
-	tid_note(ps, ev->pid, ev->tid);
-	if (!(ps->cfg.flags & CSD_PERF_SESSION_IMAGES))
-		return;
-	/* Code mappings of files only: [vdso], //anon, [kernel.kallsyms]...
-	 * have no file here (the kernel is the caller's base). */
-	if (ev->filename[0] != '/' || ev->len == 0)
-		return;
-	if (ev->record == 10 && ev->prot && !(ev->prot & PROT_EXEC_BIT))
+	if (!maps_code(ps, ev))
 		return;
 	uint8_t id[20];
 	unsigned id_size = 0;
@@ -523,8 +518,7 @@ static uint32_t queue_key(const csd_perf_session *ps, const struct queue *q, uns
 static void queue_end(csd_perf_session *ps, struct queue *q)
 {
 	if (!q->active) {
-		if (!push(ps, CSD_PERF_ACT_CAPTURE_END))
-			fail(ps, CSD_ENOMEM, "%s: out of memory", ps->path);
+		push(ps, CSD_PERF_ACT_CAPTURE_END);
 		return;
 	}
 	push_settle(ps);
@@ -553,8 +547,6 @@ static void queue_end(csd_perf_session *ps, struct queue *q)
 	struct csd_perf_action *a = push(ps, CSD_PERF_ACT_CAPTURE_END);
 	if (a)
 		a->flags = CSD_PERF_ACTF_DECODED;
-	else
-		fail(ps, CSD_ENOMEM, "%s: out of memory", ps->path);
 	q->active = 0;
 }
 
@@ -592,10 +584,8 @@ static int queue_source(csd_perf_session *ps, struct queue *q, unsigned id, cons
 	if (!c || !ps->want[id])
 		return -1;
 	struct csd_perf_action *a = push(ps, CSD_PERF_ACT_SOURCE);
-	if (!a) {
-		fail(ps, CSD_ENOMEM, "%s: out of memory", ps->path);
+	if (!a)
 		return -1;
-	}
 	a->key = key;
 	a->flags = q->cpu == -1 ? CSD_PERF_ACTF_PER_THREAD : 0;
 	a->source = c;
@@ -610,10 +600,8 @@ static int queue_source(csd_perf_session *ps, struct queue *q, unsigned id, cons
 static void push_data(csd_perf_session *ps, int key, const struct csd_bytes *b)
 {
 	struct csd_perf_action *a = push(ps, CSD_PERF_ACT_DATA);
-	if (!a) {
-		fail(ps, CSD_ENOMEM, "%s: out of memory", ps->path);
+	if (!a)
 		return;
-	}
 	a->key = (uint32_t)key;
 	a->bytes = *b;
 }
@@ -630,8 +618,6 @@ static int frame_step(csd_perf_session *ps)
 		struct csd_perf_action *a = push(ps, CSD_PERF_ACT_FRAME_ERROR);
 		if (a)
 			a->frame = fo;
-		else
-			fail(ps, CSD_ENOMEM, "%s: out of memory", ps->path);
 		return 1;
 	}
 	if (fo.event != CSD_FRAME_DATA || fo.bytes.id >= MAX_IDS)
@@ -792,11 +778,32 @@ static void on_aux(csd_perf_session *ps, const struct csd_perf_event *ev)
 	if (!(ev->aux_flags & lost))
 		return;
 	struct csd_perf_action *a = push(ps, CSD_PERF_ACT_AUX_LOST);
-	if (!a) {
-		fail(ps, CSD_ENOMEM, "%s: out of memory", ps->path);
-		return;
+	if (a)
+		a->event = ev;
+}
+
+/* The thread (and its process) the record ev names, for the thread table:
+ * 0 if it names none. A CPU-wide switch out names the next task, in this
+ * one; a per-thread switch out none. */
+static int noted_thread(const struct csd_perf_event *ev, int32_t *pid, int32_t *tid)
+{
+	*pid = ev->pid;
+	*tid = ev->tid;
+	switch (ev->type) {
+	case CSD_PERF_MMAP:
+	case CSD_PERF_COMM:
+	case CSD_PERF_FORK:
+	case CSD_PERF_ITRACE_START:
+		return 1;
+	case CSD_PERF_SWITCH:
+		if (!(ev->flags & CSD_PERF_EVF_OUT))
+			return 1;
+		*pid = ev->next_prev_pid;
+		*tid = ev->next_prev_tid;
+		return ev->record == 15;
+	default:
+		return 0;
 	}
-	a->event = ev;
 }
 
 /* Would the event change what decoders on other threads read: the thread
@@ -805,33 +812,18 @@ static void on_aux(csd_perf_session *ps, const struct csd_perf_event *ev)
  * for nothing, which costs a wait and changes no output.) */
 static int needs_settle(const csd_perf_session *ps, const struct csd_perf_event *ev)
 {
-	int32_t pid = ev->pid, tid = ev->tid;
-	switch (ev->type) {
-	case CSD_PERF_MMAP:
-		if ((ps->cfg.flags & CSD_PERF_SESSION_IMAGES) && ev->filename[0] == '/' && ev->len &&
-		    !(ev->record == 10 && ev->prot && !(ev->prot & PROT_EXEC_BIT)))
-			return 1;
-		break;
-	case CSD_PERF_COMM:
-	case CSD_PERF_FORK:
-	case CSD_PERF_ITRACE_START:
-		break;
-	case CSD_PERF_SWITCH:
-		if (ev->record == 15 && (ev->flags & CSD_PERF_EVF_OUT)) {
-			pid = ev->next_prev_pid;
-			tid = ev->next_prev_tid;
-		} else if (ev->flags & CSD_PERF_EVF_OUT) {
-			return 0;
-		}
-		break;
-	default:
-		return 0;
-	}
-	return pid >= 0 && tid >= 0 && tid_pid(ps, tid) != pid;
+	if (ev->type == CSD_PERF_MMAP && maps_code(ps, ev))
+		return 1;
+	int32_t pid, tid;
+	return noted_thread(ev, &pid, &tid) && pid >= 0 && tid >= 0 && tid_pid(ps, tid) != pid;
 }
 
 static void on_event(csd_perf_session *ps, const struct csd_perf_event *ev)
 {
+	int32_t pid, tid;
+	const int noted = noted_thread(ev, &pid, &tid);
+	if (noted)
+		tid_note(ps, pid, tid);
 	switch (ev->type) {
 	case CSD_PERF_AUX_DATA:
 		piece_start(ps);
@@ -843,33 +835,19 @@ static void on_event(csd_perf_session *ps, const struct csd_perf_event *ev)
 		on_mmap(ps, ev);
 		break;
 	case CSD_PERF_COMM:
-		tid_note(ps, ev->pid, ev->tid);
 		if ((ev->flags & CSD_PERF_EVF_EXEC) && ev->pid > 0 && (ps->cfg.flags & CSD_PERF_SESSION_IMAGES))
 			process_exec(ps, ev->pid);
 		break;
-	case CSD_PERF_FORK:
-		tid_note(ps, ev->pid, ev->tid);
-		break;
 	case CSD_PERF_ITRACE_START:
-		tid_note(ps, ev->pid, ev->tid);
 		set_cpu_task(ps, ev->cpu, ev->pid, ev->tid, 0);
 		break;
 	case CSD_PERF_SWITCH:
-		if (ev->record == 15) {
-			/* CPU-wide: out names the next task, in this one. */
-			if (ev->flags & CSD_PERF_EVF_OUT) {
-				tid_note(ps, ev->next_prev_pid, ev->next_prev_tid);
-				set_cpu_task(ps, ev->cpu, ev->next_prev_pid, ev->next_prev_tid, 1);
-			} else {
-				tid_note(ps, ev->pid, ev->tid);
-				set_cpu_task(ps, ev->cpu, ev->pid, ev->tid, 1);
-			}
-		} else if (ev->flags & CSD_PERF_EVF_OUT) {
+		/* The CPU runs the task the record names; after a per-thread
+		 * switch out, none it knows. */
+		if (noted)
+			set_cpu_task(ps, ev->cpu, pid, tid, 1);
+		else
 			set_cpu_task(ps, ev->cpu, -1, -1, 1);
-		} else {
-			tid_note(ps, ev->pid, ev->tid);
-			set_cpu_task(ps, ev->cpu, ev->pid, ev->tid, 1);
-		}
 		break;
 	case CSD_PERF_LOST:
 		ps->lost_records += ev->lost;
@@ -885,7 +863,8 @@ static void on_event(csd_perf_session *ps, const struct csd_perf_event *ev)
 
 static const char *const unit_names[] = { "?", "an ETMv3", "a PTM", "an ETMv4", "an ETE", "an unknown ETMv3-format unit" };
 
-/* CPU i: decoded by its trace ID, or named once and its trace skipped. */
+/* CPU i's warning, where it is not decoded (by_id: which CPU has each
+ * trace ID, made with the session). */
 static void setup_cpu(csd_perf_session *ps, size_t i)
 {
 	const struct csd_perf_cpu *c = csd_perf_cpu(ps->pd, i);
@@ -903,12 +882,9 @@ static void setup_cpu(csd_perf_session *ps, size_t i)
 		     ps->path, c->cpu, id);
 		return;
 	}
-	if (ps->by_id[id]) {
+	if (ps->by_id[id] != c)
 		warn(ps, CSD_PERF_ACTF_SKIPPED, "%s: CPU %" PRId32 " has the trace ID 0x%02x of CPU %" PRId32 "; its trace is skipped",
 		     ps->path, c->cpu, id, ps->by_id[id]->cpu);
-		return;
-	}
-	ps->by_id[id] = c;
 }
 
 int csdi_perf_session_from_reader(csd_perf *pd, const char *name, const struct csd_perf_session_config *cfg,
@@ -948,15 +924,14 @@ int csdi_perf_session_from_reader(csd_perf *pd, const char *name, const struct c
 		memset(ps->want, 1, sizeof(ps->want));
 	for (size_t i = 0; i < ps->ncpus; i++)
 		ps->cpu_state[i].pid = ps->cpu_state[i].tid = -1;
-	/* Which CPUs are decoded is known now (their warnings come from the
+	/* Which CPUs are decoded is known now: each decodable one by its
+	 * trace ID, the first to have it (the others' warnings come from the
 	 * first calls of csd_perf_session_next). */
-	const struct csd_perf_cpu *by_id[MAX_IDS] = { 0 };
 	for (size_t i = 0; i < ps->ncpus; i++) {
 		const struct csd_perf_cpu *c = csd_perf_cpu(pd, i);
 		unsigned id = c->config.trace_id;
-		if ((c->unit == CSD_PERF_UNIT_ETM3 || c->unit == CSD_PERF_UNIT_PTM) &&
-		    c->id_from != CSD_PERF_ID_NONE && id < MAX_IDS && !by_id[id]) {
-			by_id[id] = c;
+		if (decodable(c) && id < MAX_IDS && !ps->by_id[id]) {
+			ps->by_id[id] = c;
 			ps->nsources += ps->want[id];
 		}
 	}

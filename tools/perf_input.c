@@ -6,7 +6,6 @@
  * --elf and --image files are the base of every image the session makes.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
