@@ -401,6 +401,23 @@ static long chunk_line(const char *args, long chunk)
 	return nj;
 }
 
+/* `args` without --jobs (cut every 65536 bytes where it chunks): the
+ * output and status of --jobs 1, which succeeds. */
+static void same_by_default(const char *args)
+{
+	char cmd[8192];
+	snprintf(cmd, sizeof(cmd), "%s %s --jobs 1", tool, args);
+	struct result ref = run(cmd);
+	snprintf(cmd, sizeof(cmd), "CSDEC_TEST_CHUNK_BYTES=65536 %s %s 2>/dev/null", tool, args);
+	struct result dflt = run(cmd);
+	CHECK_EQ(ref.status, 0);
+	compared++;
+	if (dflt.hash != ref.hash || dflt.size != ref.size || dflt.status != ref.status) {
+		differing++;
+		fprintf(stderr, "differs: %s without --jobs from --jobs 1\n", args);
+	}
+}
+
 /* Without --jobs, a one-source unformatted capture of 1 MiB or more is
  * decoded in chunks on a machine of several cores (decode only), with the
  * output of --jobs 1; a smaller one is not. */
@@ -428,16 +445,7 @@ static void chunked_default(void)
 		CHECK(nj > 4);
 	else
 		CHECK_EQ(nj, -1);
-	snprintf(cmd, sizeof(cmd), "%s %s --jobs 1", tool, args);
-	struct result ref = run(cmd);
-	snprintf(cmd, sizeof(cmd), "CSDEC_TEST_CHUNK_BYTES=65536 %s %s 2>/dev/null", tool, args);
-	struct result dflt = run(cmd);
-	CHECK_EQ(ref.status, 0);
-	compared++;
-	if (dflt.hash != ref.hash || dflt.size != ref.size || dflt.status != ref.status) {
-		differing++;
-		fprintf(stderr, "differs: %s without --jobs from --jobs 1\n", args);
-	}
+	same_by_default(args);
 	snprintf(args, sizeof(args), "decode %s/big --format none", tmp);
 	CHECK(cores < 2 || chunk_line(args, 65536) > 4);
 	snprintf(args, sizeof(args), "coverage %s/big", tmp);
@@ -459,16 +467,7 @@ static void chunked_default(void)
 	long nf = chunk_line(args, 65536);
 	if (cores >= 2)
 		CHECK(nf > 4);
-	snprintf(cmd, sizeof(cmd), "%s %s --jobs 1", tool, args);
-	ref = run(cmd);
-	snprintf(cmd, sizeof(cmd), "CSDEC_TEST_CHUNK_BYTES=65536 %s %s 2>/dev/null", tool, args);
-	dflt = run(cmd);
-	CHECK_EQ(ref.status, 0);
-	compared++;
-	if (dflt.hash != ref.hash || dflt.size != ref.size || dflt.status != ref.status) {
-		differing++;
-		fprintf(stderr, "differs: %s without --jobs from --jobs 1\n", args);
-	}
+	same_by_default(args);
 	const char *shared = check_shared_dir();
 	snprintf(cmd, sizeof(cmd), "sh %s/bench/repeat_snapshot.sh %s/traces/TC2 %s/tc2 8x >/dev/null",
 		 getenv("CSD_SRCDIR") ? getenv("CSD_SRCDIR") : ".", shared, tmp);
