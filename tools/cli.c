@@ -268,16 +268,28 @@ void cli_take_packet_text(struct run_ctx *ctx, struct source_slot *s, const stru
 	fwrite(text, 1, len, ctx->out);
 }
 
+int cli_counts_only(const struct run_ctx *ctx)
+{
+	return ctx->format == FMT_NONE && !ctx->on_record && !ctx->on_packet && !ctx->merge;
+}
+
 void cli_drain_slot(struct run_ctx *ctx, struct source_slot *s)
 {
 	if (s->flow) {
 		/* Records in batches, read in place (nothing here calls the
-		 * decoder while they are used). */
+		 * decoder while they are used). Only counted: what
+		 * cli_take_record would do of them (a perf.data source's
+		 * process is only printed). */
 		const struct csd_record *batch;
+		const int count_only = cli_counts_only(ctx);
 		int n;
 		while ((n = csd_flow_next_batch(s->flow, &batch)) > 0) {
-			for (int i = 0; i < n; i++)
-				cli_take_record(ctx, s, &batch[i]);
+			if (count_only)
+				for (int i = 0; i < n; i++)
+					cli_count_record(s, &batch[i]);
+			else
+				for (int i = 0; i < n; i++)
+					cli_take_record(ctx, s, &batch[i]);
 			cli_check_output(ctx);
 		}
 		return;

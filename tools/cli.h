@@ -206,6 +206,9 @@ int cli_text_append(char **text, size_t *len, size_t *cap, size_t first, const c
 void cli_end_held_text(struct run_ctx *ctx);
 /* The counting part of cli_take_record (items, instructions, errors of s). */
 void cli_count_record(struct source_slot *s, const struct csd_record *r);
+/* Nothing but the counts is wanted of the records (--format none, no
+ * handler, no merge): cli_count_record is all cli_take_record would do. */
+int cli_counts_only(const struct run_ctx *ctx);
 void cli_take_packet(struct run_ctx *ctx, struct source_slot *s, const struct csd_packet *p);
 /* The same for a record / packet that another thread has printed to
  * text[0, len) exactly as these would print it (cli_take_print,

@@ -762,11 +762,6 @@ void jobs_end(struct jobs *j)
 }
 
 /* Nothing but the counts is wanted of the records (decode --format none). */
-static int counts_only(const struct run_ctx *ctx)
-{
-	return ctx->format == FMT_NONE && !ctx->on_record && !ctx->on_packet && !ctx->merge;
-}
-
 /* Nothing but printing is wanted of the records and packets. */
 static int prints_only(const struct run_ctx *ctx)
 {
@@ -825,7 +820,7 @@ static struct jobs *jobs_start(struct run_ctx *ctx, int nw, int count_only, int 
 
 struct jobs *jobs_new(struct run_ctx *ctx, int jobs, int64_t capture_size)
 {
-	const int count_only = counts_only(ctx);
+	const int count_only = cli_counts_only(ctx);
 	int nslots = 0;
 	for (int id = 0; id < MAX_IDS; id++)
 		nslots += ctx->slot[id] != NULL;
@@ -858,7 +853,7 @@ struct jobs *jobs_new(struct run_ctx *ctx, int jobs, int64_t capture_size)
 
 struct jobs *jobs_new_sources(struct run_ctx *ctx, int jobs, int nsources, int64_t capture_size, int listing)
 {
-	const int count_only = counts_only(ctx);
+	const int count_only = cli_counts_only(ctx);
 	/* The default's rule as in jobs_new(). One source stays on the
 	 * calling thread even when asked: its decoders end where each piece
 	 * of trace ends, and each end waits for the worker (jobs_sync). */
