@@ -649,15 +649,46 @@ void cli_slot_free(struct source_slot *s)
 	csd_etm3_pkt_free(s->etm3);
 	csd_ptm_pkt_free(s->ptm);
 	csd_flow_free(s->flow);
+	s->etm3 = NULL;
+	s->ptm = NULL;
+	s->flow = NULL;
+}
+
+/* The slot's fields as a new decoder of cfg on img starts them (its
+ * decoders left to the caller). */
+static void slot_clear(struct source_slot *s, int kind, const struct csd_trace_config *cfg, csd_image *img, int insn)
+{
+	memset(s, 0, sizeof(*s));
+	s->kind = kind;
+	memcpy(&s->cfg, cfg, sizeof(*cfg));  /* (padding too: cli_slot_renew compares the bytes) */
+	s->id = cfg->trace_id;
+	s->image = img;
+	s->insn = insn;
+}
+
+int cli_slot_renew(struct source_slot *s, int kind, const struct csd_trace_config *cfg, csd_image *img, int insn)
+{
+	if ((s->flow || s->etm3 || s->ptm) && s->kind == kind && s->image == img && s->insn == insn &&
+	    memcmp(&s->cfg, cfg, sizeof(*cfg)) == 0) {
+		csd_flow_decoder *flow = s->flow;
+		csd_etm3_pkt_decoder *etm3 = s->etm3;
+		csd_ptm_pkt_decoder *ptm = s->ptm;
+		const int rc = flow ? csd_flow_reset(flow) : etm3 ? csd_etm3_pkt_reset(etm3) : csd_ptm_pkt_reset(ptm);
+		if (rc == 0) {
+			slot_clear(s, kind, cfg, img, insn);
+			s->flow = flow;
+			s->etm3 = etm3;
+			s->ptm = ptm;
+			return 0;
+		}
+	}
+	cli_slot_free(s);
+	return cli_slot_init(s, kind, cfg, img, insn);
 }
 
 int cli_slot_init(struct source_slot *s, int kind, const struct csd_trace_config *cfg, csd_image *img, int insn)
 {
-	memset(s, 0, sizeof(*s));
-	s->kind = kind;
-	s->cfg = *cfg;
-	s->id = cfg->trace_id;
-	s->image = img;
+	slot_clear(s, kind, cfg, img, insn);
 	if (kind == SLOT_FLOW) {
 		struct csd_flow_config fc;
 		memset(&fc, 0, sizeof(fc));

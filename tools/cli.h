@@ -41,6 +41,7 @@ struct source_slot {
 	csd_ptm_pkt_decoder *ptm;
 	csd_flow_decoder *flow;
 	csd_image *image;
+	int insn;                       /* a record per instruction (CSD_FLOW_INSN) */
 	uint64_t items;
 	uint64_t insns;
 	uint64_t errors;
@@ -190,6 +191,12 @@ csd_image *cli_elf_image(const struct options *o);
 
 /* The pipeline's parts, shared with the perf.data input (perf_input.c). */
 int cli_slot_init(struct source_slot *s, int kind, const struct csd_trace_config *cfg, csd_image *img, int insn);
+/* cli_slot_init() of a slot that may hold the decoder of an earlier
+ * stretch of trace: made for the same kind, configuration, image and
+ * insn, it is reset rather than made anew (it keeps the code it has
+ * classified); any other is freed first. */
+int cli_slot_renew(struct source_slot *s, int kind, const struct csd_trace_config *cfg, csd_image *img, int insn);
+/* Free the slot's decoders (their pointers cleared). */
 void cli_slot_free(struct source_slot *s);
 int cli_slot_feed(struct source_slot *s, const struct csd_bytes *b);
 void cli_slot_finish(struct source_slot *s);

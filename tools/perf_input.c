@@ -24,9 +24,10 @@ struct perf_run {
 	enum slot_kind kind;
 	csd_perf_session *ps;
 	csd_image *base;
-	/* The decoders by the session's key (made at their first use, kept
-	 * for the next decoder of the key), and those ended whose totals
-	 * are taken at their capture's end. */
+	/* The decoders by the session's key (made at their first use, reset
+	 * for the next piece of the key where they read the same image: they
+	 * keep the code they classified), and those ended whose totals are
+	 * taken at their capture's end. */
 	struct source_slot **slots;
 	struct source_slot *ended[MAX_IDS];
 	size_t nended;
@@ -92,7 +93,7 @@ static void make_source(struct perf_run *pr, const struct csd_perf_action *a)
 	}
 	struct source_slot *s = pr->slots[a->key];
 	const struct csd_perf_cpu *c = a->source;
-	if (cli_slot_init(s, pr->kind, &c->config, a->image, cli_slot_insn(pr->o, pr->ctx, &c->config)) < 0)
+	if (cli_slot_renew(s, pr->kind, &c->config, a->image, cli_slot_insn(pr->o, pr->ctx, &c->config)) < 0)
 		die_io("%s: cannot create a decoder for CPU %" PRId32 " (protocol and ETMIDR 0x%08" PRIx32 " disagree?)",
 		       pr->o->dir, c->cpu, c->config.etmidr);
 	s->perf = (a->flags & CSD_PERF_ACTF_PER_THREAD) ? 1 : 2;
@@ -147,7 +148,7 @@ static void end_capture(struct perf_run *pr, const struct csd_perf_action *a)
 		if (ctx->on_source_end && pr->kind == SLOT_FLOW)
 			ctx->on_source_end(ctx, s);
 		cli_add_totals(ctx, s);
-		cli_slot_free(s);
+		s->items = s->insns = s->errors = 0;
 	}
 	pr->nended = 0;
 }
@@ -286,8 +287,11 @@ int cli_run_perf(struct options *o, struct run_ctx *ctx, enum slot_kind kind)
 		}
 		status = cli_finish_status(ctx, pr->io_failed, kind == SLOT_FLOW);
 	}
-	for (size_t k = 0; k < CSD_PERF_SESSION_KEYS; k++)
+	for (size_t k = 0; k < CSD_PERF_SESSION_KEYS; k++) {
+		if (pr->slots[k])
+			cli_slot_free(pr->slots[k]);
 		free(pr->slots[k]);
+	}
 	free(pr->slots);
 	csd_perf_session_free(pr->ps);
 	csd_image_free(pr->base);

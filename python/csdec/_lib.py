@@ -157,6 +157,7 @@ flow_free = _fn("csd_flow_free", None, c_void_p)
 flow_feed = _fn("csd_flow_feed", ctypes.c_int, c_void_p, ctypes.POINTER(Bytes))
 flow_next_batch = _fn("csd_flow_next_batch", ctypes.c_int, c_void_p, ctypes.POINTER(ctypes.POINTER(CRecord)))
 flow_finish = _fn("csd_flow_finish", ctypes.c_int, c_void_p)
+flow_reset = _fn("csd_flow_reset", ctypes.c_int, c_void_p)
 
 snapshot_open = _fn("csd_snapshot_open", ctypes.c_int, c_char_p, ctypes.POINTER(c_void_p), ctypes.c_char_p, c_size)
 snapshot_free = _fn("csd_snapshot_free", None, c_void_p)

@@ -53,7 +53,7 @@ def _s(b):
 
 class _Slot:
     """One decoder of the session: a trace ID's of an AUX queue."""
-    __slots__ = ("dec", "cfg", "id", "cpu", "pid", "tid", "per_cpu")
+    __slots__ = ("dec", "cfg", "id", "cpu", "pid", "tid", "per_cpu", "image")
 
 
 def _aux_lost(ev):
@@ -100,11 +100,22 @@ class PerfRun:
             raise
         return img
 
-    def _source(self, a):
+    def _source(self, a, idle):
+        """A decoder for the action's key: the key's last one (ended, in
+        idle) reset where it reads the same image, as the tool does (it
+        keeps the code it classified), or a new one."""
         c = a.source.contents
+        dec = None
+        old = idle.pop(a.key, None)
+        if old is not None:
+            if old.image == a.image and L.flow_reset(old.dec) == 0:
+                dec = old.dec
+            else:
+                L.flow_free(old.dec)
         fc = L.FlowConfig(size=ctypes.sizeof(L.FlowConfig), trace=ctypes.pointer(c.config), image=a.image,
                           flags=self.flags)
-        dec = L.flow_new(ctypes.byref(fc))
+        if dec is None:
+            dec = L.flow_new(ctypes.byref(fc))
         if not dec:
             raise CsdecError(L.EINVAL, "%s: cannot create a decoder for CPU %d (protocol and ETMIDR 0x%08x disagree?)"
                              % (self.t.path, c.cpu, c.config.etmidr))
@@ -113,6 +124,7 @@ class PerfRun:
         s.cfg = L.TraceConfig()
         ctypes.pointer(s.cfg)[0] = c.config
         s.per_cpu = not a.flags & ACTF_PER_THREAD
+        s.image = a.image
         return s
 
     def _drain(self, ps, s):
@@ -158,6 +170,7 @@ class PerfRun:
             L.image_free(base)
             raise CsdecError(rc, err.value.decode("utf-8", "replace") or _s(L.errstr(rc)))
         slots = {}
+        idle = {}
         try:
             a = L.PerfAction(size=ctypes.sizeof(L.PerfAction))
             while True:
@@ -170,14 +183,12 @@ class PerfRun:
                     if L.flow_feed(s.dec, ctypes.byref(a.bytes)) == 0:
                         yield from self._drain(ps, s)
                 elif kind == ACT_SOURCE:
-                    slots[a.key] = self._source(a)
+                    slots[a.key] = self._source(a, idle)
                 elif kind == ACT_END:
                     s = slots.pop(a.key)
-                    try:
-                        L.flow_finish(s.dec)
-                        yield from self._drain(ps, s)
-                    finally:
-                        L.flow_free(s.dec)
+                    idle[a.key] = s
+                    L.flow_finish(s.dec)
+                    yield from self._drain(ps, s)
                 elif kind == ACT_FRAME_ERROR:
                     yield _frame_error(a.frame)
                 elif kind == ACT_AUX_LOST:
@@ -187,7 +198,7 @@ class PerfRun:
             if rc != L.EEOS:
                 raise CsdecError(rc, _s(L.perf_session_error(ps)) or _s(L.errstr(rc)))
         finally:
-            for s in slots.values():
+            for s in list(slots.values()) + list(idle.values()):
                 L.flow_free(s.dec)
             L.perf_session_free(ps)
             L.image_free(base)
