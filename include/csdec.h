@@ -1349,7 +1349,10 @@ enum csd_perf_action_type {
 	 *  formatter frames, in order with the DATA actions. */
 	CSD_PERF_ACT_FRAME_ERROR,
 	/** Decoder `key` ends: finish it and take its last records. Its key
-	 *  may be given to a new decoder after the CAPTURE_END that follows. */
+	 *  may be given to a new decoder after the CAPTURE_END that follows.
+	 *  No SETTLE comes first: a caller decoding on other threads may
+	 *  finish it there, in order with its data, while the next decoders
+	 *  start (they share nothing with it). */
 	CSD_PERF_ACT_END,
 	/** A queue's capture ended (its decoders' END actions came before it,
 	 *  if it had any: then CSD_PERF_ACTF_DECODED is set). Records held to

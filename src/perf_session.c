@@ -521,7 +521,8 @@ static void queue_end(csd_perf_session *ps, struct queue *q)
 		push(ps, CSD_PERF_ACT_CAPTURE_END);
 		return;
 	}
-	push_settle(ps);
+	/* (No SETTLE: the decoders' ends are in order with their data, and
+	 * nothing they read changes.) */
 	if (q->fd) {
 		csd_frame_finish(q->fd);
 		struct csd_frame_out fo;

@@ -1485,6 +1485,22 @@ static void test_memory_flat(void)
 		CHECK(peak[0] > 0 && peak[1] > 0);
 		CHECK(peak[1] < peak[0] + 2048);
 	}
+	/* One queue's 40 buffers: decoders of successive buffers on the
+	 * workers at once (each reset for its next buffer), their records
+	 * handed on in order. */
+	const char *forms[] = {
+		"decode %%s --symfs %s --format jsonl",
+		"decode %%s --symfs %s",
+		"decode %%s --symfs %s --format none",
+		"profile %%s --symfs %s --elf %s/demo.elf",
+	};
+	char fmt[2048], root[1200], one_queue[1200];
+	snprintf(root, sizeof(root), "%s", tmp("root"));
+	snprintf(one_queue, sizeof(one_queue), "%s", tmp("copies40.data"));
+	for (size_t i = 0; i < sizeof(forms) / sizeof(forms[0]); i++) {
+		snprintf(fmt, sizeof(fmt), forms[i], root, root);
+		same_with_jobs(fmt, one_queue);
+	}
 }
 
 

@@ -145,17 +145,6 @@ void cli_deliver_order_note(struct run_ctx *ctx, struct source_slot *s, const ch
 		print_order_text(ctx->out, s, reason, waiting);
 }
 
-void cli_count_record(struct source_slot *s, const struct csd_record *r)
-{
-	s->items++;
-	if (r->type == CSD_REC_INSN)
-		s->insns++;
-	else if (r->type == CSD_REC_RANGE)
-		s->insns += r->count;
-	else if (r->type == CSD_REC_ERROR)
-		s->errors++;
-}
-
 int cli_text_append(char **text, size_t *len, size_t *cap, size_t first, const char *buf, size_t n)
 {
 	if (*cap - *len < n) {

@@ -211,8 +211,18 @@ void cli_take_record(struct run_ctx *ctx, struct source_slot *s, const struct cs
 int cli_text_append(char **text, size_t *len, size_t *cap, size_t first, const char *buf, size_t n);
 /* Free what cli_take_record kept for perf.data's merged records. */
 void cli_end_held_text(struct run_ctx *ctx);
-/* The counting part of cli_take_record (items, instructions, errors of s). */
-void cli_count_record(struct source_slot *s, const struct csd_record *r);
+/* The counting part of cli_take_record (items, instructions, errors of
+ * s); inline, as --format none counts every record and nothing else. */
+static inline void cli_count_record(struct source_slot *s, const struct csd_record *r)
+{
+	s->items++;
+	if (r->type == CSD_REC_INSN)
+		s->insns++;
+	else if (r->type == CSD_REC_RANGE)
+		s->insns += r->count;
+	else if (r->type == CSD_REC_ERROR)
+		s->errors++;
+}
 /* Nothing but the counts is wanted of the records (--format none, no
  * handler, no merge): cli_count_record is all cli_take_record would do. */
 int cli_counts_only(const struct run_ctx *ctx);

@@ -54,7 +54,15 @@
 #include "merge.h"
 
 #define IN_RING 4              /* runs' blocks given to a worker, not yet decoded */
-#define OUT_RING 4             /* output blocks a worker has made, not yet taken */
+/* Output blocks a worker has made, not yet taken: OUT_MIN; for sources
+ * that come and go (jobs_new_sources) more, up to OUT_RING, while they
+ * hold under OUT_BYTES: there a worker is often ahead of the one the
+ * calling thread takes from (on a later piece of trace, whose records may
+ * be hundreds of times its bytes), and works on meanwhile. (Not always:
+ * each block's pages, touched first, cost more than a short run gains.) */
+#define OUT_MIN 4
+#define OUT_RING 64
+#define OUT_BYTES (12u << 20)
 #define IN_BYTES (64 * 1024)   /* trace bytes per input block (a longer run gets a block its size) */
 #define IN_EVENTS 1024
 #define OUT_ITEMS 4096
@@ -125,6 +133,7 @@ struct worker {
 	unsigned in_head, in_len;
 	struct out_block *out[OUT_RING];
 	unsigned out_head, out_len;
+	size_t out_bytes;         /* what the blocks in out[] hold */
 	struct in_block *in_free;
 	struct out_block *out_free;
 	/* The calling thread's: the block being filled, the block being read. */
@@ -143,13 +152,16 @@ struct worker {
 };
 
 /* An event of the sequence: a run or the end of source `slot` on worker
- * `worker`, or (worker -1) a frame note, or a flush of the merge. */
+ * `worker`, or (worker -1) a frame note, a flush of the merge or a call
+ * of fn. */
 struct seq_entry {
 	int worker;
 	struct source_slot *slot;
 	uint32_t event;
 	uint64_t offset;
 	const char *reason;
+	void (*fn)(void *arg);
+	void *arg;
 };
 
 struct jobs {
@@ -165,6 +177,7 @@ struct jobs {
 	 * text listing of records, which takes a disassembler). */
 	int format_text;
 	int listing;
+	unsigned out_max;         /* output blocks a worker may queue (OUT_MIN .. OUT_RING) */
 	int nw;
 	struct worker *w;
 	struct seq_entry *seq;
@@ -200,15 +213,31 @@ static void wake_main_locked(struct jobs *j)
 		pthread_cond_signal(&j->cv_main);
 }
 
+static size_t out_block_bytes(const struct out_block *b)
+{
+	return b->n * sizeof(b->it[0]) + b->text_len;
+}
+
 /* Give the block being filled to the calling thread (waits for room). */
 static void publish_out_locked(struct jobs *j, struct worker *w)
 {
-	while (w->out_len == OUT_RING)
+	while (w->out_len == j->out_max || (w->out_len >= OUT_MIN && w->out_bytes >= OUT_BYTES))
 		wait_worker_locked(j, w);
 	w->out[(w->out_head + w->out_len) % OUT_RING] = w->cur_out;
 	w->out_len++;
+	w->out_bytes += out_block_bytes(w->cur_out);
 	w->cur_out = NULL;
 	wake_main_locked(j);
+}
+
+static struct out_block *out_block_new(void)
+{
+	struct out_block *b = malloc(sizeof(*b));
+	if (b) {
+		b->text = NULL;
+		b->text_len = b->text_cap = 0;
+	}
+	return b;
 }
 
 static struct item *emit(struct jobs *j, struct worker *w)
@@ -219,12 +248,15 @@ static struct item *emit(struct jobs *j, struct worker *w)
 		pthread_mutex_unlock(&j->mu);
 	}
 	if (!w->cur_out) {
-		/* OUT_RING + 2 blocks exist: at most OUT_RING queued and one
-		 * being read, so one is free. */
+		/* At most out_max + 2 blocks: out_max queued, one being
+		 * read, this one. */
 		pthread_mutex_lock(&j->mu);
 		w->cur_out = w->out_free;
-		w->out_free = w->cur_out->next;
+		if (w->cur_out)
+			w->out_free = w->cur_out->next;
 		pthread_mutex_unlock(&j->mu);
+		if (!w->cur_out && !(w->cur_out = out_block_new()))
+			die_io("out of memory");
 		w->cur_out->n = 0;
 		w->cur_out->text_len = 0;
 	}
@@ -424,6 +456,16 @@ static int consume(struct jobs *j)
 	int moved = 0;
 	while (j->seq_len) {
 		const struct seq_entry *e = &j->seq[j->seq_head];
+		if (e->worker < 0 && e->fn) {
+			/* (Off the sequence first: fn may add to it.) */
+			void (*fn)(void *) = e->fn;
+			void *arg = e->arg;
+			j->seq_head = (j->seq_head + 1) % SEQ_MAX;
+			j->seq_len--;
+			fn(arg);
+			moved = 1;
+			continue;
+		}
 		if (e->worker < 0 && e->event == NOTE_MERGE_FLUSH) {
 			if (ctx->merge)
 				merge_flush(ctx->merge, ctx);
@@ -451,6 +493,7 @@ static int consume(struct jobs *j)
 				w->rd = w->out[w->out_head];
 				w->out_head = (w->out_head + 1) % OUT_RING;
 				w->out_len--;
+				w->out_bytes -= out_block_bytes(w->rd);
 				wake_worker_locked(w);
 			}
 			pthread_mutex_unlock(&j->mu);
@@ -676,6 +719,17 @@ void jobs_frame_note(struct jobs *j, const struct csd_frame_out *fo)
 	seq_push(j, &se);
 }
 
+void jobs_source_end(struct jobs *j, struct source_slot *s)
+{
+	add_event(j, EV_FINISH, s, NULL);
+}
+
+void jobs_call(struct jobs *j, void (*fn)(void *arg), void *arg)
+{
+	struct seq_entry se = { .worker = -1, .fn = fn, .arg = arg };
+	seq_push(j, &se);
+}
+
 void jobs_merge_flush(struct jobs *j)
 {
 	struct seq_entry se = { .worker = -1, .event = NOTE_MERGE_FLUSH };
@@ -749,6 +803,12 @@ void jobs_finish(struct jobs *j)
 	jobs_end(j);
 }
 
+void jobs_wait(struct jobs *j)
+{
+	if (j->seq_len)
+		step(j);
+}
+
 void jobs_sync(struct jobs *j)
 {
 	while (j->seq_len)
@@ -770,12 +830,14 @@ static int prints_only(const struct run_ctx *ctx)
 
 /* nw workers for ctx's sources (count_only: they count and pass no
  * records on); NULL when threads or memory cannot be had. */
-static struct jobs *jobs_start(struct run_ctx *ctx, int nw, int count_only, int format_text, int listing)
+static struct jobs *jobs_start(struct run_ctx *ctx, int nw, int count_only, int format_text, int listing,
+			       unsigned out_max)
 {
 	struct jobs *j = calloc(1, sizeof(*j));
 	if (!j)
 		return NULL;
 	j->ctx = ctx;
+	j->out_max = out_max;
 	j->nw = nw;
 	j->count_only = count_only;
 	j->format_text = format_text;
@@ -784,14 +846,12 @@ static struct jobs *jobs_start(struct run_ctx *ctx, int nw, int count_only, int 
 	j->seq = malloc(SEQ_MAX * sizeof(*j->seq));
 	int ok = j->w && j->seq;
 	for (int i = 0; ok && i < nw; i++)
-		for (int k = 0; k < OUT_RING + 2; k++) {
-			struct out_block *b = malloc(sizeof(*b));
+		for (int k = 0; k < OUT_MIN + 2; k++) {
+			struct out_block *b = out_block_new();
 			if (!b) {
 				ok = 0;
 				break;
 			}
-			b->text = NULL;
-			b->text_len = b->text_cap = 0;
 			b->next = j->w[i].out_free;
 			j->w[i].out_free = b;
 		}
@@ -844,24 +904,26 @@ struct jobs *jobs_new(struct run_ctx *ctx, int jobs, int64_t capture_size)
 	int listing = 0;
 	for (int id = 0; id < MAX_IDS; id++)
 		listing |= ctx->slot[id] && ctx->slot[id]->kind == SLOT_FLOW && ctx->format == FMT_TEXT;
-	struct jobs *j = jobs_start(ctx, nw, count_only, prints_only(ctx), listing);
+	struct jobs *j = jobs_start(ctx, nw, count_only, prints_only(ctx), listing, OUT_MIN);
 	for (int id = 0, k = 0; j && id < MAX_IDS; id++)
 		if (ctx->slot[id])
 			ctx->slot[id]->worker = k++;
 	return j;
 }
 
-struct jobs *jobs_new_sources(struct run_ctx *ctx, int jobs, int nsources, int64_t capture_size, int listing)
+struct jobs *jobs_new_sources(struct run_ctx *ctx, int jobs, int nsources, int64_t capture_size, int listing,
+			      int *nworkers)
 {
 	const int count_only = cli_counts_only(ctx);
-	/* The default's rule as in jobs_new(). One source stays on the
-	 * calling thread even when asked: its decoders end where each piece
-	 * of trace ends, and each end waits for the worker (jobs_sync). */
-	if (ctx->jobs_default && (count_only || nsources < 2 ||
-				  (capture_size >= 0 && capture_size < JOBS_MIN_CAPTURE)))
+	/* The default's rule as in jobs_new(), but for one source: the
+	 * pieces of its trace decode at once, as pieces of several do. */
+	(void)nsources;
+	if (ctx->jobs_default && (count_only || (capture_size >= 0 && capture_size < JOBS_MIN_CAPTURE)))
 		return NULL;
-	int nw = jobs < nsources ? jobs : nsources;
-	if (nw < 2)
+	if (jobs < 2)
 		return NULL;
-	return jobs_start(ctx, nw, count_only, prints_only(ctx), listing);
+	struct jobs *j = jobs_start(ctx, jobs, count_only, prints_only(ctx), listing, OUT_RING);
+	if (j)
+		*nworkers = jobs;
+	return j;
 }

@@ -17,12 +17,14 @@ struct jobs;
 struct jobs *jobs_new(struct run_ctx *ctx, int jobs, int64_t capture_size);
 
 /* Workers for sources made and ended as decoding goes (perf.data's
- * queues): up to `jobs` threads, for about `nsources` sources decoding at
- * once; each source's `worker` (any number, taken modulo the workers)
- * says which thread decodes it; `listing`: the records are printed as the
- * text listing (the workers take disassemblers). NULL as jobs_new() says,
- * and when fewer than two threads would decode. */
-struct jobs *jobs_new_sources(struct run_ctx *ctx, int jobs, int nsources, int64_t capture_size, int listing);
+ * queues, each piece of trace a source of its own): `jobs` threads, into
+ * *nworkers; each source's `worker` (any number, taken modulo the
+ * workers) says which thread decodes it; `listing`: the records are
+ * printed as the text listing (the workers take disassemblers). NULL as
+ * jobs_new() says, but that one source may have many pieces, and when
+ * fewer than two threads would decode. */
+struct jobs *jobs_new_sources(struct run_ctx *ctx, int jobs, int nsources, int64_t capture_size, int listing,
+			      int *nworkers);
 
 /* Below this capture size the default decodes on one thread. */
 #define JOBS_MIN_CAPTURE (1024 * 1024)
@@ -37,6 +39,19 @@ void jobs_frame_note(struct jobs *j, const struct csd_frame_out *fo);
 /* A flush of ctx->merge, in the sequence: done when everything given
  * before it has been handed on. */
 void jobs_merge_flush(struct jobs *j);
+
+/* The end of source s (jobs_new_sources): its worker finishes it, and its
+ * last records are handed on in the sequence; s is the worker's until a
+ * jobs_call() given after this one runs (or jobs_sync returns). */
+void jobs_source_end(struct jobs *j, struct source_slot *s);
+
+/* fn(arg) on the calling thread, in the sequence: once everything given
+ * before it has been handed on. */
+void jobs_call(struct jobs *j, void (*fn)(void *arg), void *arg);
+
+/* Hand on what is ready, or wait until a worker has done something
+ * (nothing if everything given is handed on). */
+void jobs_wait(struct jobs *j);
 
 /* Wait until everything given so far is decoded and handed on: then no
  * worker uses a source or its image, and the caller may finish, free or

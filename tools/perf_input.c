@@ -18,25 +18,43 @@
 #include "jobs.h"
 #include "merge.h"
 
+/* Slots kept for the next decoders (each with its decoder, to be reset),
+ * and with --jobs the ended slots whose capture's end is not yet handed
+ * on, at most, per worker: past it the calling thread waits. */
+#define IDLE_MAX 16
+#define ENDING_PER_WORKER 3
+
 struct perf_run {
 	struct options *o;
 	struct run_ctx *ctx;
 	enum slot_kind kind;
 	csd_perf_session *ps;
 	csd_image *base;
-	/* The decoders by the session's key (made at their first use, reset
-	 * for the next piece of the key where they read the same image: they
-	 * keep the code they classified), and those ended whose totals are
-	 * taken at their capture's end. */
+	/* The decoder of each of the session's keys (NULL between its
+	 * decoders), those ended in the current capture (their totals are
+	 * taken at its end), and the idle ones, which the next decoders
+	 * reuse: one made for the same image and configuration is reset (it
+	 * keeps the code it classified). */
 	struct source_slot **slots;
 	struct source_slot *ended[MAX_IDS];
 	size_t nended;
+	struct source_slot *idle[IDLE_MAX];
+	size_t nidle;
+	size_t ending;                /* slots in captures' ends not yet handed on */
 	int io_failed;
 	/* --jobs: the decoders on workers (NULL: all here), the next
 	 * decoder's worker (taken in turn: a queue's decoders end with each
-	 * piece of its trace, so this spreads the pieces). */
+	 * piece of its trace, so successive pieces decode at once). */
 	struct jobs *jobs;
+	int nworkers;
 	unsigned next_worker;
+};
+
+/* A capture's ended decoders, handed on with its end (capture_done). */
+struct capture_end {
+	struct perf_run *pr;
+	size_t n;
+	struct source_slot *s[];
 };
 
 static struct perf_run *active_run;   /* for perf_context_id() */
@@ -84,15 +102,35 @@ static void perf_context_id(struct run_ctx *ctx, struct source_slot *s, uint32_t
 	s->pid = pid;
 }
 
+/* A slot for a decoder of c's configuration on img: an idle one (made for
+ * the same, when there is one) or a new one. */
+static struct source_slot *take_slot(struct perf_run *pr, const struct csd_trace_config *cfg, const csd_image *img)
+{
+	/* (The ended slots come back idle as their captures' ends are
+	 * handed on.) */
+	while (pr->jobs && pr->ending >= (size_t)pr->nworkers * ENDING_PER_WORKER)
+		jobs_wait(pr->jobs);
+	struct source_slot *s = NULL;
+	for (size_t i = pr->nidle; i-- > 0;) {
+		struct source_slot *t = pr->idle[i];
+		if (t->image == img && t->cfg.trace_id == cfg->trace_id && t->cfg.etmidr == cfg->etmidr) {
+			pr->idle[i] = pr->idle[--pr->nidle];
+			s = t;
+			break;
+		}
+	}
+	if (!s && pr->nidle)
+		s = pr->idle[--pr->nidle];
+	if (!s && !(s = calloc(1, sizeof(*s))))
+		die_io("out of memory");
+	return s;
+}
+
 static void make_source(struct perf_run *pr, const struct csd_perf_action *a)
 {
-	if (!pr->slots[a->key]) {
-		pr->slots[a->key] = calloc(1, sizeof(struct source_slot));
-		if (!pr->slots[a->key])
-			die_io("out of memory");
-	}
-	struct source_slot *s = pr->slots[a->key];
 	const struct csd_perf_cpu *c = a->source;
+	struct source_slot *s = take_slot(pr, &c->config, a->image);
+	pr->slots[a->key] = s;
 	if (cli_slot_renew(s, pr->kind, &c->config, a->image, cli_slot_insn(pr->o, pr->ctx, &c->config)) < 0)
 		die_io("%s: cannot create a decoder for CPU %" PRId32 " (protocol and ETMIDR 0x%08" PRIx32 " disagree?)",
 		       pr->o->dir, c->cpu, c->config.etmidr);
@@ -114,19 +152,54 @@ static void feed_slot(struct perf_run *pr, struct source_slot *s, const struct c
 		cli_drain_slot(pr->ctx, s);
 }
 
-/* A decoder ends: its last records go out (after what the workers hold,
- * frame errors included). */
-static void end_source(struct perf_run *pr, struct source_slot *s)
+/* A decoder ends: its last records go out (on its worker, in the
+ * sequence). */
+static void end_source(struct perf_run *pr, const struct csd_perf_action *a)
 {
-	settle(pr);
-	cli_slot_finish(s);
-	cli_drain_slot(pr->ctx, s);
+	struct source_slot *s = pr->slots[a->key];
+	pr->slots[a->key] = NULL;
+	if (pr->jobs) {
+		jobs_source_end(pr->jobs, s);
+	} else {
+		cli_slot_finish(s);
+		cli_drain_slot(pr->ctx, s);
+	}
 	if (pr->nended < MAX_IDS)
 		pr->ended[pr->nended++] = s;
 }
 
-/* A queue's capture ended: held records go out, then its decoders'
- * totals are taken. */
+/* A slot no longer used: kept idle with its decoder, or freed. */
+static void slot_idle(struct perf_run *pr, struct source_slot *s)
+{
+	if (pr->nidle < IDLE_MAX) {
+		pr->idle[pr->nidle++] = s;
+		return;
+	}
+	cli_slot_free(s);
+	free(s);
+}
+
+/* After everything before a capture's end is handed on: the held records
+ * go out, then its decoders' totals are taken and they become idle. */
+static void capture_done(void *arg)
+{
+	struct capture_end *ce = arg;
+	struct perf_run *pr = ce->pr;
+	struct run_ctx *ctx = pr->ctx;
+	if (ctx->merge)
+		merge_flush(ctx->merge, ctx);
+	for (size_t i = 0; i < ce->n; i++) {
+		struct source_slot *s = ce->s[i];
+		if (ctx->on_source_end && pr->kind == SLOT_FLOW)
+			ctx->on_source_end(ctx, s);
+		cli_add_totals(ctx, s);
+		slot_idle(pr, s);
+	}
+	pr->ending -= ce->n;
+	free(ce);
+}
+
+/* A queue's capture ended. */
 static void end_capture(struct perf_run *pr, const struct csd_perf_action *a)
 {
 	struct run_ctx *ctx = pr->ctx;
@@ -140,17 +213,18 @@ static void end_capture(struct perf_run *pr, const struct csd_perf_action *a)
 			merge_flush(ctx->merge, ctx);
 		return;
 	}
-	settle(pr);
-	if (ctx->merge)
-		merge_flush(ctx->merge, ctx);
-	for (size_t i = 0; i < pr->nended; i++) {
-		struct source_slot *s = pr->ended[i];
-		if (ctx->on_source_end && pr->kind == SLOT_FLOW)
-			ctx->on_source_end(ctx, s);
-		cli_add_totals(ctx, s);
-		s->items = s->insns = s->errors = 0;
-	}
+	struct capture_end *ce = malloc(sizeof(*ce) + pr->nended * sizeof(ce->s[0]));
+	if (!ce)
+		die_io("out of memory");
+	ce->pr = pr;
+	ce->n = pr->nended;
+	memcpy(ce->s, pr->ended, pr->nended * sizeof(ce->s[0]));
 	pr->nended = 0;
+	pr->ending += ce->n;
+	if (pr->jobs)
+		jobs_call(pr->jobs, capture_done, ce);
+	else
+		capture_done(ce);
 }
 
 static void aux_lost(struct perf_run *pr, const struct csd_perf_event *ev)
@@ -184,7 +258,8 @@ static void on_action(struct perf_run *pr, const struct csd_perf_action *a)
 		make_source(pr, a);
 		break;
 	case CSD_PERF_ACT_DATA:
-		feed_slot(pr, pr->slots[a->key], &a->bytes);
+		if (pr->slots[a->key])
+			feed_slot(pr, pr->slots[a->key], &a->bytes);
 		break;
 	case CSD_PERF_ACT_FRAME_ERROR:
 		if (pr->jobs)
@@ -193,7 +268,8 @@ static void on_action(struct perf_run *pr, const struct csd_perf_action *a)
 			cli_report_frame_error(pr->ctx, &a->frame);
 		break;
 	case CSD_PERF_ACT_END:
-		end_source(pr, pr->slots[a->key]);
+		if (pr->slots[a->key])
+			end_source(pr, a);
 		break;
 	case CSD_PERF_ACT_CAPTURE_END:
 		end_capture(pr, a);
@@ -259,7 +335,7 @@ int cli_run_perf(struct options *o, struct run_ctx *ctx, enum slot_kind kind)
 		struct stat st;
 		pr->jobs = jobs_new_sources(ctx, ctx->jobs, (int)nsources,
 					    stat(o->dir, &st) == 0 ? (int64_t)st.st_size : -1,
-					    kind == SLOT_FLOW && ctx->format == FMT_TEXT);
+					    kind == SLOT_FLOW && ctx->format == FMT_TEXT, &pr->nworkers);
 	}
 	active_run = pr;
 	ctx->on_context_id = perf_context_id;
@@ -287,10 +363,15 @@ int cli_run_perf(struct options *o, struct run_ctx *ctx, enum slot_kind kind)
 		}
 		status = cli_finish_status(ctx, pr->io_failed, kind == SLOT_FLOW);
 	}
-	for (size_t k = 0; k < CSD_PERF_SESSION_KEYS; k++) {
+	/* (A failed session may leave decoders unended.) */
+	for (size_t k = 0; k < CSD_PERF_SESSION_KEYS; k++)
 		if (pr->slots[k])
-			cli_slot_free(pr->slots[k]);
-		free(pr->slots[k]);
+			slot_idle(pr, pr->slots[k]);
+	for (size_t i = 0; i < pr->nended; i++)
+		slot_idle(pr, pr->ended[i]);
+	for (size_t i = 0; i < pr->nidle; i++) {
+		cli_slot_free(pr->idle[i]);
+		free(pr->idle[i]);
 	}
 	free(pr->slots);
 	csd_perf_session_free(pr->ps);
