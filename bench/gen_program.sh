@@ -8,7 +8,8 @@
 # PTM without any of these (every chunk of it can join the one before);
 # ptmfmt: one such source in formatter frames; ptmplain2: two such sources
 # (two CPUs), in formatter frames. OUT ending in
-# .data: a perf.data file instead (`csdec gen --perf-data`).
+# .data: a perf.data file instead (`csdec gen --perf-data`; one source: in
+# AUX buffers of 64 KiB).
 set -eu
 tool=$1 prog=$2 proto=$3 mb=$4 out=$5
 case $proto in
