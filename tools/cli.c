@@ -176,6 +176,13 @@ static ssize_t held_write(void *cookie, const char *buf, size_t n)
  * of the process is what is known now), its text held with it. */
 static void take_perf_merged(struct run_ctx *ctx, struct source_slot *s, const struct csd_record *r)
 {
+	if (r->type != CSD_REC_TIMESTAMP && merge_sole(ctx->merge, s)) {
+		/* It would go out at once: printed straight out. */
+		cli_take_print(ctx, ctx->out, s, r);
+		s->taken_pid = s->pid;
+		s->taken_tid = s->tid;
+		return;
+	}
 	if (!ctx->held_out) {
 		cookie_io_functions_t io = { .write = held_write };
 		ctx->held_out = fopencookie(ctx, "w", io);

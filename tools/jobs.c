@@ -915,10 +915,13 @@ struct jobs *jobs_new_sources(struct run_ctx *ctx, int jobs, int nsources, int64
 			      int *nworkers)
 {
 	const int count_only = cli_counts_only(ctx);
-	/* The default's rule as in jobs_new(), but for one source: the
-	 * pieces of its trace decode at once, as pieces of several do. */
-	(void)nsources;
-	if (ctx->jobs_default && (count_only || (capture_size >= 0 && capture_size < JOBS_MIN_CAPTURE)))
+	/* The default's rule as in jobs_new(). One source: its pieces decode
+	 * at once when --jobs asks, but a listing of them loses (a worker on
+	 * a later piece soon waits for the earlier one to be written, and
+	 * moving every record between threads costs more than printing it
+	 * here). */
+	if (ctx->jobs_default && (count_only || nsources < 2 ||
+				  (capture_size >= 0 && capture_size < JOBS_MIN_CAPTURE)))
 		return NULL;
 	if (jobs < 2)
 		return NULL;

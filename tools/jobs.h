@@ -21,8 +21,9 @@ struct jobs *jobs_new(struct run_ctx *ctx, int jobs, int64_t capture_size);
  * *nworkers; each source's `worker` (any number, taken modulo the
  * workers) says which thread decodes it; `listing`: the records are
  * printed as the text listing (the workers take disassemblers). NULL as
- * jobs_new() says, but that one source may have many pieces, and when
- * fewer than two threads would decode. */
+ * jobs_new() says (nsources: the sources that may decode at once, which
+ * the default takes as the number of sources), and when fewer than two
+ * threads would decode. */
 struct jobs *jobs_new_sources(struct run_ctx *ctx, int jobs, int nsources, int64_t capture_size, int listing,
 			      int *nworkers);
 

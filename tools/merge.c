@@ -357,6 +357,11 @@ void merge_push_text(struct merge *m, struct run_ctx *ctx, struct source_slot *s
 		pop_deliver(m, ctx, f, NULL);
 }
 
+int merge_sole(const struct merge *m, const struct source_slot *s)
+{
+	return m->nactive == 1 && m->active[0]->s == s && !m->active[0]->len;
+}
+
 int merge_direct(const struct merge *m, const struct source_slot *s)
 {
 	for (int i = 0; i < m->nactive; i++)

@@ -47,6 +47,11 @@ void merge_push_text(struct merge *m, struct run_ctx *ctx, struct source_slot *s
  * source's last timestamp, already delivered.) Such records may then be
  * printed without the merge. */
 int merge_direct(const struct merge *m, const struct source_slot *s);
+/* The same where more sources may come: s is the merge's only source so
+ * far (it has pushed a record) and holds nothing, so a record of s that
+ * is not a timestamp would be delivered at once, and what the merge
+ * knows of s would not change. */
+int merge_sole(const struct merge *m, const struct source_slot *s);
 void merge_flush(struct merge *m, struct run_ctx *ctx);
 
 #endif
