@@ -96,15 +96,66 @@ void print_packet_json(FILE *out, uint8_t id, const struct csd_packet *p)
 
 static const char hex_digits[] = "0123456789abcdef";
 
+/* The eight lower-case hex digits of v, the least significant in the
+ * lowest byte: each nibble spread to a byte of its own, then turned to its
+ * digit in all bytes at once, with no loop or table. (Three listing
+ * lines' fields by a loop of a digit a step had cost more than the rest
+ * of the line.) */
+static inline uint64_t hex8_digits(uint32_t v)
+{
+	uint64_t x = v;
+	x = ((x & 0xFFFF0000u) << 16) | (x & 0xFFFFu);
+	x = ((x & 0x0000FF000000FF00ull) << 8) | (x & 0x000000FF000000FFull);
+	x = ((x & 0x00F000F000F000F0ull) << 4) | (x & 0x000F000F000F000Full);
+	/* 1 in each byte whose nibble is above 9. */
+	const uint64_t letter = ((x + 0x0606060606060606ull) >> 4) & 0x0101010101010101ull;
+	return x + 0x3030303030303030ull + letter * ('a' - '9' - 1);
+}
+
+/* The low `digits` (2, 4 or 8) hex digits of v at p: inline, for a
+ * listing's fields, where the call's constant digits leave one store. */
+static inline __attribute__((always_inline)) char *put_hex_short(char *p, uint32_t v, int digits)
+{
+	uint64_t w = hex8_digits(v) << (8 * (8 - digits));
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	w = __builtin_bswap64(w);  /* (the most significant digit first in memory) */
+#endif
+	memcpy(p, &w, (size_t)digits);
+	return p + digits;
+}
+
 /* Fixed-width lower-case hex of the low `digits` nibbles of v (zeros
  * before the sixteenth). */
 static char *put_hex(char *p, uint64_t v, int digits)
 {
 	for (; digits > 16; digits--)
 		*p++ = '0';
-	for (int i = digits - 1; i >= 0; i--)
-		*p++ = hex_digits[(v >> (4 * i)) & 15];
-	return p;
+	if (digits > 8) {
+		/* The high digits, then eight. */
+		p = put_hex(p, v >> 32, digits - 8);
+		digits = 8;
+	}
+	if (digits <= 0)
+		return p;
+	/* The digits to the top of a word, in memory order: the most
+	 * significant first. */
+	uint64_t w = hex8_digits((uint32_t)v) << (8 * (8 - digits));
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	w = __builtin_bswap64(w);
+#endif
+	char t[8];
+	memcpy(t, &w, 8);
+	/* (Copies of constant size: a store each.) */
+	if (digits == 8)
+		memcpy(p, t, 8);
+	else if (digits == 4)
+		memcpy(p, t, 4);
+	else if (digits == 2)
+		memcpy(p, t, 2);
+	else
+		for (int i = 0; i < digits; i++)
+			p[i] = t[i];
+	return p + digits;
 }
 
 static char *put_dec(char *p, uint64_t v)
@@ -332,8 +383,10 @@ static void print_line(FILE *out, struct line_buf *b)
 }
 
 /* Hex of v with at least `digits` digits (printf's %0*x). */
-static char *put_hex_min(char *p, uint64_t v, int digits)
+static inline char *put_hex_min(char *p, uint64_t v, int digits)
 {
+	if ((digits == 2 || digits == 4 || digits == 8) && v >> (4 * digits) == 0)
+		return put_hex_short(p, (uint32_t)v, digits);
 	const int need = v ? (64 - __builtin_clzll(v) + 3) / 4 : 1;
 	return put_hex(p, v, need > digits ? need : digits);
 }
@@ -383,7 +436,7 @@ static void print_insn_text(FILE *out, const struct source_slot *s, const struct
 	p = put_pad(p, csd_isa_name(r->isa), 3);
 	p = PUT_LIT(p, "  ");
 	char *op = p;
-	p = put_hex_min(p, r->opcode, r->size == 2 ? 4 : 8);
+	p = r->size == 2 ? put_hex_min(p, r->opcode, 4) : put_hex_min(p, r->opcode, 8);
 	while (p - op < 8)
 		*p++ = ' ';
 	if (listing.dis) {
