@@ -20,9 +20,11 @@
 
 /* Slots kept for the next decoders (each with its decoder, to be reset),
  * and with --jobs the ended slots whose capture's end is not yet handed
- * on, at most, per worker: past it the calling thread waits. */
+ * on, at most, per worker: past it the calling thread waits. (Each keeps
+ * its decoder, up to about 10 MB of tables for ETMv3: the memory a job
+ * may take bounds these.) */
 #define IDLE_MAX 16
-#define ENDING_PER_WORKER 3
+#define ENDING_PER_WORKER 2
 
 struct perf_run {
 	struct options *o;

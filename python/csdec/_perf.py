@@ -11,6 +11,9 @@ import os
 from . import _lib as L
 from ._lib import CsdecError
 
+# Ended decoders kept to be reset for a later piece of their key, at most.
+IDLE_MAX = 16
+
 # enum csd_perf_action_type, csd_perf_action_flag, csd_perf_session_flag
 ACT_SETTLE, ACT_WARNING, ACT_SOURCE, ACT_DATA, ACT_FRAME_ERROR, ACT_END, ACT_CAPTURE_END, ACT_AUX_LOST = range(1, 9)
 ACTF_PER_THREAD = 1 << 1
@@ -186,9 +189,14 @@ class PerfRun:
                     slots[a.key] = self._source(a, idle)
                 elif kind == ACT_END:
                     s = slots.pop(a.key)
-                    idle[a.key] = s
-                    L.flow_finish(s.dec)
-                    yield from self._drain(ps, s)
+                    try:
+                        L.flow_finish(s.dec)
+                        yield from self._drain(ps, s)
+                    finally:
+                        idle[a.key] = s
+                        while len(idle) > IDLE_MAX:
+                            # (The longest idle goes: each keeps its tables.)
+                            L.flow_free(idle.pop(next(iter(idle))).dec)
                 elif kind == ACT_FRAME_ERROR:
                     yield _frame_error(a.frame)
                 elif kind == ACT_AUX_LOST:
