@@ -38,9 +38,11 @@
  * --jobs asks: jobs_new() says where the default takes one thread).
  *
  * Sources may also come and go while the workers run (perf.data's queues,
- * jobs_new_sources): the caller waits with jobs_sync() until everything
- * given is handed on before it ends a source or changes what the decoders
- * or the handlers read.
+ * jobs_new_sources): a source's end is an event of the sequence like its
+ * runs (jobs_source_end), and what must follow everything before it on
+ * the calling thread a call in the sequence (jobs_call); the caller waits
+ * with jobs_sync() until everything given is handed on before it changes
+ * what the decoders or the handlers read.
  */
 /* fopencookie(): the workers' print streams */
 #define _GNU_SOURCE
@@ -821,7 +823,6 @@ void jobs_end(struct jobs *j)
 	jobs_stop(j, j->nw);
 }
 
-/* Nothing but the counts is wanted of the records (decode --format none). */
 /* Nothing but printing is wanted of the records and packets. */
 static int prints_only(const struct run_ctx *ctx)
 {
