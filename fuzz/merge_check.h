@@ -17,7 +17,7 @@
  *     for its source before it;
  *   - two records out of time order have a note for one of their sources
  *     before them: the stamps of records from sources without a note so far
- *     never go down;
+ *     never go down, and of equal stamps the one pushed first comes first;
  *   - notes name a known reason and, if any, a lagging source other than
  *     their own that reports timestamps (or is set up to and has given a
  *     record: such a source holds the others back from then on); a source gets at most one note per
@@ -61,6 +61,7 @@ static struct {
 	const char *last_reason[MC_NSRC_MAX];
 	int last_waiting[MC_NSRC_MAX];      /* source index, -1 none */
 	uint64_t max_unnoted;               /* highest stamp out from a source without a note */
+	int64_t max_unnoted_serial;         /* the last such record's number, at that stamp */
 	int flushing;
 	unsigned unsafe_out;                /* records out while another source could go before them */
 } mc;
@@ -136,8 +137,10 @@ static void mc_on_record(struct run_ctx *ctx, struct source_slot *s, const struc
 	}
 	if (!mc.noted[i]) {
 		MC_CHECK(p->stamp >= mc.max_unnoted);
-		if (p->stamp > mc.max_unnoted)
-			mc.max_unnoted = p->stamp;
+		/* Equal stamps keep the order they were pushed in. */
+		MC_CHECK(p->stamp > mc.max_unnoted || (int64_t)r->offset > mc.max_unnoted_serial);
+		mc.max_unnoted = p->stamp;
+		mc.max_unnoted_serial = (int64_t)r->offset;
 	}
 }
 
@@ -169,6 +172,7 @@ static struct merge *mc_begin_cfg(int nsrc, const uint8_t *ids, unsigned cfg_ts)
 	free(mc.p);
 	free(mc.seen);
 	memset(&mc, 0, sizeof(mc));
+	mc.max_unnoted_serial = -1;
 	mc.nsrc = nsrc;
 	for (int i = 0; i < nsrc; i++) {
 		mc.slot[i].id = ids[i];
@@ -249,6 +253,7 @@ static void mc_flush(struct merge *m)
 		mc.noted[i] = 0;
 	}
 	mc.max_unnoted = 0;
+	mc.max_unnoted_serial = -1;
 	mc.captures++;
 }
 

@@ -248,6 +248,10 @@ static size_t case_random(unsigned n_case)
 	uint64_t ts[MC_NSRC_MAX];
 	unsigned count[MC_NSRC_MAX] = { 0 };
 	int nonmono = rnd_below(4) == 0;
+	/* Sometimes one slow clock for all: sources report equal
+	 * timestamps, and their records equal stamps. */
+	const int shared_clock = rnd_below(4) == 0;
+	uint64_t clock = rnd_below(1000);
 	for (int i = 0; i < nsrc; i++) {
 		unsigned kind = rnd_below(5);
 		ts_from[i] = kind == 0 ? -1 : kind == 1 ? (int)rnd_below(3000) : 0;
@@ -276,7 +280,9 @@ static size_t case_random(unsigned n_case)
 		unsigned run = rnd_below(steps) < 2 ? MERGE_QUEUE_MAX / 2 + rnd_below(2 * MERGE_QUEUE_MAX) : 1;
 		for (unsigned k = 0; k < run; k++, count[i]++) {
 			if (ts_from[i] >= 0 && (int)count[i] >= ts_from[i] && rnd_below((unsigned)ts_every[i]) == 0) {
-				if (back[i] && rnd_below(8) == 0)
+				if (shared_clock)
+					ts[i] = clock += rnd_below(2);
+				else if (back[i] && rnd_below(8) == 0)
 					ts[i] -= rnd_below((unsigned)(ts[i] < 1000 ? ts[i] + 1 : 1000));
 				else
 					ts[i] += rnd_below(step[i]);

@@ -84,6 +84,11 @@ struct merge {
 	 * or one held by an empty queue). */
 	struct queue *first;
 	int first_valid;
+	/* With first: the lowest stamp at the front of any other queue
+	 * (UINT64_MAX: none). While first's next record has a lower one, it
+	 * is still first: records between two timestamps share a stamp, so
+	 * a source's run of them goes out without a scan each. */
+	uint64_t runner_stamp;
 	int unsettled;                  /* some queue is noted */
 	uint64_t seq;
 	uint64_t delivered_ts;          /* the highest stamp delivered */
@@ -115,18 +120,26 @@ static struct held *front(const struct queue *q)
 	return &q->h[q->head];
 }
 
-/* The queue whose oldest record comes first, or NULL if all are empty. */
-static struct queue *first_scan(const struct merge *m)
+/* The queue whose oldest record comes first, or NULL if all are empty;
+ * the lowest front stamp of the others into m->runner_stamp. */
+static struct queue *first_scan(struct merge *m)
 {
 	struct queue *best = NULL;
+	uint64_t runner = UINT64_MAX;
 	for (int i = 0; i < m->nactive; i++) {
 		struct queue *q = m->active[i];
 		if (!q->len)
 			continue;
 		if (!best || front(q)->stamp < front(best)->stamp ||
-		    (front(q)->stamp == front(best)->stamp && front(q)->seq < front(best)->seq))
+		    (front(q)->stamp == front(best)->stamp && front(q)->seq < front(best)->seq)) {
+			if (best && front(best)->stamp < runner)
+				runner = front(best)->stamp;
 			best = q;
+		} else if (front(q)->stamp < runner) {
+			runner = front(q)->stamp;
+		}
 	}
+	m->runner_stamp = runner;
 	return best;
 }
 
@@ -207,9 +220,11 @@ static void pop_deliver(struct merge *m, struct run_ctx *ctx, struct queue *q, c
 	q->text_head += h->text_len;
 	q->head = (q->head + 1) % q->cap;
 	m->held--;
-	m->first_valid = 0;
 	if (--q->len == 0)
 		q->text_head = q->text_end = 0;
+	/* (The other queues' fronts have not moved.) */
+	if (!(m->first_valid && m->first == q && q->len && front(q)->stamp < m->runner_stamp))
+		m->first_valid = 0;
 }
 
 /* Room for len more bytes of text in q: the held texts moved to the
