@@ -112,8 +112,8 @@ static inline uint64_t hex8_digits(uint32_t v)
 	return x + 0x3030303030303030ull + letter * ('a' - '9' - 1);
 }
 
-/* The low `digits` (2, 4 or 8) hex digits of v at p: inline, for a
- * listing's fields, where the call's constant digits leave one store. */
+/* The low `digits` (2, 4 or 8) hex digits of v at p: inline, where a
+ * call's constant width leaves one store. */
 static inline __attribute__((always_inline)) char *put_hex_short(char *p, uint32_t v, int digits)
 {
 	uint64_t w = hex8_digits(v) << (8 * (8 - digits));
@@ -135,27 +135,16 @@ static char *put_hex(char *p, uint64_t v, int digits)
 		p = put_hex(p, v >> 32, digits - 8);
 		digits = 8;
 	}
-	if (digits <= 0)
-		return p;
-	/* The digits to the top of a word, in memory order: the most
-	 * significant first. */
-	uint64_t w = hex8_digits((uint32_t)v) << (8 * (8 - digits));
-#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-	w = __builtin_bswap64(w);
-#endif
-	char t[8];
-	memcpy(t, &w, 8);
-	/* (Copies of constant size: a store each.) */
+	/* (Each call with its constant width: one store.) */
 	if (digits == 8)
-		memcpy(p, t, 8);
-	else if (digits == 4)
-		memcpy(p, t, 4);
-	else if (digits == 2)
-		memcpy(p, t, 2);
-	else
-		for (int i = 0; i < digits; i++)
-			p[i] = t[i];
-	return p + digits;
+		return put_hex_short(p, (uint32_t)v, 8);
+	if (digits == 4)
+		return put_hex_short(p, (uint32_t)v, 4);
+	if (digits == 2)
+		return put_hex_short(p, (uint32_t)v, 2);
+	for (int i = digits - 1; i >= 0; i--)
+		*p++ = hex_digits[(v >> (4 * i)) & 15];
+	return p;
 }
 
 static char *put_dec(char *p, uint64_t v)
