@@ -171,14 +171,20 @@ static struct csd_bytes chunk_span(const struct chunks *c, const struct chunk *k
 	return b;
 }
 
+/* The serial decoder through b, its records handed on. */
+static void serial_take(struct chunks *c, const struct csd_bytes *b)
+{
+	if (csd_flow_feed(c->serial, b) == 0)
+		deliver(c, c->serial);
+}
+
 /* The serial decoder through bytes[from, to) of k, its records handed on. */
 static void serial_feed(struct chunks *c, struct chunk *k, size_t from, size_t to)
 {
 	if (to <= from)
 		return;
 	struct csd_bytes b = chunk_span(c, k, from, to);
-	if (csd_flow_feed(c->serial, &b) == 0)
-		deliver(c, c->serial);
+	serial_take(c, &b);
 }
 
 /* Keep record r (at the text's end); 0 if there is no room. */
@@ -552,8 +558,7 @@ static int start_workers(struct chunks *c);
 void chunks_data(struct chunks *c, const struct csd_bytes *b)
 {
 	if (c->deferred) {
-		if (csd_flow_feed(c->serial, b) == 0)
-			deliver(c, c->serial);
+		serial_take(c, b);
 		c->seen += b->size;
 		if (c->deferred == 1 && c->seen >= DEFER_BYTES && start_workers(c))
 			c->deferred = 0;

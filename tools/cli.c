@@ -656,16 +656,22 @@ static void slot_clear(struct source_slot *s, int kind, const struct csd_trace_c
 {
 	memset(s, 0, sizeof(*s));
 	s->kind = kind;
-	memcpy(&s->cfg, cfg, sizeof(*cfg));  /* (padding too: cli_slot_renew compares the bytes) */
+	memcpy(&s->cfg, cfg, sizeof(*cfg));  /* (padding too: cli_slot_fits compares the bytes) */
 	s->id = cfg->trace_id;
 	s->image = img;
 	s->insn = insn;
 }
 
+int cli_slot_fits(const struct source_slot *s, int kind, const struct csd_trace_config *cfg, const csd_image *img,
+		  int insn)
+{
+	return (s->flow || s->etm3 || s->ptm) && s->kind == kind && s->image == img && s->insn == insn &&
+	       memcmp(&s->cfg, cfg, sizeof(*cfg)) == 0;
+}
+
 int cli_slot_renew(struct source_slot *s, int kind, const struct csd_trace_config *cfg, csd_image *img, int insn)
 {
-	if ((s->flow || s->etm3 || s->ptm) && s->kind == kind && s->image == img && s->insn == insn &&
-	    memcmp(&s->cfg, cfg, sizeof(*cfg)) == 0) {
+	if (cli_slot_fits(s, kind, cfg, img, insn)) {
 		csd_flow_decoder *flow = s->flow;
 		csd_etm3_pkt_decoder *etm3 = s->etm3;
 		csd_ptm_pkt_decoder *ptm = s->ptm;

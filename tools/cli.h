@@ -191,10 +191,14 @@ csd_image *cli_elf_image(const struct options *o);
 
 /* The pipeline's parts, shared with the perf.data input (perf_input.c). */
 int cli_slot_init(struct source_slot *s, int kind, const struct csd_trace_config *cfg, csd_image *img, int insn);
+/* Does the slot hold a decoder made for this kind, configuration, image
+ * and insn (one cli_slot_renew resets rather than makes anew)? */
+int cli_slot_fits(const struct source_slot *s, int kind, const struct csd_trace_config *cfg, const csd_image *img,
+		  int insn);
 /* cli_slot_init() of a slot that may hold the decoder of an earlier
- * stretch of trace: made for the same kind, configuration, image and
- * insn, it is reset rather than made anew (it keeps the code it has
- * classified); any other is freed first. */
+ * stretch of trace: one that fits (cli_slot_fits) is reset rather than
+ * made anew (it keeps the code it has classified); any other is freed
+ * first. */
 int cli_slot_renew(struct source_slot *s, int kind, const struct csd_trace_config *cfg, csd_image *img, int insn);
 /* Free the slot's decoders (their pointers cleared). */
 void cli_slot_free(struct source_slot *s);

@@ -21,8 +21,7 @@
 /* Slots kept for the next decoders (each with its decoder, to be reset),
  * and with --jobs the ended slots whose capture's end is not yet handed
  * on, at most, per worker: past it the calling thread waits. (Each keeps
- * its decoder, up to about 10 MB of tables for ETMv3: the memory a job
- * may take bounds these.) */
+ * its decoder and its tables: the memory a job may take bounds these.) */
 #define IDLE_MAX 16
 #define ENDING_PER_WORKER 2
 
@@ -104,9 +103,10 @@ static void perf_context_id(struct run_ctx *ctx, struct source_slot *s, uint32_t
 	s->pid = pid;
 }
 
-/* A slot for a decoder of c's configuration on img: an idle one (made for
- * the same, when there is one) or a new one. */
-static struct source_slot *take_slot(struct perf_run *pr, const struct csd_trace_config *cfg, const csd_image *img)
+/* A slot for a decoder of cfg on img: an idle one (one that fits, when
+ * there is one) or a new one. */
+static struct source_slot *take_slot(struct perf_run *pr, const struct csd_trace_config *cfg, const csd_image *img,
+				     int insn)
 {
 	/* (The ended slots come back idle as their captures' ends are
 	 * handed on.) */
@@ -115,7 +115,7 @@ static struct source_slot *take_slot(struct perf_run *pr, const struct csd_trace
 	struct source_slot *s = NULL;
 	for (size_t i = pr->nidle; i-- > 0;) {
 		struct source_slot *t = pr->idle[i];
-		if (t->image == img && t->cfg.trace_id == cfg->trace_id && t->cfg.etmidr == cfg->etmidr) {
+		if (cli_slot_fits(t, pr->kind, cfg, img, insn)) {
 			pr->idle[i] = pr->idle[--pr->nidle];
 			s = t;
 			break;
@@ -131,9 +131,10 @@ static struct source_slot *take_slot(struct perf_run *pr, const struct csd_trace
 static void make_source(struct perf_run *pr, const struct csd_perf_action *a)
 {
 	const struct csd_perf_cpu *c = a->source;
-	struct source_slot *s = take_slot(pr, &c->config, a->image);
+	const int insn = cli_slot_insn(pr->o, pr->ctx, &c->config);
+	struct source_slot *s = take_slot(pr, &c->config, a->image, insn);
 	pr->slots[a->key] = s;
-	if (cli_slot_renew(s, pr->kind, &c->config, a->image, cli_slot_insn(pr->o, pr->ctx, &c->config)) < 0)
+	if (cli_slot_renew(s, pr->kind, &c->config, a->image, insn) < 0)
 		die_io("%s: cannot create a decoder for CPU %" PRId32 " (protocol and ETMIDR 0x%08" PRIx32 " disagree?)",
 		       pr->o->dir, c->cpu, c->config.etmidr);
 	s->perf = (a->flags & CSD_PERF_ACTF_PER_THREAD) ? 1 : 2;

@@ -98,9 +98,8 @@ static const char hex_digits[] = "0123456789abcdef";
 
 /* The eight lower-case hex digits of v, the least significant in the
  * lowest byte: each nibble spread to a byte of its own, then turned to its
- * digit in all bytes at once, with no loop or table. (Three listing
- * lines' fields by a loop of a digit a step had cost more than the rest
- * of the line.) */
+ * digit in all bytes at once, with no loop or table (a loop of a digit a
+ * step costs more than the rest of a listing line). */
 static inline uint64_t hex8_digits(uint32_t v)
 {
 	uint64_t x = v;
