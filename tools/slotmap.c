@@ -51,6 +51,55 @@ static int cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/* ---- open addressing ---- */
+
+/* The counter and bit tables are arrays of `size`-byte entries, each
+ * starting with its uint64_t key (FREE_KEY: a free entry), kept at most
+ * half full; a key's entry is found by linear probing from its hash. */
+static inline uint64_t entry_key(const void *e, size_t size, size_t k)
+{
+	uint64_t key;
+	memcpy(&key, (const char *)e + k * size, sizeof(key));
+	return key;
+}
+
+/* The entry of key, or the free entry where it would go. */
+static inline size_t table_probe(const void *e, size_t cap, size_t size, uint64_t key)
+{
+	size_t k = hash_key(key, cap);
+	for (uint64_t x; (x = entry_key(e, size, k)) != FREE_KEY && x != key;)
+		k = (k + 1) & (cap - 1);
+	return k;
+}
+
+/* The array *e of *cap entries doubled (64 at first) and its entries
+ * placed again, the memory charged to budget: SLOT_OK, SLOT_LIMIT,
+ * SLOT_NOMEM (then nothing has changed). */
+static int table_grow(void **e, size_t *cap, size_t size, struct slot_budget *budget)
+{
+	const size_t ncap = *cap ? *cap * 2 : 64;
+	if (charge(budget, ncap * size) != SLOT_OK)
+		return SLOT_LIMIT;
+	char *ne = malloc(ncap * size);
+	if (!ne) {
+		refund(budget, ncap * size);
+		return SLOT_NOMEM;
+	}
+	const uint64_t free_key = FREE_KEY;
+	for (size_t i = 0; i < ncap; i++)
+		memcpy(ne + i * size, &free_key, sizeof(free_key));
+	for (size_t i = 0; i < *cap; i++) {
+		const uint64_t key = entry_key(*e, size, i);
+		if (key != FREE_KEY)
+			memcpy(ne + table_probe(ne, ncap, size, key) * size, (const char *)*e + i * size, size);
+	}
+	refund(budget, *cap * size);
+	free(*e);
+	*e = ne;
+	*cap = ncap;
+	return SLOT_OK;
+}
+
 /* ---- counters ---- */
 
 static size_t chunk_bytes(unsigned wlog)
@@ -111,38 +160,17 @@ void ctab_free(struct ctab *t)
 
 static size_t ctab_probe(const struct ctab *t, uint64_t key)
 {
-	size_t k = hash_key(key, t->cap);
-	while (t->e[k].key != FREE_KEY && t->e[k].key != key)
-		k = (k + 1) & (t->cap - 1);
-	return k;
+	return table_probe(t->e, t->cap, sizeof(*t->e), key);
 }
 
 static int ctab_grow(struct ctab *t)
 {
-	size_t ncap = t->cap ? t->cap * 2 : 64;
-	if (charge(t->budget, ncap * sizeof(*t->e)) != SLOT_OK)
-		return SLOT_LIMIT;
-	struct ctab_entry *ne = malloc(ncap * sizeof(*ne));
-	if (!ne) {
-		refund(t->budget, ncap * sizeof(*t->e));
-		return SLOT_NOMEM;
-	}
-	for (size_t i = 0; i < ncap; i++)
-		ne[i].key = FREE_KEY;
-	for (size_t i = 0; i < t->cap; i++) {
-		if (t->e[i].key == FREE_KEY)
-			continue;
-		size_t k = hash_key(t->e[i].key, ncap);
-		while (ne[k].key != FREE_KEY)
-			k = (k + 1) & (ncap - 1);
-		ne[k] = t->e[i];
-	}
-	refund(t->budget, t->cap * sizeof(*t->e));
-	free(t->e);
-	t->e = ne;
-	t->cap = ncap;
-	t->hit = 0;
-	return SLOT_OK;
+	void *e = t->e;
+	const int rc = table_grow(&e, &t->cap, sizeof(*t->e), t->budget);
+	t->e = e;
+	if (rc == SLOT_OK)
+		t->hit = 0;
+	return rc;
 }
 
 /* The entry of key, made (all zero) if new; NULL with *rc on failure. */
@@ -278,37 +306,15 @@ void btab_free(struct btab *t)
 
 static size_t btab_probe(const struct btab *t, uint64_t key)
 {
-	size_t k = hash_key(key, t->cap);
-	while (t->e[k].key != FREE_KEY && t->e[k].key != key)
-		k = (k + 1) & (t->cap - 1);
-	return k;
+	return table_probe(t->e, t->cap, sizeof(*t->e), key);
 }
 
 static int btab_grow(struct btab *t)
 {
-	size_t ncap = t->cap ? t->cap * 2 : 64;
-	if (charge(t->budget, ncap * sizeof(*t->e)) != SLOT_OK)
-		return SLOT_LIMIT;
-	struct btab_entry *ne = malloc(ncap * sizeof(*ne));
-	if (!ne) {
-		refund(t->budget, ncap * sizeof(*t->e));
-		return SLOT_NOMEM;
-	}
-	for (size_t i = 0; i < ncap; i++)
-		ne[i].key = FREE_KEY;
-	for (size_t i = 0; i < t->cap; i++) {
-		if (t->e[i].key == FREE_KEY)
-			continue;
-		size_t k = hash_key(t->e[i].key, ncap);
-		while (ne[k].key != FREE_KEY)
-			k = (k + 1) & (ncap - 1);
-		ne[k] = t->e[i];
-	}
-	refund(t->budget, t->cap * sizeof(*t->e));
-	free(t->e);
-	t->e = ne;
-	t->cap = ncap;
-	return SLOT_OK;
+	void *e = t->e;
+	const int rc = table_grow(&e, &t->cap, sizeof(*t->e), t->budget);
+	t->e = e;
+	return rc;
 }
 
 int btab_or(struct btab *t, uint64_t key, const uint64_t *w)
