@@ -352,6 +352,22 @@ static int apply_altis(unsigned *isa, int altis, const char **err)
 	return 0;
 }
 
+/* A branch address or waypoint update packet's address field a, in the
+ * instruction set isa (a's, or as exception information changed it), into
+ * *pkt and the decoder's address state. */
+static void address_packet(struct csd_ptm_pkt_decoder *dec, struct csd_packet *pkt, uint32_t type,
+			   const struct csdi_ptm_addr_field *a, unsigned isa)
+{
+	if (a->isa_stated)
+		pkt->flags |= CSD_PKTF_ISA;
+	pkt->type = type;
+	pkt->addr = a->addr;
+	pkt->addr_bytes = (uint8_t)a->bytes;
+	pkt->isa = (uint8_t)isa;
+	dec->addr = a->addr;
+	dec->isa = (uint8_t)isa;
+}
+
 static int parse_branch(struct csd_ptm_pkt_decoder *dec, const uint8_t *p, size_t n,
 			struct csd_packet *pkt, const char **err)
 {
@@ -394,14 +410,7 @@ static int parse_branch(struct csd_ptm_pkt_decoder *dec, const uint8_t *p, size_
 			return c;
 		len += (size_t)c;
 	}
-	if (a.isa_stated)
-		pkt->flags |= CSD_PKTF_ISA;
-	pkt->type = CSD_PKT_BRANCH;
-	pkt->addr = a.addr;
-	pkt->addr_bytes = (uint8_t)a.bytes;
-	pkt->isa = (uint8_t)isa;
-	dec->addr = a.addr;
-	dec->isa = (uint8_t)isa;
+	address_packet(dec, pkt, CSD_PKT_BRANCH, &a, isa);
 	return (int)len;
 }
 
@@ -431,14 +440,7 @@ static int parse_waypoint(struct csd_ptm_pkt_decoder *dec, const uint8_t *p, siz
 		if (info & 0x40)
 			pkt->flags |= CSD_PKTF_ALTISA;
 	}
-	if (a.isa_stated)
-		pkt->flags |= CSD_PKTF_ISA;
-	pkt->type = CSD_PKT_WAYPOINT;
-	pkt->addr = a.addr;
-	pkt->addr_bytes = (uint8_t)a.bytes;
-	pkt->isa = (uint8_t)isa;
-	dec->addr = a.addr;
-	dec->isa = (uint8_t)isa;
+	address_packet(dec, pkt, CSD_PKT_WAYPOINT, &a, isa);
 	return (int)len;
 }
 
