@@ -14,6 +14,7 @@
  * libdw (a test knob makes its loading fail) the listing is the same
  * minus the file:line, with one warning.
  */
+#include <dirent.h>
 #include <strings.h>
 
 #include "check.h"
@@ -368,6 +369,87 @@ static void program(const char *tool)
 	prog_cleanup(&pr);
 }
 
+/* The listing of dir (a snapshot) both ways: the 16-bit T32 texts and
+ * the ".w" table as t16_text and the build-time table give them, and as
+ * capstone writes them (CSD_TEST_T16_TEXT=capstone). Adds the lines, the
+ * 16-bit T32 lines and the ".w" lines of the first to *totals; 0 if the
+ * two listings are the same. */
+static int t16_both_ways(const char *tool, const char *dir, const char *tmp, size_t totals[3])
+{
+	char cmd[2400], own[1100], cap[1100];
+	snprintf(own, sizeof(own), "%s/own.txt", tmp);
+	snprintf(cap, sizeof(cap), "%s/capstone.txt", tmp);
+	snprintf(cmd, sizeof(cmd), "%s decode %s --jobs 1 >%s", tool, dir, own);
+	if (system(cmd) == -1)
+		return -1;
+	snprintf(cmd, sizeof(cmd), "CSD_TEST_T16_TEXT=capstone %s decode %s --jobs 1 >%s", tool, dir, cap);
+	if (system(cmd) == -1)
+		return -1;
+	size_t na = 0, nb = 0;
+	unsigned char *a = check_read_file(own, &na), *b = check_read_file(cap, &nb);
+	int differ = !a || !b || na != nb || memcmp(a, b, na) != 0;
+	for (size_t i = 0; a && i < na;) {
+		const char *line = (const char *)a + i, *nl = memchr(line, '\n', na - i);
+		const size_t len = nl ? (size_t)(nl - line) : na - i;
+		char buf[512];
+		snprintf(buf, sizeof(buf), "%.*s", (int)(len < sizeof(buf) - 1 ? len : sizeof(buf) - 1), line);
+		unsigned id, addr;
+		char isa[8], op[16], mn[24];
+		if (sscanf(buf, "0x%x %x %7s %15s %23s", &id, &addr, isa, op, mn) == 5 && strcmp(isa, "T32") == 0) {
+			totals[0]++;
+			totals[1] += strlen(op) == 4;
+			totals[2] += strstr(mn, ".w") != NULL;
+		}
+		i += len + 1;
+	}
+	free(a);
+	free(b);
+	return differ;
+}
+
+/*
+ * The 16-bit T32 texts and the ".w" decisions written without capstone
+ * (t16_text and the table tools/build/t16_narrow_gen.c makes) are
+ * capstone's: the listings of TC2 and of the Thumb builds of the test
+ * programs are the same as when capstone writes them.
+ */
+static void t16_texts(const char *tool)
+{
+	char tmp[] = "/tmp/csdec-t16-XXXXXX", dir[1200];
+	CHECK(mkdtemp(tmp) != NULL);
+	size_t totals[3] = { 0, 0, 0 }, inputs = 0, differ = 0;
+	snprintf(dir, sizeof(dir), "%s/traces/TC2", check_shared_dir());
+	differ += t16_both_ways(tool, dir, tmp, totals) != 0;
+	inputs++;
+	const char *gen = getenv("CSD_GEN_SNAPSHOTS");
+	DIR *d = gen ? opendir(gen) : NULL;
+	CHECK(d != NULL);
+	for (struct dirent *e; d && (e = readdir(d)) != NULL;) {
+		/* Each Thumb program once (every configuration lists the same
+		 * instructions). */
+		const char *t = strstr(e->d_name, "-thumb-");
+		if (!t || strcmp(strstr(t, "--") ? strstr(t, "--") : "", "--ptm") != 0)
+			continue;
+		snprintf(dir, sizeof(dir), "%s/%s", gen, e->d_name);
+		if (t16_both_ways(tool, dir, tmp, totals) != 0) {
+			if (differ++ < 3)
+				fprintf(stderr, "t16 texts: %s lists otherwise with capstone's texts\n", e->d_name);
+		}
+		inputs++;
+	}
+	if (d)
+		closedir(d);
+	char cmd[1200];
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", tmp);
+	CHECK_EQ(system(cmd), 0);
+	printf("t16 texts: %zu inputs, %zu T32 lines (%zu 16-bit, %zu .w), %zu listed otherwise with capstone's\n",
+	       inputs, totals[0], totals[1], totals[2], differ);
+	CHECK(inputs >= 10);
+	CHECK(totals[1] > 10000);
+	CHECK(totals[2] > 1000);
+	CHECK_EQ(differ, 0);
+}
+
 int main(void)
 {
 	const char *tool = prog_tool();
@@ -376,5 +458,6 @@ int main(void)
 	tc2_source(tool, "etmv3_0x12.txt", 0x12);
 	tc2_source(tool, "ptmv1_0x13.txt", 0x13);
 	program(tool);
+	t16_texts(tool);
 	return check_done("test_listing");
 }

@@ -52,13 +52,16 @@ struct disasm {
 	csh thumb;
 	cs_insn *insn;      /* cs_malloc'd scratch for cs_disasm_iter */
 	int arm_ok, thumb_ok;
-	/* The texts of every 16-bit T32 instruction, "mnemonic\toperands\0"
-	 * one after another in narrow_text, found by hash: slot i holds a
-	 * text's offset + 1 (0: empty) and its hash. NULL until built. */
+	/* Capstone's texts of every 16-bit T32 instruction (for a version
+	 * t16_text does not write), "mnemonic\toperands\0" one after another
+	 * in narrow_text, found by hash: slot i holds a text's offset + 1 (0:
+	 * empty) and its hash. NULL until built. */
 	uint32_t *narrow_off, *narrow_hash;
 	char *narrow_text;
 	size_t narrow_len, narrow_cap;
 	int narrow_built;
+	/* The loaded capstone is the version t16_text writes the texts of. */
+	int own_t16;
 };
 
 static int open_mode(csh *h, cs_mode mode)
@@ -72,26 +75,42 @@ static int open_mode(csh *h, cs_mode mode)
 
 /* ---- ARM's notation (as DS-5 writes it) where capstone differs ---- */
 
-/* Texts of every 16-bit T32 instruction, built on first use: the ".w"
- * qualifier is written only where a 16-bit encoding of the same text
- * exists (UAL: .W forces the wide encoding; without it an assembler picks
- * the narrow one). */
-#define NARROW_SLOTS (1u << 17)
+/* Where a 32-bit T32 instruction is written with ".w": only where a 16-bit
+ * encoding of the same text exists (UAL: .W forces the wide encoding;
+ * without it an assembler picks the narrow one). For the capstone version
+ * t16_text writes, the texts' hashes are a table made at build time
+ * (tools/build/t16_narrow_gen.c); for another, its texts of every 16-bit
+ * encoding, written on first use. */
+#include "t16_narrow.inc"
 
-static uint32_t text_hash(const char *a, const char *b)
+/* A 16-bit encoding whose text t16_text writes as mn, ops. */
+static int t16_narrow_has(const char *mn, const char *ops)
 {
-	uint32_t h = 2166136261u;
-	for (; *a; a++)
-		h = (h ^ (uint8_t)*a) * 16777619u;
-	h = (h ^ '\t') * 16777619u;
-	for (; *b; b++)
-		h = (h ^ (uint8_t)*b) * 16777619u;
-	return h;
+	const uint32_t h = t16_text_hash(mn, ops);
+	size_t lo = 0, hi = T16_NARROW_COUNT;
+	while (lo < hi) {
+		const size_t mid = lo + (hi - lo) / 2;
+		if (t16_narrow_hash[mid] < h)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (; lo < T16_NARROW_COUNT && t16_narrow_hash[lo] == h; lo++) {
+		char m[CS_MNEMONIC_SIZE], o[160];
+		if (t16_text(t16_narrow_hw[lo], 0x1000, m, sizeof(m), o, sizeof(o)) && strcmp(m, mn) == 0 &&
+		    strcmp(o, ops) == 0)
+			return 1;
+	}
+	return 0;
 }
+
+/* Capstone's texts of every 16-bit encoding (another version than
+ * t16_text's), in a hash table of NARROW_SLOTS. */
+#define NARROW_SLOTS (1u << 17)
 
 static int narrow_find(struct disasm *d, const char *mn, const char *ops, int insert)
 {
-	const uint32_t h = text_hash(mn, ops);
+	const uint32_t h = t16_text_hash(mn, ops);
 	const size_t mlen = strlen(mn);
 	for (uint32_t i = 0; i < NARROW_SLOTS; i++) {
 		const uint32_t k = (h + i) & (NARROW_SLOTS - 1);
@@ -140,22 +159,10 @@ static void build_narrow(struct disasm *d)
 		d->narrow_off = d->narrow_hash = NULL;
 		return;
 	}
-	/* The texts of the capstone version test_t16_text checks are written
-	 * without it: capstone took longer to write them than the rest of a
-	 * small capture's listing took. */
-	int major = 0, minor = 0;
-	cs.version(&major, &minor);
-	const int own = major == T16_CAPSTONE_MAJOR && minor == T16_CAPSTONE_MINOR;
 	for (uint32_t hw = 0; hw < 0xE800u; hw++) {
 		/* IT would put the handle into an IT block; it is never narrow-vs-wide anyway. */
 		if (is_it(hw))
 			continue;
-		if (own) {
-			char mn[CS_MNEMONIC_SIZE], ops[160];
-			if (t16_text((uint16_t)hw, 0x1000, mn, sizeof(mn), ops, sizeof(ops)))
-				narrow_find(d, mn, ops, 1);
-			continue;
-		}
 		uint8_t b[2] = { (uint8_t)hw, (uint8_t)(hw >> 8) };
 		const uint8_t *code = b;
 		size_t n = 2;
@@ -165,15 +172,21 @@ static void build_narrow(struct disasm *d)
 	}
 }
 
-static int has_narrow(struct disasm *d, const char *mn, const char *ops)
+/* A 16-bit encoding written as mn, ops. */
+static int narrow_text(struct disasm *d, const char *mn, const char *ops)
 {
+	if (d->own_t16)
+		return t16_narrow_has(mn, ops);
 	if (!d->narrow_built) {
 		d->narrow_built = 1;
 		build_narrow(d);
 	}
-	if (!d->narrow_off)
-		return 0;
-	if (narrow_find(d, mn, ops, 0))
+	return d->narrow_off && narrow_find(d, mn, ops, 0);
+}
+
+static int has_narrow(struct disasm *d, const char *mn, const char *ops)
+{
+	if (narrow_text(d, mn, ops))
 		return 1;
 	/* The 16-bit data-processing forms are written with two operands
 	 * when the destination is also the first source: "ands r0, r1". */
@@ -183,7 +196,7 @@ static int has_narrow(struct disasm *d, const char *mn, const char *ops)
 		if (strncmp(ops, c1 + 2, n) == 0 && c1[2 + n] == ',') {
 			char two[192];
 			snprintf(two, sizeof(two), "%.*s%s", (int)n, ops, c1 + 2 + n);
-			return narrow_find(d, mn, two, 0);
+			return narrow_text(d, mn, two);
 		}
 	}
 	return 0;
@@ -346,6 +359,14 @@ struct disasm *disasm_new(void)
 		disasm_free(d);
 		return NULL;
 	}
+	/* The 16-bit T32 texts of the capstone version test_t16_text checks
+	 * are written without it (capstone takes several times as long); a
+	 * test knob has capstone write them, as for another version
+	 * (test_listing: the same listing either way). */
+	int major = 0, minor = 0;
+	cs.version(&major, &minor);
+	const char *knob = getenv("CSD_TEST_T16_TEXT");
+	d->own_t16 = major == T16_CAPSTONE_MAJOR && minor == T16_CAPSTONE_MINOR && !(knob && strcmp(knob, "capstone") == 0);
 	return d;
 }
 
@@ -399,13 +420,17 @@ int disasm_insn(struct disasm *d, int isa, uint64_t addr, uint32_t opcode, uint3
 	} else {
 		return -1;
 	}
-	const uint8_t *code = bytes;
-	uint64_t a = addr;
-	if (!cs.disasm_iter(h, &code, &n, &a, d->insn) || d->insn->size != size)
-		return -1;
 	char mn[CS_MNEMONIC_SIZE + 8], ops[160 + 16];
-	text_join(mn, sizeof(mn), d->insn->mnemonic, strlen(d->insn->mnemonic), NULL);
-	text_join(ops, sizeof(ops), d->insn->op_str, strlen(d->insn->op_str), NULL);
+	/* (t16_text takes 32-bit addresses: a wider one goes to capstone.) */
+	if (!(h == d->thumb && size == 2 && d->own_t16 && addr <= UINT32_MAX &&
+	      t16_text((uint16_t)opcode, (uint32_t)addr, mn, sizeof(mn), ops, sizeof(ops)))) {
+		const uint8_t *code = bytes;
+		uint64_t a = addr;
+		if (!cs.disasm_iter(h, &code, &n, &a, d->insn) || d->insn->size != size)
+			return -1;
+		text_join(mn, sizeof(mn), d->insn->mnemonic, strlen(d->insn->mnemonic), NULL);
+		text_join(ops, sizeof(ops), d->insn->op_str, strlen(d->insn->op_str), NULL);
+	}
 	arm_style(d, h == d->thumb, addr, opcode, size, mn, sizeof(mn), ops, sizeof(ops));
 	if (mnemonic_cap)
 		text_join(mnemonic, mnemonic_cap, mn, strlen(mn), NULL);

@@ -386,3 +386,15 @@ int t16_text(uint16_t hw, uint32_t addr, char *mn, size_t mncap, char *ops, size
 		ops[o.len] = 0;
 	return ok;
 }
+
+uint32_t t16_text_hash(const char *mn, const char *ops)
+{
+	/* FNV-1a over "mnemonic\toperands". */
+	uint32_t h = 2166136261u;
+	for (; *mn; mn++)
+		h = (h ^ (uint8_t)*mn) * 16777619u;
+	h = (h ^ '\t') * 16777619u;
+	for (; *ops; ops++)
+		h = (h ^ (uint8_t)*ops) * 16777619u;
+	return h;
+}

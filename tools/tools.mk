@@ -16,6 +16,17 @@ TOOL_CFLAGS += -DCSD_HAVE_CAPSTONE -DCSD_CAPSTONE_LIB='"$(or $(CAPSTONE_LIB),lib
 	       $(shell $(PKG_CONFIG) --cflags capstone)
 CAPSTONE_LDLIBS := -ldl
 TOOL_LDLIBS += $(CAPSTONE_LDLIBS)
+# The table of 16-bit T32 texts by which the listing writes ".w", made at
+# build time (tools/build/t16_narrow_gen.c), included by tools/disasm.c:
+# every build of that file with capstone depends on it.
+T16_NARROW := $(B)/gen/t16_narrow.inc
+TOOL_CFLAGS += -I$(B)/gen
+$(T16_NARROW): tools/build/t16_narrow_gen.c tools/t16_text.c tools/t16_text.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) -Itools $(CFLAGS) -o $(B)/gen/t16_narrow_gen tools/build/t16_narrow_gen.c tools/t16_text.c
+	$(B)/gen/t16_narrow_gen $@.tmp && mv $@.tmp $@
+$(B)/csdec $(B)/san-tool/csdec $(B)/fuzz/fuzz_print $(B)/fuzz/cov/fuzz_print \
+  $(B)/tests/test_fuzz_regress $(B)/tests-san/test_fuzz_regress: $(T16_NARROW)
 endif
 endif
 
