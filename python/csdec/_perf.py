@@ -79,10 +79,13 @@ class PerfRun:
     """One decode of a perf.data file: a generator of ("record", C record,
     slot) and ("fields", dict) items."""
 
-    def __init__(self, trace, flags, by_id):
+    def __init__(self, trace, flags, by_id, batch=False):
         self.t = trace
         self.flags = flags
         self.by_id_frames = by_id
+        # ("batch", records, n, slot) items rather than ("record", ...):
+        # for what needs no process of the records
+        self.batch = batch
         self.warnings = trace.warnings
 
     def _base(self):
@@ -139,6 +142,9 @@ class PerfRun:
             if n == L.EAGAIN or n == L.EEOS:
                 return
             L.check(n, "flow decode")
+            if self.batch:
+                yield ("batch", recs, n, s)
+                continue
             for i in range(n):
                 r = recs[i]
                 if r.type == REC_CONTEXT and r.flags & RECF_CONTEXT_ID and s.per_cpu:

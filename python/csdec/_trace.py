@@ -1,8 +1,8 @@
 """Traces: what csdec.open() returns, and the records they decode into."""
-import array
 import builtins
 import ctypes
 import os
+import struct
 
 from . import _lib as L
 from . import _perf
@@ -15,6 +15,13 @@ R_RANGE, R_INSN, R_EXCEPTION, R_EXC_RETURN, R_TRACE_ON, R_CONTEXT, R_TIMESTAMP =
 R_CYCLE_COUNT, R_NO_MEMORY, R_NOSYNC, R_ISA_UNSUPPORTED, R_ERROR = 8, 9, 10, 11, 12
 F_CYCLES, F_NS, F_HYP, F_CANCELLED, F_BRANCH, F_TAKEN = 1, 2, 4, 8, 16, 32
 F_CONTEXT_ID, F_VMID = 128, 256
+
+
+# A record's size, and its type and address alone (struct.iter_unpack
+# over a batch of records' bytes).
+_REC_SIZE = ctypes.sizeof(L.CRecord)
+_TYPE_ADDR = struct.Struct("=I%dxQ%dx" % (L.CRecord.addr.offset - 4, _REC_SIZE - L.CRecord.addr.offset - 8))
+assert L.CRecord.type.offset == 0
 
 
 def _s(b):
@@ -172,11 +179,11 @@ class Trace:
             raise
         return img
 
-    def _decode(self, flags, convert):
+    def _decode(self, flags, convert, batch=False):
         for buf in self._buffers:
-            yield from self._decode_buffer(buf, flags, convert)
+            yield from self._decode_buffer(buf, flags, convert, batch)
 
-    def _decode_buffer(self, buf, flags, convert):
+    def _decode_buffer(self, buf, flags, convert, batch):
         flows, images = {}, []
         fd = None
         try:
@@ -205,6 +212,9 @@ class Trace:
                     if n == L.EAGAIN or n == L.EEOS:
                         return
                     L.check(n, "flow decode")
+                    if batch:
+                        yield convert(recs, n, cfg)
+                        continue
                     for i in range(n):
                         yield convert(recs[i], cfg)
 
@@ -258,15 +268,36 @@ class Trace:
     def instructions(self):
         """The address of every executed instruction, in order (source by
         source): a NumPy uint64 array when NumPy is installed, else a list."""
-        out = array.array("Q")
-        for a in self._decode(L.FLOW_INSN, lambda r, cfg: r.addr if r.type == R_INSN else None):
-            if a is not None:
-                out.append(a)
         try:
             import numpy
         except ImportError:
-            return out.tolist()
-        return numpy.frombuffer(out, dtype=numpy.uint64).copy()
+            numpy = None
+        # The records' bytes copied a batch at a time and only their type
+        # and address read (a field read through ctypes per record took
+        # most of the time); for NumPy, a few MB of batches at once (a call
+        # per batch took most of it then).
+        def raw(recs, n, cfg):
+            return ctypes.string_at(recs, n * _REC_SIZE)
+        if numpy is None:
+            out = []
+            for b in self._decode(L.FLOW_INSN, raw, batch=True):
+                out.extend(a for t, a in _TYPE_ADDR.iter_unpack(b) if t == R_INSN)
+            return out
+        dt = numpy.dtype({"names": ["type", "addr"], "formats": ["=u4", "=u8"],
+                          "offsets": [L.CRecord.type.offset, L.CRecord.addr.offset], "itemsize": _REC_SIZE})
+
+        def addrs(held):
+            a = numpy.frombuffer(b"".join(held), dtype=dt)
+            return a["addr"][a["type"] == R_INSN]
+        parts, held, size = [], [], 0
+        for b in self._decode(L.FLOW_INSN, raw, batch=True):
+            held.append(b)
+            size += len(b)
+            if size >= 1 << 22:
+                parts.append(addrs(held))
+                held, size = [], 0
+        parts.append(addrs(held))
+        return numpy.concatenate(parts)
 
 
 def _parse_elfs(elf):
@@ -414,10 +445,12 @@ class PerfTrace(Trace):
         """(name "cpuN", trace ID, protocol) of each CPU decoded."""
         return list(self._sources)
 
-    def _decode(self, flags, convert):
-        for item in _perf.PerfRun(self, flags, by_id=True).run():
+    def _decode(self, flags, convert, batch=False):
+        for item in _perf.PerfRun(self, flags, by_id=True, batch=batch).run():
             if item[0] == "record":
                 yield convert(item[1], item[2].cfg)
+            elif item[0] == "batch":
+                yield convert(item[1], item[2], item[3].cfg)
 
     def records(self):
         """Iterate the records as `csdec decode FILE --format jsonl --order

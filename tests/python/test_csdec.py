@@ -83,7 +83,37 @@ try:
     import numpy
     check(isinstance(insns, numpy.ndarray) and insns.dtype == numpy.uint64, "instructions() is a NumPy array")
 except ImportError:
+    numpy = None
     check(isinstance(insns, list) and all(isinstance(a, int) for a in insns[:100]), "instructions() is a list")
+
+
+def insn_addrs(*args):
+    """The address of each record of `csdec decode ARGS --insn --format jsonl`."""
+    return [int(json.loads(l)["addr"], 16) for l in tool("decode", *args, "--insn", "--format", "jsonl").splitlines()
+            if '"type":"insn"' in l]
+
+
+def without_numpy(f):
+    """f() as it runs where NumPy is not installed."""
+    saved = sys.modules.get("numpy")
+    sys.modules["numpy"] = None     # (import numpy then raises ImportError)
+    try:
+        return f()
+    finally:
+        if saved is None:
+            del sys.modules["numpy"]
+        else:
+            sys.modules["numpy"] = saved
+
+
+# The addresses themselves: the tool's, per source in the capture's order,
+# so here (sources in runs of theirs) the same addresses as often each.
+import collections
+check(collections.Counter(int(a) for a in insns) == collections.Counter(insn_addrs(TC2, "--order", "capture")),
+      "TC2 instructions() are the tool's --insn addresses")
+if numpy is not None:
+    plain = without_numpy(t.instructions)
+    check(isinstance(plain, list) and plain == [int(a) for a in insns], "instructions() without NumPy: the same list")
 check(len(t.sources) == 5 and t.sources[0][2] == "etm3", "TC2 sources")
 
 # A raw formatted capture with its registers and the program's ELF
@@ -138,9 +168,15 @@ def same_perf(label, path, **opts):
         print("%s: record %d: %r / tool %r (%d / %d records)" % (label, k, got[k] if k < len(got) else None,
               want[k] if k < len(want) else None, len(got), len(want)), file=sys.stderr)
     check(got == want, label + ": records equal the tool's JSON Lines, in order")
-    n = len(t.instructions())
+    insns = t.instructions()
+    n = len(insns)
     tn = count_of(tool("decode", path, "--format", "none", *args))
     check(n == tn, "%s: %d instructions, the tool %d" % (label, n, tn))
+    # one source each: the tool's addresses in its order, with and without NumPy
+    if len(t.sources) == 1:
+        want_addrs = insn_addrs(path, "--order", "capture", *args)
+        check([int(a) for a in insns] == want_addrs, label + ": instructions() are the tool's --insn addresses, in order")
+        check(without_numpy(t.instructions) == want_addrs, label + ": the same without NumPy")
     print("python %s: %d records, %d instructions (tool %d), %d warnings" % (label, len(got), n, tn, len(t.warnings)))
     return t, got
 
