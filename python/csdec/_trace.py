@@ -65,17 +65,38 @@ class Record:
         return "Record(%r)" % (self._f,)
 
 
-def _fields(r, cfg):
-    """The JSON Lines fields of C record r (tools/print.c, print_record_json)."""
+class _Names(dict):
+    """The library's name of each value of an enum, asked once each (a
+    call through ctypes per record took a third of its conversion)."""
+
+    def __init__(self, fn):
+        super().__init__()
+        self.fn = fn
+
+    def __missing__(self, v):
+        name = self[v] = _s(self.fn(v))
+        return name
+
+
+_TYPE_NAME, _ISA_NAME = _Names(L.rec_type_name), _Names(L.isa_name)
+_COND_NAME, _REASON_NAME = _Names(L.cond_name), _Names(L.reason_name)
+
+
+def _fields(r, cfg, head=None):
+    """The JSON Lines fields of C record r (tools/print.c, print_record_json);
+    head's after "type" and "id" (its "id" in place of the record's)."""
     t = r.type
-    f = {"type": _s(L.rec_type_name(t)), "id": r.id, "offset": r.offset}
+    f = {"type": _TYPE_NAME[t], "id": r.id}
+    if head:
+        f.update(head)
+    f["offset"] = r.offset
     if t == R_RANGE:
         f.update(addr=_hex(r.addr), end=_hex(r.end), last=_hex(r.last), count=r.count,
-                 isa=_s(L.isa_name(r.isa)), cond=_s(L.cond_name(r.cond)))
+                 isa=_ISA_NAME[r.isa], cond=_COND_NAME[r.cond])
         if r.flags & F_BRANCH:
             f["taken"] = bool(r.flags & F_TAKEN)
     elif t == R_INSN:
-        f.update(addr=_hex(r.addr), isa=_s(L.isa_name(r.isa)), size=r.size, cond=_s(L.cond_name(r.cond)))
+        f.update(addr=_hex(r.addr), isa=_ISA_NAME[r.isa], size=r.size, cond=_COND_NAME[r.cond])
     elif t == R_EXCEPTION:
         f["number"] = r.exception
         f["name"] = _s(L.exception_name(ctypes.byref(cfg), r.exception))
@@ -83,9 +104,9 @@ def _fields(r, cfg):
         f["target"] = _hex(r.target)
         f["cancelled"] = bool(r.flags & F_CANCELLED)
     elif t == R_TRACE_ON:
-        f.update(reason=_s(L.reason_name(r.reason)), addr=_hex(r.addr), isa=_s(L.isa_name(r.isa)))
+        f.update(reason=_REASON_NAME[r.reason], addr=_hex(r.addr), isa=_ISA_NAME[r.isa])
     elif t == R_CONTEXT:
-        f.update(isa=_s(L.isa_name(r.isa)), ns=bool(r.flags & F_NS), hyp=bool(r.flags & F_HYP))
+        f.update(isa=_ISA_NAME[r.isa], ns=bool(r.flags & F_NS), hyp=bool(r.flags & F_HYP))
         if r.flags & F_CONTEXT_ID:
             f["context_id"] = _hex(r.context_id)
         if r.flags & F_VMID:
@@ -96,11 +117,11 @@ def _fields(r, cfg):
         f.update(addr=_hex(r.addr), count=r.count)
     name = f["type"]
     if name == "address_unknown":
-        f.update(count=r.count, isa=_s(L.isa_name(r.isa)))
+        f.update(count=r.count, isa=_ISA_NAME[r.isa])
     elif name == "nosync":
         f["size"] = r.size
     elif name == "isa_unsupported":
-        f.update(addr=_hex(r.addr), isa=_s(L.isa_name(r.isa)))
+        f.update(addr=_hex(r.addr), isa=_ISA_NAME[r.isa])
     elif name == "error":
         f["reason"] = _s(r.error) if r.error else "bad trace"
     elif name == "truncated":
@@ -460,12 +481,9 @@ class PerfTrace(Trace):
                 yield Record(item[1])
                 continue
             r, s = item[1], item[2]
-            f = _fields(r, s.cfg)
-            f.pop("id")
-            out = {"type": f.pop("type"), "id": s.id, "cpu": s.cpu}
+            head = {"id": s.id, "cpu": s.cpu}
             if s.pid >= 0:
-                out["pid"] = s.pid
+                head["pid"] = s.pid
             if s.tid >= 0:
-                out["tid"] = s.tid
-            out.update(f)
-            yield Record(out)
+                head["tid"] = s.tid
+            yield Record(_fields(r, s.cfg, head))
