@@ -66,8 +66,8 @@ class Record:
 
 
 class _Names(dict):
-    """The library's name of each value of an enum, asked once each (a
-    call through ctypes per record took a third of its conversion)."""
+    """The library's name of each value of an enum, asked once per value
+    rather than once per record (each ask is a call through ctypes)."""
 
     def __init__(self, fn):
         super().__init__()
@@ -294,9 +294,9 @@ class Trace:
         except ImportError:
             numpy = None
         # The records' bytes copied a batch at a time and only their type
-        # and address read (a field read through ctypes per record took
-        # most of the time); for NumPy, a few MB of batches at once (a call
-        # per batch took most of it then).
+        # and address read, rather than fields through ctypes record by
+        # record; for NumPy, a few MB of batches at once, as each call has
+        # a cost of its own.
         def raw(recs, n, cfg):
             return ctypes.string_at(recs, n * _REC_SIZE)
         if numpy is None:
