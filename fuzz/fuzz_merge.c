@@ -33,11 +33,11 @@
 #define MERGE_QUEUE_MAX 64
 #define MERGE_QUEUE_MIN 4
 static int fuzz_merge_alloc_fail;
-static void *fuzz_merge_alloc(size_t n)
+static void *fuzz_merge_realloc(void *p, size_t n)
 {
-	return fuzz_merge_alloc_fail ? NULL : malloc(n);
+	return fuzz_merge_alloc_fail ? NULL : realloc(p, n);
 }
-#define MERGE_ALLOC fuzz_merge_alloc
+#define MERGE_REALLOC fuzz_merge_realloc
 #include "../tools/merge.c"
 
 #define MC_CHECK(cond) FUZZ_CHECK(cond)

@@ -28,13 +28,13 @@
 
 #include "check.h"
 
-/* The ring allocator fails when told to, for the out-of-memory paths. */
+/* The rings' and texts' reallocator fails when told to, for the out-of-memory paths. */
 static int alloc_fail;
-static void *test_alloc(size_t n)
+static void *test_realloc(void *p, size_t n)
 {
-	return alloc_fail ? NULL : malloc(n);
+	return alloc_fail ? NULL : realloc(p, n);
 }
-#define MERGE_ALLOC test_alloc
+#define MERGE_REALLOC test_realloc
 #include "../tools/merge.c"
 
 #include "frame_enc.h"

@@ -32,10 +32,13 @@
 
 #include "merge.h"
 
-/* The ring's allocator (a test may make it fail) and first size (a fuzz
- * harness with a small cap makes it smaller, so that rings grow). */
-#ifndef MERGE_ALLOC
-#define MERGE_ALLOC malloc
+/* The rings' and texts' reallocator (a test may make it fail) and the
+ * rings' first size (a fuzz harness with a small cap makes it smaller, so
+ * that rings grow). They grow in place where they can: a small capture's
+ * records are all held until its end, and a copy to a new block touches
+ * each page of it once more. */
+#ifndef MERGE_REALLOC
+#define MERGE_REALLOC realloc
 #endif
 #ifndef MERGE_QUEUE_MIN
 #define MERGE_QUEUE_MIN 256
@@ -234,21 +237,18 @@ static int text_room(struct queue *q, size_t len)
 	if (q->text_cap - q->text_end >= len)
 		return 1;
 	const size_t used = q->text_end - q->text_head;
-	if (q->text_head && q->text_cap - used >= len && used <= q->text_cap / 2) {
-		memmove(q->text, q->text + q->text_head, used);
-	} else {
+	if (!(q->text_head && q->text_cap - used >= len && used <= q->text_cap / 2)) {
 		size_t ncap = q->text_cap ? 2 * q->text_cap : 4096;
 		while (ncap - used < len)
 			ncap *= 2;
-		char *nt = MERGE_ALLOC(ncap);
+		char *nt = MERGE_REALLOC(q->text, ncap);
 		if (!nt)
 			return 0;
-		if (used)
-			memcpy(nt, q->text + q->text_head, used);
-		free(q->text);
 		q->text = nt;
 		q->text_cap = ncap;
 	}
+	if (q->text_head)
+		memmove(q->text, q->text + q->text_head, used);
 	q->text_head = 0;
 	q->text_end = used;
 	return 1;
@@ -274,14 +274,17 @@ static int queue_grow(struct queue *q)
 	size_t ncap = q->cap ? q->cap * 2 : MERGE_QUEUE_MIN;
 	if (ncap > MERGE_QUEUE_MAX)
 		ncap = MERGE_QUEUE_MAX;
-	struct held *nh = MERGE_ALLOC(ncap * sizeof(*nh));
+	struct held *nh = MERGE_REALLOC(q->h, ncap * sizeof(*nh));
 	if (!nh)
 		return 0;
-	for (size_t i = 0; i < q->len; i++)
-		nh[i] = q->h[(q->head + i) % q->cap];
-	free(q->h);
+	/* Where the records wrap round the old end, those from head to it go
+	 * to the new end. */
+	if (q->head + q->len > q->cap) {
+		const size_t tail = q->cap - q->head;
+		memmove(nh + ncap - tail, nh + q->head, tail * sizeof(*nh));
+		q->head = ncap - tail;
+	}
 	q->h = nh;
-	q->head = 0;
 	q->cap = ncap;
 	return 1;
 }
