@@ -207,13 +207,17 @@ static const char *exc_name(const struct source_slot *s, unsigned n)
  * set's four keys fill one 64-byte line, apart from the texts, and
  * neighbouring instructions fall in neighbouring sets: the cache is
  * larger than the core's own caches, and a lookup that touched a line
- * per way was most of the listing's own time. Text that does not fit
- * (rare: long register lists) is not cached. */
+ * per way was most of the listing's own time. A way's text is the next
+ * free one of the pool when the way is first filled, so that the texts of
+ * a small listing lie together: the first touch of each page of the
+ * cache's fresh mapping is a page fault. Text that does not fit (rare:
+ * long register lists) is not cached, nor an address past 32 bits. */
 #define DIS_SETS 8192
 #define DIS_WAYS 4
 struct dis_key {
-	uint64_t addr;
+	uint32_t addr;
 	uint32_t opcode;
+	uint32_t text;                    /* its text's index in the pool (once valid) */
 	uint8_t isa, size, valid, next;   /* next: set's way to replace next (way 0's) */
 };
 struct dis_text {
@@ -224,7 +228,8 @@ struct dis_text {
 };
 struct dis_cache {
 	struct dis_key key[DIS_SETS][DIS_WAYS];
-	struct dis_text text[DIS_SETS][DIS_WAYS];
+	struct dis_text text[DIS_SETS * DIS_WAYS];
+	uint32_t ntext;                   /* texts given to ways */
 };
 
 /* What the text listing adds to records: mnemonics and symbols. Each
@@ -279,22 +284,21 @@ static void listing_disasm(const struct csd_record *r, const char **mn, size_t *
 {
 	static _Thread_local char mn_buf[32], ops_buf[160];
 	struct dis_key *key = NULL;
-	struct dis_text *text = NULL;
-	if (listing.cache) {
+	if (listing.cache && r->addr <= UINT32_MAX) {
 		/* (Consecutive halfwords to consecutive sets; each 16 KiB
 		 * of addresses starts somewhere else.) */
 		const uint64_t page = r->addr >> 14;
 		const size_t set = (size_t)(((r->addr >> 1) + ((page * 0x9e3779b97f4a7c15ull) >> 40)) & (DIS_SETS - 1));
 		key = listing.cache->key[set];
-		text = listing.cache->text[set];
 		for (unsigned w = 0; w < DIS_WAYS; w++) {
 			const struct dis_key *k = &key[w];
 			if (k->valid && k->addr == r->addr && k->opcode == r->opcode && k->isa == r->isa &&
 			    k->size == r->size) {
-				*mn = text[w].mn;
-				*mn_len = text[w].mn_len;
-				*ops = text[w].ops;
-				*ops_len = text[w].ops_len;
+				const struct dis_text *t = &listing.cache->text[k->text];
+				*mn = t->mn;
+				*mn_len = t->mn_len;
+				*ops = t->ops;
+				*ops_len = t->ops_len;
 				return;
 			}
 		}
@@ -307,18 +311,21 @@ static void listing_disasm(const struct csd_record *r, const char **mn, size_t *
 	*mn_len = strlen(mn_buf);
 	*ops_len = strlen(ops_buf);
 	const size_t mn_n = *mn_len, ops_n = *ops_len;
-	if (key && mn_n < sizeof(text->mn) && ops_n < sizeof(text->ops)) {
+	if (key && mn_n < sizeof(((struct dis_text *)0)->mn) && ops_n < sizeof(((struct dis_text *)0)->ops)) {
 		const unsigned w = key[0].next;
 		key[0].next = (uint8_t)((w + 1) % DIS_WAYS);
-		key[w].addr = r->addr;
+		if (!key[w].valid)
+			key[w].text = listing.cache->ntext++;  /* (at most one per way) */
+		key[w].addr = (uint32_t)r->addr;
 		key[w].opcode = r->opcode;
 		key[w].isa = r->isa;
 		key[w].size = (uint8_t)r->size;
 		key[w].valid = 1;
-		memcpy(text[w].mn, mn_buf, mn_n + 1);
-		text[w].mn_len = (uint8_t)mn_n;
-		memcpy(text[w].ops, ops_buf, ops_n + 1);
-		text[w].ops_len = (uint8_t)ops_n;
+		struct dis_text *t = &listing.cache->text[key[w].text];
+		memcpy(t->mn, mn_buf, mn_n + 1);
+		t->mn_len = (uint8_t)mn_n;
+		memcpy(t->ops, ops_buf, ops_n + 1);
+		t->ops_len = (uint8_t)ops_n;
 	}
 }
 
