@@ -912,8 +912,7 @@ struct jobs *jobs_new(struct run_ctx *ctx, int jobs, int64_t capture_size)
 	return j;
 }
 
-struct jobs *jobs_new_sources(struct run_ctx *ctx, int jobs, int nsources, int64_t capture_size, int listing,
-			      int *nworkers)
+struct jobs *jobs_new_sources(struct run_ctx *ctx, int jobs, int nsources, int64_t capture_size, int listing)
 {
 	const int count_only = cli_counts_only(ctx);
 	/* The default's rule as in jobs_new(). One source: its pieces decode
@@ -926,8 +925,5 @@ struct jobs *jobs_new_sources(struct run_ctx *ctx, int jobs, int nsources, int64
 		return NULL;
 	if (jobs < 2)
 		return NULL;
-	struct jobs *j = jobs_start(ctx, jobs, count_only, prints_only(ctx), listing, OUT_RING);
-	if (j)
-		*nworkers = jobs;
-	return j;
+	return jobs_start(ctx, jobs, count_only, prints_only(ctx), listing, OUT_RING);
 }

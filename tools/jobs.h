@@ -17,15 +17,14 @@ struct jobs;
 struct jobs *jobs_new(struct run_ctx *ctx, int jobs, int64_t capture_size);
 
 /* Workers for sources made and ended as decoding goes (perf.data's
- * queues, each piece of trace a source of its own): `jobs` threads, into
- * *nworkers; each source's `worker` (any number, taken modulo the
- * workers) says which thread decodes it; `listing`: the records are
+ * queues, each piece of trace a source of its own): `jobs` threads; each
+ * source's `worker` (any number, taken modulo the workers) says which
+ * thread decodes it; `listing`: the records are
  * printed as the text listing (the workers take disassemblers). NULL as
  * jobs_new() says (nsources: the sources that may decode at once, which
  * the default takes as the number of sources), and when fewer than two
  * threads would decode. */
-struct jobs *jobs_new_sources(struct run_ctx *ctx, int jobs, int nsources, int64_t capture_size, int listing,
-			      int *nworkers);
+struct jobs *jobs_new_sources(struct run_ctx *ctx, int jobs, int nsources, int64_t capture_size, int listing);
 
 /* Below this capture size the default decodes on one thread. */
 #define JOBS_MIN_CAPTURE (1024 * 1024)

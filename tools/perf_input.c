@@ -47,7 +47,6 @@ struct perf_run {
 	 * decoder's worker (taken in turn: a queue's decoders end with each
 	 * piece of its trace, so successive pieces decode at once). */
 	struct jobs *jobs;
-	int nworkers;
 	unsigned next_worker;
 };
 
@@ -110,7 +109,8 @@ static struct source_slot *take_slot(struct perf_run *pr, const struct csd_trace
 {
 	/* (The ended slots come back idle as their captures' ends are
 	 * handed on.) */
-	while (pr->jobs && pr->ending >= (size_t)pr->nworkers * ENDING_PER_WORKER)
+	/* (With workers there are ctx->jobs of them: jobs_new_sources.) */
+	while (pr->jobs && pr->ending >= (size_t)pr->ctx->jobs * ENDING_PER_WORKER)
 		jobs_wait(pr->jobs);
 	struct source_slot *s = NULL;
 	for (size_t i = pr->nidle; i-- > 0;) {
@@ -338,7 +338,7 @@ int cli_run_perf(struct options *o, struct run_ctx *ctx, enum slot_kind kind)
 		struct stat st;
 		pr->jobs = jobs_new_sources(ctx, ctx->jobs, (int)nsources,
 					    stat(o->dir, &st) == 0 ? (int64_t)st.st_size : -1,
-					    kind == SLOT_FLOW && ctx->format == FMT_TEXT, &pr->nworkers);
+					    kind == SLOT_FLOW && ctx->format == FMT_TEXT);
 	}
 	active_run = pr;
 	ctx->on_context_id = perf_context_id;

@@ -77,14 +77,16 @@ def _frame_error(fo):
 
 class PerfRun:
     """One decode of a perf.data file: a generator of ("record", C record,
-    slot) and ("fields", dict) items."""
+    slot) and ("fields", dict) items, or with batch ("batch", C records,
+    count, slot) and ("fields", dict) items."""
 
     def __init__(self, trace, flags, by_id, batch=False):
         self.t = trace
         self.flags = flags
         self.by_id_frames = by_id
-        # ("batch", records, n, slot) items rather than ("record", ...):
-        # for what needs no process of the records
+        # ("batch", records, n, slot) items rather than ("record", ...),
+        # for callers that read neither records one by one nor their
+        # process (a context ID then does not update the slot's pid)
         self.batch = batch
         self.warnings = trace.warnings
 
