@@ -931,6 +931,75 @@ uint64_t csd_flow_state_records(const csd_flow_state *st);
 /** Free a saved state; NULL is ignored. */
 void csd_flow_state_free(csd_flow_state *st);
 
+/*
+ * Packet decoders in chunks: the same scheme for a packet listing. A
+ * chunk's packet decoder, fed from its cut, does not know the address
+ * that compressed branch and data addresses are deltas
+ * against, nor the high timestamp bits, from before its cut. Save its
+ * state at the first few sync points inside its chunk
+ * (csd_etm3_pkt_state_save() or csd_ptm_pkt_state_save(), with every byte
+ * fed so far used up: csd_*_pkt_next() returned CSD_EAGAIN); the decoder
+ * that has seen everything before the chunk (the serial one), fed the
+ * same bytes up to each point in turn and drained, asks
+ * csd_*_pkt_state_join(): at the first match its packets so far, then the
+ * chunk's packets from that point on, are those of a serial decode, once
+ * csd_pkt_state_complete_packets() has given the chunk's timestamp
+ * packets the high bits they lack; csd_*_pkt_state_complete() gives them
+ * to the chunk's decoder, which goes on as the serial one.
+ */
+
+/** The semantic state of a packet decoder at one point (opaque). */
+typedef struct csd_pkt_state csd_pkt_state;
+
+/**
+ * Save the state of dec that decides what its later bytes decode to (its
+ * addresses, timestamp, synchronisation, a packet begun) into a new *out
+ * (free it with csd_pkt_state_free()). Call it when every byte fed has
+ * been used (csd_etm3_pkt_next() returned CSD_EAGAIN).
+ * Errors: CSD_EINVAL (NULL argument, bytes fed not yet used up, or after
+ * csd_etm3_pkt_finish()), CSD_ENOMEM.
+ */
+int csd_etm3_pkt_state_save(const csd_etm3_pkt_decoder *dec, csd_pkt_state **out);
+/** As csd_etm3_pkt_state_save(), for a PTM packet decoder. Errors: CSD_EINVAL, CSD_ENOMEM, as there. */
+int csd_ptm_pkt_state_save(const csd_ptm_pkt_decoder *dec, csd_pkt_state **out);
+
+/**
+ * Whether serial, drained at the point where st was saved, is in st's
+ * state: 1 if so (every timestamp bit st's decoder knew must be known to
+ * serial and equal; serial's timestamp is kept in st for the completions
+ * below), 0 if not (also when serial has bytes fed not yet used, or st was
+ * saved where a packet spanned the point: such a state matches nothing).
+ * Errors: CSD_EINVAL (NULL argument, st saved from a decoder of the other
+ * protocol).
+ */
+int csd_etm3_pkt_state_join(csd_pkt_state *st, const csd_etm3_pkt_decoder *serial);
+/** As csd_etm3_pkt_state_join(), for PTM. Errors: CSD_EINVAL, as there. */
+int csd_ptm_pkt_state_join(csd_pkt_state *st, const csd_ptm_pkt_decoder *serial);
+
+/**
+ * After a join, give st's decoder (at or after st's point) the timestamp
+ * bits the serial decoder had and it lacked, so that its later timestamp
+ * packets are a serial decode's.
+ * Errors: CSD_EINVAL (NULL argument, st not joined, of the other protocol,
+ * or dec knowing fewer timestamp bits than st's decoder did: not st's
+ * decoder, or reset since).
+ */
+int csd_etm3_pkt_state_complete(const csd_pkt_state *st, csd_etm3_pkt_decoder *dec);
+/** As csd_etm3_pkt_state_complete(), for PTM. Errors: CSD_EINVAL, as there. */
+int csd_ptm_pkt_state_complete(const csd_pkt_state *st, csd_ptm_pkt_decoder *dec);
+
+/**
+ * After a join, complete the timestamps of packets that st's decoder gave
+ * after st's point: call it on them in their order, each once (in one
+ * call or several), as st follows the timestamp bits they give. Other
+ * packets are left as they are.
+ * Errors: CSD_EINVAL (NULL st, NULL pkts with n > 0, st not joined).
+ */
+int csd_pkt_state_complete_packets(csd_pkt_state *st, struct csd_packet *pkts, size_t n);
+
+/** Free a saved packet state; NULL is ignored. */
+void csd_pkt_state_free(csd_pkt_state *st);
+
 /**
  * Name of an exception number as traced by the protocol of `cfg`, e.g.
  * "IRQ", "Data Abort", "SVC". For Cortex-M (cfg->core_profile CSD_CORE_M)

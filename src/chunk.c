@@ -52,12 +52,6 @@ struct csd_flow_state {
 	uint64_t w[];           /* the semantic state's n words */
 };
 
-/* The low k bits. */
-static uint64_t low_bits(unsigned k)
-{
-	return k >= 64 ? ~(uint64_t)0 : ((uint64_t)1 << k) - 1;
-}
-
 /* The decoder's whole semantic state into *s (zeroed by the caller). */
 static void flow_sem(const csd_flow_decoder *dec, struct csdi_sem *s)
 {
@@ -199,7 +193,7 @@ int csd_flow_state_match(const csd_flow_decoder *dec, const csd_flow_state *st)
 	 * timestamps lack; csd_flow_state_join() keeps them. */
 	struct csdi_flow_ts t;
 	dec->ops->ts_get(dec, &t);
-	return st->ts.known <= t.known && (t.raw & low_bits(st->ts.known)) == (st->ts.raw & low_bits(st->ts.known));
+	return st->ts.known <= t.known && (t.raw & csdi_low_bits(st->ts.known)) == (st->ts.raw & csdi_low_bits(st->ts.known));
 }
 
 int csd_flow_state_join(csd_flow_state *st, const csd_flow_decoder *serial)
@@ -216,27 +210,6 @@ int csd_flow_state_join(csd_flow_state *st, const csd_flow_decoder *serial)
 	return m;
 }
 
-/*
- * Timestamp ts, of whose code (the Gray code if Gray-coded) a decoder knew
- * the low `known` bits, with the bits above taken from the serial
- * decoder's at the join. Exact for a timestamp made at or after the point:
- * packets restate low bits by replacing them (no carries), so the bits
- * above those the chunk's decoder had been given when it made ts are
- * those the serial decoder had at the cut, and none of them has been
- * given since (or they would be known), so they are still the serial
- * decoder's at the point. The Gray code is turned back from binary with
- * its inverse, exact for every 64-bit value.
- */
-static uint64_t ts_fill(uint64_t ts, unsigned known, const struct csdi_flow_ts *serial)
-{
-	uint64_t raw = serial->gray ? ts ^ (ts >> 1) : ts;
-	raw = (raw & low_bits(known)) | (serial->raw & ~low_bits(known));
-	if (serial->gray)
-		for (unsigned sh = 1; sh < 64; sh <<= 1)
-			raw ^= raw >> sh;
-	return raw;
-}
-
 /* A timestamp record of the chunk, made at or after st's point (so known
  * to at least as many bits as there), completed; other records as they
  * are. One made before the point and held back there is left too: the
@@ -246,7 +219,7 @@ static void rec_fill(const csd_flow_state *st, struct csd_record *r)
 	if (r->type != CSD_REC_TIMESTAMP || r->size < st->ts.known)
 		return;
 	const unsigned known = r->size < 64 ? (unsigned)r->size : 64;
-	r->timestamp = ts_fill(r->timestamp, known, &st->serial);
+	r->timestamp = csdi_ts_fill(r->timestamp, known, st->serial.raw, st->serial.gray);
 	if (st->serial.known > known)
 		r->size = st->serial.known;
 }
@@ -273,14 +246,14 @@ int csd_flow_state_complete(const csd_flow_state *st, csd_flow_decoder *dec)
 			return CSD_EINVAL; /* popped past its known entries since */
 	}
 	/* The packet decoder's, for the timestamps to come. */
-	const uint64_t raw = (t.raw & low_bits(t.known)) | (st->serial.raw & ~low_bits(t.known));
+	const uint64_t raw = (t.raw & csdi_low_bits(t.known)) | (st->serial.raw & ~csdi_low_bits(t.known));
 	dec->ops->ts_set(dec, raw, t.known > st->serial.known ? t.known : st->serial.known);
 	/* Records made but not yet delivered, and the last packet taken
 	 * (csd_flow_last_packet). */
 	for (unsigned k = 0; k < dec->qlen; k++)
 		rec_fill(st, &dec->q[(dec->qhead + k) % CSDI_FLOW_QCAP]);
 	if (dec->have_pkt && dec->pkt->type == CSD_PKT_TIMESTAMP)
-		dec->pkt->timestamp = ts_fill(dec->pkt->timestamp, t.known, &st->serial);
+		dec->pkt->timestamp = csdi_ts_fill(dec->pkt->timestamp, t.known, st->serial.raw, st->serial.gray);
 	if (dec->ops->rs_fill)
 		dec->ops->rs_fill(dec, &st->serial_rs.addr[st->rs.n], &st->serial_rs.isa[st->rs.n],
 				  st->serial_rs.n - st->rs.n);

@@ -136,6 +136,11 @@ struct csdi_sem {
 	unsigned ref_n;
 	int differ;
 };
+/* The low k bits (all for k >= 64). */
+uint64_t csdi_low_bits(unsigned k);
+/* A timestamp of a chunk's decoder (its code's low `known` bits known)
+ * completed with the serial decoder's code above them (pkt_state.c). */
+uint64_t csdi_ts_fill(uint64_t ts, unsigned known, uint64_t serial_raw, int gray);
 static inline void csdi_sem_put(struct csdi_sem *s, uint64_t v)
 {
 	if (s->ref) {

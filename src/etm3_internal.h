@@ -264,6 +264,9 @@ size_t csdi_etm3_timestamp_packet(csd_etm3_pkt_decoder *dec, const uint8_t *p, s
 uint64_t csdi_etm3_pkt_ts(const csd_etm3_pkt_decoder *dec, unsigned *known, int *gray);
 unsigned csdi_etm3_pkt_ts_known(const csd_etm3_pkt_decoder *dec);
 void csdi_etm3_pkt_set_ts(csd_etm3_pkt_decoder *dec, uint64_t raw, unsigned known);
+/* The decoder's byte input (pkt_state.c: whether its bytes are used up). */
+struct csdi_input;
+const struct csdi_input *csdi_etm3_pkt_input(const csd_etm3_pkt_decoder *dec);
 
 /* The cycle count field at p (n bytes): 1-5 bytes of 7 bits with a
  * continuation bit, the fifth holding bits 31:28. Its length with *cc

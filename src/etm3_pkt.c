@@ -362,6 +362,11 @@ void csdi_etm3_pkt_sem(const csd_etm3_pkt_decoder *dec, struct csdi_sem *s)
 	 * the configuration). */
 }
 
+const struct csdi_input *csdi_etm3_pkt_input(const csd_etm3_pkt_decoder *dec)
+{
+	return &dec->in;
+}
+
 unsigned csdi_etm3_pkt_ts_known(const csd_etm3_pkt_decoder *dec)
 {
 	return dec->ts_known;

@@ -356,6 +356,9 @@ void csdi_ptm_pkt_sem(const struct csd_ptm_pkt_decoder *dec, struct csdi_sem *s)
 uint64_t csdi_ptm_pkt_ts(const struct csd_ptm_pkt_decoder *dec, unsigned *known, int *gray);
 unsigned csdi_ptm_pkt_ts_known(const struct csd_ptm_pkt_decoder *dec);
 void csdi_ptm_pkt_set_ts(struct csd_ptm_pkt_decoder *dec, uint64_t raw, unsigned known);
+/* The decoder's byte input (pkt_state.c: whether its bytes are used up). */
+struct csdi_input;
+const struct csdi_input *csdi_ptm_pkt_input(const struct csd_ptm_pkt_decoder *dec);
 
 /*
  * The atom packet at p (n bytes available): its length, its atoms (*num,

@@ -277,6 +277,11 @@ void csdi_ptm_pkt_sem(const csd_ptm_pkt_decoder *dec, struct csdi_sem *s)
 	 * the same in any two decoders compared). */
 }
 
+const struct csdi_input *csdi_ptm_pkt_input(const csd_ptm_pkt_decoder *dec)
+{
+	return &dec->in;
+}
+
 unsigned csdi_ptm_pkt_ts_known(const csd_ptm_pkt_decoder *dec)
 {
 	return dec->ts_known;

@@ -10,7 +10,9 @@
  * of the TC2 snapshot and of the generated round-trip snapshots, and of
  * timestamped captures made here. The counts of matches and of fallbacks
  * are checked too, so that neither path goes untried, and timestamped
- * sources must mostly match.
+ * sources must mostly match. The packet decoders of the same sources are
+ * chunked and joined alike (csd_*_pkt_state_*): their packets must equal
+ * the serial decoder's, every field.
  */
 #include <dirent.h>
 #include <stdio.h>
@@ -234,6 +236,257 @@ static size_t compare(const struct flow_run *a, const struct flow_run *b)
 	return bad;
 }
 
+/* ---- Packet decoders in chunks (csd_*_pkt_state_*) ---- */
+
+/* A packet decoder of either protocol. */
+struct pdec {
+	csd_etm3_pkt_decoder *e;
+	csd_ptm_pkt_decoder *p;
+};
+
+struct pkt_run {
+	struct csd_packet *pkt;
+	size_t n, cap;
+};
+
+static void pkt_push(struct pkt_run *r, const struct csd_packet *p)
+{
+	if (r->n == r->cap) {
+		r->cap = r->cap ? r->cap * 2 : 4096;
+		r->pkt = realloc(r->pkt, r->cap * sizeof(*r->pkt));
+		if (!r->pkt)
+			abort();
+	}
+	r->pkt[r->n++] = *p;
+}
+
+static struct pdec pdec_new(const struct csd_trace_config *tc)
+{
+	struct pdec d = { 0 };
+	if (tc->protocol == CSD_PROTO_PTM)
+		d.p = csd_ptm_pkt_new(tc);
+	else
+		d.e = csd_etm3_pkt_new(tc);
+	CHECK(d.p || d.e);
+	if (!d.p && !d.e)
+		abort();
+	return d;
+}
+
+static void pdec_free(struct pdec *d)
+{
+	csd_etm3_pkt_free(d->e);
+	csd_ptm_pkt_free(d->p);
+}
+
+/* Bytes [from, to) of the source through d, its packets into *out. */
+static void pdec_feed(const struct source *src, struct pdec *d, size_t from, size_t to, struct pkt_run *out)
+{
+	if (to > from) {
+		struct csd_bytes b = { .data = src->data + from, .size = to - from, .offsets = src->off + from };
+		CHECK_EQ(d->e ? csd_etm3_pkt_feed(d->e, &b) : csd_ptm_pkt_feed(d->p, &b), 0);
+	}
+	struct csd_packet p;
+	int rc;
+	while ((rc = d->e ? csd_etm3_pkt_next(d->e, &p) : csd_ptm_pkt_next(d->p, &p)) == 0)
+		pkt_push(out, &p);
+	CHECK(rc == CSD_EAGAIN || rc == CSD_EEOS);
+}
+
+static void pdec_finish(const struct source *src, struct pdec *d, struct pkt_run *out)
+{
+	CHECK_EQ(d->e ? csd_etm3_pkt_finish(d->e) : csd_ptm_pkt_finish(d->p), 0);
+	pdec_feed(src, d, 0, 0, out);
+}
+
+static int pkt_same(const struct csd_packet *a, const struct csd_packet *b)
+{
+	const size_t raw = a->size < CSD_PKT_RAW_MAX ? (size_t)a->size : CSD_PKT_RAW_MAX;
+	return a->type == b->type && a->flags == b->flags && a->offset == b->offset && a->size == b->size &&
+	       memcmp(a->raw, b->raw, raw) == 0 && a->addr == b->addr && a->addr_bytes == b->addr_bytes &&
+	       a->isa == b->isa && a->reason == b->reason && a->vmid == b->vmid && a->exception == b->exception &&
+	       a->ts_bits == b->ts_bits && a->data_size == b->data_size && a->cycle_count == b->cycle_count &&
+	       a->context_id == b->context_id && a->timestamp == b->timestamp && a->atoms.en == b->atoms.en &&
+	       a->atoms.num == b->atoms.num && a->atoms.w == b->atoms.w && a->atoms.format == b->atoms.format &&
+	       a->data_insn_addr == b->data_insn_addr && a->data_addr == b->data_addr &&
+	       a->data_value == b->data_value && a->tag == b->tag &&
+	       (a->error == b->error || (a->error && b->error && strcmp(a->error, b->error) == 0));
+}
+
+/* Packets of the whole source from one decoder. */
+static void pkt_serial(const struct source *src, const struct csd_trace_config *tc, struct pkt_run *out)
+{
+	memset(out, 0, sizeof(*out));
+	struct pdec d = pdec_new(tc);
+	pdec_feed(src, &d, 0, src->n, out);
+	pdec_finish(src, &d, out);
+	pdec_free(&d);
+}
+
+/* The packets of chunks cut at every step-th sync point, joined as
+ * csdec.h says; the join counts into *st. */
+static void pkt_chunked(const struct source *src, const struct csd_trace_config *tc, const size_t *sync,
+			size_t nsync, size_t step, struct pkt_run *out, struct stats *st)
+{
+	memset(out, 0, sizeof(*out));
+	size_t ncut = 0;
+	size_t *cut = malloc((nsync / step + 2) * sizeof(*cut));
+	if (!cut)
+		abort();
+	cut[ncut++] = 0;
+	for (size_t i = step - 1; i < nsync; i += step)
+		cut[ncut++] = sync[i];
+	cut[ncut] = src->n;
+	struct pdec prev = pdec_new(tc);
+	pdec_feed(src, &prev, 0, cut[1], out);
+	size_t si = 0;
+	for (size_t k = 1; k < ncut; k++) {
+		struct pdec d = pdec_new(tc);
+		struct pkt_run rk = { 0 };
+		csd_pkt_state *saved[SAVES];
+		size_t at[SAVES], mark[SAVES], nsave = 0, pos = cut[k];
+		while (si < nsync && sync[si] <= cut[k])
+			si++;
+		for (size_t j = si; j < nsync && sync[j] <= cut[k + 1] && nsave < SAVES; j++) {
+			pdec_feed(src, &d, pos, sync[j], &rk);
+			pos = sync[j];
+			CHECK_EQ(d.e ? csd_etm3_pkt_state_save(d.e, &saved[nsave]) : csd_ptm_pkt_state_save(d.p, &saved[nsave]), 0);
+			mark[nsave] = rk.n;
+			at[nsave++] = pos;
+		}
+		pdec_feed(src, &d, pos, cut[k + 1], &rk);
+		st->joins++;
+		size_t ppos = cut[k];
+		int matched = 0;
+		for (size_t j = 0; j < nsave && !matched; j++) {
+			pdec_feed(src, &prev, ppos, at[j], out);
+			ppos = at[j];
+			const int m = prev.e ? csd_etm3_pkt_state_join(saved[j], prev.e)
+					     : csd_ptm_pkt_state_join(saved[j], prev.p);
+			CHECK(m == 0 || m == 1);
+			if (m != 1) {
+				st->mismatched_saves++;
+				continue;
+			}
+			matched = 1;
+			/* In two calls, to show that the completion follows
+			 * the timestamp bits across calls. */
+			const size_t n = rk.n - mark[j], half = n / 2;
+			struct csd_packet *was = malloc((n + 1) * sizeof(*was));
+			if (!was)
+				abort();
+			memcpy(was, rk.pkt + mark[j], n * sizeof(*was));
+			CHECK_EQ(csd_pkt_state_complete_packets(saved[j], rk.pkt + mark[j], half), 0);
+			CHECK_EQ(csd_pkt_state_complete_packets(saved[j], rk.pkt + mark[j] + half, n - half), 0);
+			for (size_t i = 0; i < n; i++) {
+				const int changed = !pkt_same(&was[i], &rk.pkt[mark[j] + i]);
+				CHECK(!changed || was[i].type == CSD_PKT_TIMESTAMP);
+				st->completed += (size_t)changed;
+			}
+			free(was);
+			CHECK_EQ(d.e ? csd_etm3_pkt_state_complete(saved[j], d.e) : csd_ptm_pkt_state_complete(saved[j], d.p), 0);
+			for (size_t i = mark[j]; i < rk.n; i++)
+				pkt_push(out, &rk.pkt[i]);
+		}
+		for (size_t j = 0; j < nsave; j++)
+			csd_pkt_state_free(saved[j]);
+		if (matched) {
+			st->matched++;
+			pdec_free(&prev);
+			prev = d;
+		} else {
+			st->fallback++;
+			pdec_feed(src, &prev, ppos, cut[k + 1], out);
+			pdec_free(&d);
+		}
+		free(rk.pkt);
+	}
+	pdec_finish(src, &prev, out);
+	pdec_free(&prev);
+	free(cut);
+}
+
+static size_t pkt_compare(const struct pkt_run *a, const struct pkt_run *b)
+{
+	if (a->n != b->n)
+		return a->n > b->n ? a->n - b->n : b->n - a->n;
+	size_t bad = 0;
+	for (size_t i = 0; i < a->n; i++)
+		bad += !pkt_same(&a->pkt[i], &b->pkt[i]);
+	return bad;
+}
+
+/* The packet state calls' refusals. */
+static void pkt_state_args(void)
+{
+	const struct csd_trace_config ptm = { .size = sizeof(ptm), .protocol = CSD_PROTO_PTM, .etmidr = 0x411CF312 };
+	const struct csd_trace_config etm3 = { .size = sizeof(etm3), .protocol = CSD_PROTO_ETM3, .etmidr = 0x410CF250 };
+	csd_ptm_pkt_decoder *p = csd_ptm_pkt_new(&ptm);
+	csd_etm3_pkt_decoder *e = csd_etm3_pkt_new(&etm3);
+	CHECK(p && e);
+	if (!p || !e)
+		abort();
+	static const uint8_t sync[] = { 0, 0, 0, 0, 0, 0x80, 0x08, 0x00, 0x20, 0, 0, 0x01 };
+	csd_pkt_state *st = NULL, *se = NULL;
+	CHECK_EQ(csd_ptm_pkt_state_save(NULL, &st), CSD_EINVAL);
+	CHECK_EQ(csd_ptm_pkt_state_save(p, NULL), CSD_EINVAL);
+	/* Bytes fed and not yet used. */
+	struct csd_bytes b = { .data = sync, .size = sizeof(sync) };
+	CHECK_EQ(csd_ptm_pkt_feed(p, &b), 0);
+	CHECK_EQ(csd_ptm_pkt_state_save(p, &st), CSD_EINVAL);
+	struct csd_packet pk;
+	while (csd_ptm_pkt_next(p, &pk) == 0)
+		;
+	CHECK_EQ(csd_ptm_pkt_state_save(p, &st), 0);
+	CHECK_EQ(csd_etm3_pkt_state_save(e, &se), 0);
+	/* Other protocols, nothing joined yet, NULLs. */
+	CHECK_EQ(csd_etm3_pkt_state_join(st, e), CSD_EINVAL);
+	CHECK_EQ(csd_ptm_pkt_state_join(se, p), CSD_EINVAL);
+	CHECK_EQ(csd_ptm_pkt_state_join(NULL, p), CSD_EINVAL);
+	CHECK_EQ(csd_ptm_pkt_state_join(st, NULL), CSD_EINVAL);
+	CHECK_EQ(csd_ptm_pkt_state_complete(st, p), CSD_EINVAL);
+	CHECK_EQ(csd_pkt_state_complete_packets(st, &pk, 1), CSD_EINVAL);
+	/* A fresh decoder is not in p's state (not synchronised, no
+	 * address); p is. */
+	csd_ptm_pkt_decoder *q = csd_ptm_pkt_new(&ptm);
+	CHECK_EQ(csd_ptm_pkt_state_join(st, q), 0);
+	CHECK_EQ(csd_ptm_pkt_state_join(st, p), 1);
+	CHECK_EQ(csd_etm3_pkt_state_complete(st, e), CSD_EINVAL);
+	CHECK_EQ(csd_pkt_state_complete_packets(st, NULL, 1), CSD_EINVAL);
+	CHECK_EQ(csd_pkt_state_complete_packets(st, NULL, 0), 0);
+	CHECK_EQ(csd_ptm_pkt_state_complete(st, p), 0);
+	/* After the end of the stream: no state. */
+	csd_pkt_state_free(st);
+	CHECK_EQ(csd_ptm_pkt_finish(p), 0);
+	CHECK_EQ(csd_ptm_pkt_state_save(p, &st), CSD_EINVAL);
+	csd_pkt_state_free(se);
+	csd_pkt_state_free(NULL);
+	csd_ptm_pkt_free(p);
+	csd_ptm_pkt_free(q);
+	csd_etm3_pkt_free(e);
+}
+
+/* One source's packets cut at every sync point and at every third, against
+ * the serial decode's. */
+static void pkt_source(const char *name, const struct source *src, const struct csd_trace_config *tc,
+		       const size_t *sync, size_t nsync, struct stats *st)
+{
+	struct pkt_run ser;
+	pkt_serial(src, tc, &ser);
+	for (size_t step = 1; step <= 3; step += 2) {
+		struct pkt_run ch;
+		pkt_chunked(src, tc, sync, nsync, step, &ch, st);
+		const size_t bad = pkt_compare(&ser, &ch);
+		if (bad)
+			fprintf(stderr, "%s packets, step %zu: %zu of %zu packets differ (%zu chunked)\n", name, step, bad,
+				ser.n, ch.n);
+		CHECK_EQ(bad, 0);
+		free(ch.pkt);
+	}
+	free(ser.pkt);
+}
+
+/* st[0]: the flow decoders' joins, st[1] the packet decoders'. */
 static void one_source(const char *dir, const struct csd_snapshot *snap, const struct csd_snapshot_source *ss,
 		       csd_image *img, struct stats *st)
 {
@@ -247,6 +500,9 @@ static void one_source(const char *dir, const struct csd_snapshot *snap, const s
 	size_t nsync = 0;
 	size_t *sync = malloc((src.n + 1) * sizeof(*sync));
 	CHECK_EQ(csd_sync_scan(src.data, src.n, 0, sync, src.n + 1, &nsync), 0);
+	/* (Only ETMv3 and PTM sources have packet decoders.) */
+	if (ss->config.protocol == CSD_PROTO_ETM3 || ss->config.protocol == CSD_PROTO_PTM)
+		pkt_source(dir, &src, &ss->config, sync, nsync, &st[1]);
 	for (int mode = 0; mode < 2; mode++) {
 		const struct ctx c = ctx_of(&src, ss->config.trace_id, &ss->config, img, mode ? CSD_FLOW_INSN : 0);
 		struct flow_run ser;
@@ -712,6 +968,16 @@ static void ts_joins(void)
 		size_t *sync = malloc((src.n + 1) * sizeof(*sync));
 		CHECK_EQ(csd_sync_scan(src.data, src.n, 0, sync, src.n + 1, &nsync), 0);
 		CHECK_EQ(nsync, 60);
+		{
+			/* The packets too: every join but the last matches,
+			 * and cuts past the first timestamp complete some. */
+			struct stats ps = { 0 };
+			pkt_source(cfgs[ci].name, &src, &tc, sync, nsync, &ps);
+			printf("%s packets: %zu joins, %zu matched, %zu packets completed\n", cfgs[ci].name, ps.joins,
+			       ps.matched, ps.completed);
+			CHECK(ps.matched + 2 >= ps.joins);
+			CHECK(ps.completed > 0);
+		}
 		for (int mode = 0; mode < 2; mode++) {
 			const struct ctx c = ctx_of(&src, 0, &tc, img, mode ? CSD_FLOW_INSN : 0);
 			struct flow_run ser;
@@ -753,12 +1019,14 @@ static void ts_joins(void)
 int main(void)
 {
 	scan_cases();
+	pkt_state_args();
 	return_stack_joins();
 	ts_joins();
-	struct stats tc2 = { 0 }, gen = { 0 };
+	struct stats tc2 = { 0 }, gen = { 0 }, tc2p[2] = { 0 }, genp[2] = { 0 };
 	char dir[2048];
 	snprintf(dir, sizeof(dir), "%s/traces/TC2", check_shared_dir());
-	one_snapshot(dir, &tc2);
+	one_snapshot(dir, tc2p);
+	tc2 = tc2p[0];
 	printf("TC2: %zu cuts, %zu joins: %zu matched, %zu fell back; %zu saved states did not match; "
 	       "timestamped (%zu source decodes): %zu joins, %zu matched, %zu records completed\n",
 	       tc2.cuts, tc2.joins, tc2.matched, tc2.fallback, tc2.mismatched_saves, tc2.ts_sources, tc2.ts_joins,
@@ -777,11 +1045,18 @@ int main(void)
 		if (de->d_name[0] == '.')
 			continue;
 		snprintf(dir, sizeof(dir), "%s/%s", gdir, de->d_name);
-		one_snapshot(dir, &gen);
+		one_snapshot(dir, genp);
 		snaps++;
 	}
 	if (dd)
 		closedir(dd);
+	gen = genp[0];
+	printf("packets: TC2 %zu joins, %zu matched, %zu fell back; generated %zu joins, %zu matched, %zu fell back, "
+	       "%zu timestamp packets completed\n",
+	       tc2p[1].joins, tc2p[1].matched, tc2p[1].fallback, genp[1].joins, genp[1].matched, genp[1].fallback,
+	       genp[1].completed);
+	CHECK(tc2p[1].matched > 0);
+	CHECK(genp[1].matched * 10 >= genp[1].joins * 9);
 	printf("generated (%zu snapshots): %zu cuts, %zu joins: %zu matched, %zu fell back; %zu saved states did not "
 	       "match; timestamped (%zu source decodes): %zu joins, %zu matched, %zu records completed; "
 	       "return stack (%zu source decodes): %zu joins, %zu matched\n",
