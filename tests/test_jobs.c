@@ -26,15 +26,17 @@
  * distance between cuts (so that small inputs get many chunks) and makes
  * the tool say on stderr how many chunks it joined ("csdec: chunks: N
  * joined, M by a matching state"). With it, decode (jsonl, --insn jsonl,
- * text, none), coverage and profile of every one-source snapshot of the
- * matrix (the sanitizer build: every sixth, jsonl and coverage) and of
+ * text, none), packets (jsonl, text), coverage and profile of every
+ * one-source snapshot of the matrix (the sanitizer build: every sixth,
+ * decode and packets jsonl and coverage) and of
  * generated one-source captures of several hundred kilobytes (PTM, PTM
  * with return stack and cycle counts, ETMv3 with timestamps; unformatted,
  * in formatter frames and as a TPIU port capture) give the output of
  * --jobs 1 with --jobs 2 and 3; the generated ones must have been joined
  * in chunks, some by a matching state. So do each of TC2's sources taken
  * alone from its formatted buffer (repeated), and a formatted capture
- * with bad frames, whose errors come out between the same records.
+ * with bad frames, whose errors come out between the same records and
+ * packets.
  */
 #include <dirent.h>
 #include <stdint.h>
@@ -363,6 +365,8 @@ static void chunked_matrix(void)
 		single++;
 		snprintf(args, sizeof(args), "decode %s --format jsonl", sp.dir);
 		same_chunked(args, 64);
+		snprintf(args, sizeof(args), "packets %s --format jsonl", sp.dir);
+		same_chunked(args, 64);
 		snprintf(args, sizeof(args), "coverage %s --insns%s%s", sp.dir, sp.have_elf ? " --elf " : "",
 			 sp.have_elf ? sp.elf : "");
 		same_chunked(args, 64);
@@ -373,6 +377,8 @@ static void chunked_matrix(void)
 		snprintf(args, sizeof(args), "decode %s", sp.dir);
 		same_chunked(args, 64);
 		snprintf(args, sizeof(args), "decode %s --format none", sp.dir);
+		same_chunked(args, 64);
+		snprintf(args, sizeof(args), "packets %s", sp.dir);
 		same_chunked(args, 64);
 		snprintf(args, sizeof(args), "profile %s%s%s", sp.dir, sp.have_elf ? " --elf " : "",
 			 sp.have_elf ? sp.elf : "");
@@ -448,9 +454,14 @@ static void chunked_default(void)
 	same_by_default(args);
 	snprintf(args, sizeof(args), "decode %s/big --format none", tmp);
 	CHECK(cores < 2 || chunk_line(args, 65536) > 4);
+	snprintf(args, sizeof(args), "packets %s/big --format jsonl", tmp);
+	CHECK(cores < 2 || chunk_line(args, 65536) > 4);
+	same_by_default(args);
 	snprintf(args, sizeof(args), "coverage %s/big", tmp);
 	CHECK_EQ(chunk_line(args, 65536), -1);
 	snprintf(args, sizeof(args), "decode %s/small --format jsonl", tmp);
+	CHECK_EQ(chunk_line(args, 65536), -1);
+	snprintf(args, sizeof(args), "packets %s/small", tmp);
 	CHECK_EQ(chunk_line(args, 65536), -1);
 	printf("chunks by default: %ld joined in a one-source capture of %lld bytes (%ld cores)\n", nj,
 	       (long long)sb.st_size, cores);
@@ -508,7 +519,11 @@ static void chunked_generated(void)
 		same_chunked(args, SAN_BUILD ? 64 : 2000);
 		snprintf(args, sizeof(args), "decode %s --insn --format jsonl", dir);
 		same_chunked(args, 2000);
+		snprintf(args, sizeof(args), "packets %s --format jsonl", dir);
+		same_chunked(args, SAN_BUILD ? 64 : 2000);
 		if (!SAN_BUILD) {
+			snprintf(args, sizeof(args), "packets %s", dir);
+			same_chunked(args, 2000);
 			snprintf(args, sizeof(args), "decode %s", dir);
 			same_chunked(args, 2000);
 			/* The listing with symbols and lines, printed on the workers. */
@@ -553,8 +568,12 @@ static void chunked_formatted(const char *shared)
 	for (size_t i = 0; i < sizeof(ids) / sizeof(ids[0]); i++) {
 		snprintf(args, sizeof(args), "decode %s/tc2 --id %s --format jsonl", tmp, ids[i]);
 		same_chunked(args, 256);
+		snprintf(args, sizeof(args), "packets %s/tc2 --id %s --format jsonl", tmp, ids[i]);
+		same_chunked(args, 256);
 		if (SAN_BUILD)
 			continue;
+		snprintf(args, sizeof(args), "packets %s/tc2 --id %s", tmp, ids[i]);
+		same_chunked(args, 256);
 		snprintf(args, sizeof(args), "decode %s/tc2 --id %s", tmp, ids[i]);
 		same_chunked(args, 256);
 		snprintf(args, sizeof(args), "decode %s/tc2 --id %s --format none", tmp, ids[i]);
@@ -595,8 +614,12 @@ static void chunked_formatted(const char *shared)
 	if (p)
 		pclose(p);
 	CHECK(nerr >= corrupted);
+	snprintf(args, sizeof(args), "packets %s/bad --format jsonl", tmp);
+	same_chunked(args, 512);
 	if (!SAN_BUILD) {
 		snprintf(args, sizeof(args), "decode %s/bad", tmp);
+		same_chunked(args, 512);
+		snprintf(args, sizeof(args), "packets %s/bad", tmp);
 		same_chunked(args, 512);
 	}
 	printf("chunks: formatted captures joined %ld chunks (TC2 %ld), %ld by a matching state; %ld frame errors\n",

@@ -1,6 +1,7 @@
 /*
  * chunks.c - one source's trace cut at sync points into chunks decoded
- * on worker threads (--jobs N, N >= 2, with one source).
+ * on worker threads (--jobs N, N >= 2, with one source): its flow records
+ * (decode, coverage, profile) or its packets (packets).
  *
  * The source's bytes are gathered until they hold a cut point (an A-sync,
  * csd_sync_scan) at least CHUNK_BYTES on; the bytes before it become a
@@ -15,7 +16,8 @@
  * the worker as the calling thread would print it, but for timestamps,
  * which are kept as records for the merge (merge.h: merge_direct); for
  * the commands that take records themselves (coverage, profile), the
- * records.
+ * records. A packet listing is kept as text, but for timestamp packets,
+ * kept as packets (the join may complete their high bits).
  *
  * The calling thread joins the chunks in order, as include/csdec.h
  * describes: the decoder that has seen everything before the chunk (the
@@ -83,10 +85,21 @@ struct tally {
 	size_t ntext;                   /* text bytes */
 };
 
-/* A record kept, and where in the text it goes. */
+/* A record or packet kept, and where in the text it goes. */
 struct kept {
-	struct csd_record r;
+	union {
+		struct csd_record r;
+		struct csd_packet p;
+	} u;
 	size_t text_at;
+};
+
+/* A decoder of the source: a flow decoder, or for a packet listing a
+ * packet decoder of its protocol. */
+struct cdec {
+	csd_flow_decoder *flow;
+	csd_etm3_pkt_decoder *etm3;
+	csd_ptm_pkt_decoder *ptm;
 };
 
 struct chunk {
@@ -94,7 +107,7 @@ struct chunk {
 	uint64_t *offs;                 /* their capture offsets (NULL: base + i) */
 	size_t len;
 	uint64_t base;                  /* capture offset of bytes[0] */
-	csd_flow_decoder *dec;
+	struct cdec dec;
 	/* Kept for the join; the buffers stay with the ring slot. */
 	struct kept *rec;
 	size_t cap;
@@ -103,7 +116,8 @@ struct chunk {
 	struct tally t;                 /* all it made (items, insns, errors: tally_now) */
 	struct source_slot counts;      /* counts only (cli_count_record) */
 	size_t fed;                     /* bytes its decoder was fed (len unless it stopped) */
-	csd_flow_state *saved[SAVES];
+	csd_flow_state *saved[SAVES];   /* (flow decoders) */
+	csd_pkt_state *psaved[SAVES];   /* (packet decoders) */
 	size_t at[SAVES];               /* where each was saved */
 	struct tally mark[SAVES];       /* the tally there */
 	size_t nsave;
@@ -119,6 +133,7 @@ struct chunks {
 	struct run_ctx *ctx;
 	struct source_slot *s;
 	struct csd_flow_config fc;
+	int packets;                    /* packet decoders (else flow decoders) */
 	enum keep_mode keep;
 	int nworkers;
 	size_t chunk_bytes, chunk_max;
@@ -136,9 +151,9 @@ struct chunks {
 	size_t head, count, inflight_max;
 	size_t next_task;               /* ring index of the next chunk to decode */
 	size_t queued;                  /* chunks not yet taken */
-	csd_flow_decoder *serial;
+	struct cdec serial;
 	/* Decoders not in use (the slot's own among them once it is let go). */
-	csd_flow_decoder **pool;
+	struct cdec *pool;
 	size_t npool, made;
 	int stop;
 	pthread_mutex_t mu;
@@ -151,11 +166,79 @@ struct chunks {
 	uint64_t seen;
 };
 
-static void deliver(struct chunks *c, csd_flow_decoder *d)
+/* ---- a decoder of either kind ---- */
+
+static int cdec_none(const struct cdec *d)
 {
+	return !d->flow && !d->etm3 && !d->ptm;
+}
+
+static int cdec_same(const struct cdec *a, const struct cdec *b)
+{
+	return a->flow == b->flow && a->etm3 == b->etm3 && a->ptm == b->ptm;
+}
+
+/* A new decoder (on the calling thread: csd_image_new's rule for a shared
+ * image); none without memory. */
+static struct cdec cdec_new(const struct chunks *c)
+{
+	struct cdec d = { 0 };
+	if (!c->packets)
+		d.flow = csd_flow_new(&c->fc);
+	else if (c->s->etm3)
+		d.etm3 = csd_etm3_pkt_new(&c->s->cfg);
+	else
+		d.ptm = csd_ptm_pkt_new(&c->s->cfg);
+	return d;
+}
+
+static void cdec_free(struct cdec *d)
+{
+	csd_flow_free(d->flow);
+	csd_etm3_pkt_free(d->etm3);
+	csd_ptm_pkt_free(d->ptm);
+	memset(d, 0, sizeof(*d));
+}
+
+static int cdec_reset(struct cdec *d)
+{
+	return d->flow ? csd_flow_reset(d->flow) : d->etm3 ? csd_etm3_pkt_reset(d->etm3) : csd_ptm_pkt_reset(d->ptm);
+}
+
+static int cdec_feed(struct cdec *d, const struct csd_bytes *b)
+{
+	return d->flow ? csd_flow_feed(d->flow, b) : d->etm3 ? csd_etm3_pkt_feed(d->etm3, b) : csd_ptm_pkt_feed(d->ptm, b);
+}
+
+static void cdec_finish(struct cdec *d)
+{
+	if (d->flow)
+		csd_flow_finish(d->flow);
+	else if (d->etm3)
+		csd_etm3_pkt_finish(d->etm3);
+	else
+		csd_ptm_pkt_finish(d->ptm);
+}
+
+/* A packet decoder's next packet (0), or its end for now. */
+static int cdec_packet(struct cdec *d, struct csd_packet *p)
+{
+	return d->etm3 ? csd_etm3_pkt_next(d->etm3, p) : csd_ptm_pkt_next(d->ptm, p);
+}
+
+/* What d has made, handed on as the serial decode's. */
+static void deliver(struct chunks *c, struct cdec *d)
+{
+	if (!d->flow) {
+		struct csd_packet p;
+		while (cdec_packet(d, &p) == 0)
+			cli_take_packet(c->ctx, c->s, &p);
+		cli_check_output(c->ctx);
+		return;
+	}
 	const struct csd_record *batch;
 	int n;
-	while ((n = csd_flow_next_batch(d, &batch)) > 0) {
+	while ((n = csd_flow_next_batch(d->flow, &batch)) > 0) {
 		for (int i = 0; i < n; i++)
 			cli_take_record(c->ctx, c->s, &batch[i]);
 		cli_check_output(c->ctx);
@@ -174,8 +257,8 @@ static struct csd_bytes chunk_span(const struct chunks *c, const struct chunk *k
 /* The serial decoder through b, its records handed on. */
 static void serial_take(struct chunks *c, const struct csd_bytes *b)
 {
-	if (csd_flow_feed(c->serial, b) == 0)
-		deliver(c, c->serial);
+	if (cdec_feed(&c->serial, b) == 0)
+		deliver(c, &c->serial);
 }
 
 /* The serial decoder through bytes[from, to) of k, its records handed on. */
@@ -187,20 +270,60 @@ static void serial_feed(struct chunks *c, struct chunk *k, size_t from, size_t t
 	serial_take(c, &b);
 }
 
-/* Keep record r (at the text's end); 0 if there is no room. */
-static int keep_record(struct chunk *k, const struct csd_record *r)
+/* Keep a record or packet (at the text's end); its slot, NULL if there is
+ * no room. */
+static struct kept *keep_item(struct chunk *k)
 {
 	if (k->t.nrec == k->cap) {
 		size_t cap = k->cap ? k->cap * 2 : 1024;
 		struct kept *p = realloc(k->rec, cap * sizeof(*p));
 		if (!p)
-			return 0;
+			return NULL;
 		k->rec = p;
 		k->cap = cap;
 	}
-	k->rec[k->t.nrec].r = *r;
-	k->rec[k->t.nrec++].text_at = k->t.ntext;
+	k->rec[k->t.nrec].text_at = k->t.ntext;
+	return &k->rec[k->t.nrec++];
+}
+
+/* The text written so far (buffered part included); 0 if it is not known. */
+static int text_now(struct chunk *k)
+{
+	long at = k->out ? ftell(k->out) : 0;
+	if (at < 0 || (k->out && ferror(k->out)))
+		return 0;
+	k->t.ntext = (size_t)at;
 	return 1;
+}
+
+static int keep_full(const struct chunk *k)
+{
+	return k->t.ntext + k->t.nrec * sizeof(struct kept) >= KEEP_BYTES;
+}
+
+/* Take the packets k's decoder has made: printed, but timestamps kept;
+ * 0 once its keep is full (or broken). */
+static int take_packets(struct chunks *c, struct chunk *k)
+{
+	struct csd_packet p;
+	while (cdec_packet(&k->dec, &p) == 0) {
+		/* (A packet kept is counted when it is handed on.) */
+		if (p.type == CSD_PKT_TIMESTAMP) {
+			struct kept *e = text_now(k) ? keep_item(k) : NULL;
+			if (!e) {
+				k->broken = 1;
+				return 0;
+			}
+			e->u.p = p;
+			continue;
+		}
+		k->counts.items++;
+		k->counts.errors += p.type == CSD_PKT_ERROR;
+		cli_print_packet(c->ctx, k->out, c->s, &p);
+	}
+	if (!text_now(k))
+		k->broken = 1;
+	return !k->broken && !keep_full(k);
 }
 
 /* k's tally, its counts brought up to date. */
@@ -215,21 +338,20 @@ static const struct tally *tally_now(struct chunk *k)
 /* Take what k's decoder has made; 0 once its keep is full (or broken). */
 static int take(struct chunks *c, struct chunk *k)
 {
+	if (c->packets)
+		return take_packets(c, k);
 	const struct csd_record *batch;
 	int n;
-	while ((n = csd_flow_next_batch(k->dec, &batch)) > 0) {
+	while ((n = csd_flow_next_batch(k->dec.flow, &batch)) > 0) {
 		for (int i = 0; i < n; i++) {
 			const struct csd_record *r = &batch[i];
 			/* Timestamps are kept as records: the join may complete
 			 * their high bits, and the merge takes them. */
 			if (c->keep == KEEP_RECORDS || (c->keep == KEEP_TEXT && r->type == CSD_REC_TIMESTAMP)) {
-				/* (Its place: the text so far, buffered part included.) */
-				long at = k->out ? ftell(k->out) : 0;
-				if (at < 0)
-					k->broken = 1;
+				struct kept *e = text_now(k) ? keep_item(k) : NULL;
+				if (e)
+					e->u.r = *r;
 				else
-					k->t.ntext = (size_t)at;
-				if (!keep_record(k, r))
 					k->broken = 1;
 				continue;
 			}
@@ -237,17 +359,12 @@ static int take(struct chunks *c, struct chunk *k)
 			if (c->keep == KEEP_TEXT)
 				cli_print_record(c->ctx, k->out, c->s, r);
 		}
-		if (c->keep == KEEP_TEXT) {
-			long at = ftell(k->out);
-			if (at < 0 || ferror(k->out))
-				k->broken = 1;
-			else
-				k->t.ntext = (size_t)at;
-		}
+		if (c->keep == KEEP_TEXT && !text_now(k))
+			k->broken = 1;
 		if (k->broken)
 			return 0;
 	}
-	return k->t.ntext + k->t.nrec * sizeof(struct kept) < KEEP_BYTES;
+	return !keep_full(k);
 }
 
 /* k's decoder through bytes[k->fed, to), in steps; 0 if it stopped. */
@@ -257,7 +374,7 @@ static int chunk_feed(struct chunks *c, struct chunk *k, size_t to)
 	while (k->fed < to) {
 		size_t end = to - k->fed > step ? k->fed + step : to;
 		struct csd_bytes b = chunk_span(c, k, k->fed, end);
-		if (csd_flow_feed(k->dec, &b) != 0) {
+		if (cdec_feed(&k->dec, &b) != 0) {
 			k->broken = 1;
 			return 0;
 		}
@@ -272,7 +389,7 @@ static int chunk_feed(struct chunks *c, struct chunk *k, size_t to)
  * points (not at its start: the cut itself is one). */
 static void decode_chunk(struct chunks *c, struct chunk *k)
 {
-	if (csd_flow_reset(k->dec) != 0) {
+	if (cdec_reset(&k->dec) != 0) {
 		k->broken = 1;
 		return;
 	}
@@ -296,7 +413,10 @@ static void decode_chunk(struct chunks *c, struct chunk *k)
 			continue;
 		if (!chunk_feed(c, k, sync[j]))
 			goto done;
-		if (csd_flow_state_save(k->dec, &k->saved[k->nsave]) == 0) {
+		const int rc = k->dec.flow  ? csd_flow_state_save(k->dec.flow, &k->saved[k->nsave])
+			       : k->dec.etm3 ? csd_etm3_pkt_state_save(k->dec.etm3, &k->psaved[k->nsave])
+					     : csd_ptm_pkt_state_save(k->dec.ptm, &k->psaved[k->nsave]);
+		if (rc == 0) {
 			k->at[k->nsave] = sync[j];
 			k->mark[k->nsave++] = *tally_now(k);
 		}
@@ -332,7 +452,7 @@ static int run_one(struct chunks *c)
  * loading is not for two threads at once). */
 static int listing(const struct chunks *c)
 {
-	return c->keep == KEEP_TEXT && c->ctx->format == FMT_TEXT;
+	return !c->packets && c->keep == KEEP_TEXT && c->ctx->format == FMT_TEXT;
 }
 
 static void *worker_main(void *arg)
@@ -353,26 +473,28 @@ static void *worker_main(void *arg)
 
 /* A decoder for a chunk: from the pool, or a new one (made here, on the
  * calling thread: csd_image_new's rule for a shared image). */
-static csd_flow_decoder *pool_get(struct chunks *c)
+static struct cdec pool_get(struct chunks *c)
 {
 	if (c->npool)
 		return c->pool[--c->npool];
-	csd_flow_decoder *d = csd_flow_new(&c->fc);
-	if (d)
+	struct cdec d = cdec_new(c);
+	if (!cdec_none(&d))
 		c->made++;
 	return d;
 }
 
-static void pool_put(struct chunks *c, csd_flow_decoder *d)
+static void pool_put(struct chunks *c, const struct cdec *d)
 {
-	c->pool[c->npool++] = d;  /* room for every decoder made (chunks_new) */
+	c->pool[c->npool++] = *d;  /* room for every decoder made (chunks_new) */
 }
 
 /* k done with; the slot keeps its buffers for the next chunk. */
 static void chunk_clear(struct chunk *k)
 {
-	for (size_t j = 0; j < k->nsave; j++)
+	for (size_t j = 0; j < k->nsave; j++) {
 		csd_flow_state_free(k->saved[j]);
+		csd_pkt_state_free(k->psaved[j]);
+	}
 	free(k->bytes);
 	free(k->offs);
 	if (k->out)
@@ -396,7 +518,10 @@ static void hand_on(struct chunks *c, struct chunk *k, const struct tally *m)
 		if (e->text_at > at && fwrite(k->text + at, 1, e->text_at - at, c->ctx->out) != e->text_at - at)
 			cli_check_output(c->ctx);
 		at = e->text_at > at ? e->text_at : at;
-		cli_take_record(c->ctx, s, &e->r);
+		if (c->packets)
+			cli_take_packet(c->ctx, s, &e->u.p);
+		else
+			cli_take_record(c->ctx, s, &e->u.r);
 	}
 	if (k->t.ntext > at && fwrite(k->text + at, 1, k->t.ntext - at, c->ctx->out) != k->t.ntext - at)
 		cli_check_output(c->ctx);
@@ -405,6 +530,38 @@ static void hand_on(struct chunks *c, struct chunk *k, const struct tally *m)
 	s->items += t->items - m->items;
 	s->insns += t->insns - m->insns;
 	s->errors += t->errors - m->errors;
+}
+
+/* Does the serial decoder, drained at k's saved point i, match the state
+ * saved there (1)? */
+static int state_join(struct chunks *c, struct chunk *k, size_t i)
+{
+	const struct cdec *d = &c->serial;
+	return d->flow ? csd_flow_state_join(k->saved[i], d->flow)
+	       : d->etm3 ? csd_etm3_pkt_state_join(k->psaved[i], d->etm3)
+			 : csd_ptm_pkt_state_join(k->psaved[i], d->ptm);
+}
+
+/* After a join at k's point j: what k's decoder did not know given to it
+ * and to what k kept from there on (csdec.h); 0 if it cannot take it. */
+static int state_complete(struct chunk *k, size_t j)
+{
+	struct cdec *d = &k->dec;
+	if (d->flow) {
+		if (csd_flow_state_complete(k->saved[j], d->flow) != CSD_OK)
+			return 0;
+		for (size_t r = k->mark[j].nrec; r < k->t.nrec; r++)
+			csd_flow_state_complete_records(k->saved[j], &k->rec[r].u.r, 1);
+		return 1;
+	}
+	if ((d->etm3 ? csd_etm3_pkt_state_complete(k->psaved[j], d->etm3)
+		     : csd_ptm_pkt_state_complete(k->psaved[j], d->ptm)) != CSD_OK)
+		return 0;
+	/* The packets kept are its timestamps, in order (the completion
+	 * follows the bits they give). */
+	for (size_t r = k->mark[j].nrec; r < k->t.nrec; r++)
+		csd_pkt_state_complete_packets(k->psaved[j], &k->rec[r].u.p, 1);
+	return 1;
 }
 
 /* Join the oldest chunk (decoded by now) to the serial decode. */
@@ -416,7 +573,7 @@ static void join_oldest(struct chunks *c)
 	for (size_t i = 0; i < k->nsave && j < 0 && !k->broken; i++) {
 		serial_feed(c, k, pos, k->at[i]);
 		pos = k->at[i];
-		if (csd_flow_state_join(k->saved[i], c->serial) == 1)
+		if (state_join(c, k, i) == 1)
 			j = (int)i;
 	}
 	c->njoined++;
@@ -429,17 +586,14 @@ static void join_oldest(struct chunks *c)
 	/* From the match on, the chunk's decode is the serial one, once given
 	 * what it did not know: timestamp bits, return-stack entries
 	 * (csdec.h); a decoder that cannot take them joins as no match. */
-	if (j >= 0 && csd_flow_state_complete(k->saved[j], k->dec) != CSD_OK)
+	if (j >= 0 && !state_complete(k, (size_t)j))
 		j = -1;
 	if (j >= 0) {
-		const csd_flow_state *st = k->saved[j];
-		for (size_t r = k->mark[j].nrec; r < k->t.nrec; r++)
-			csd_flow_state_complete_records(st, &k->rec[r].r, 1);
 		hand_on(c, k, &k->mark[j]);
 		c->nmatched++;
-		pool_put(c, c->serial);
+		pool_put(c, &c->serial);
 		c->serial = k->dec;
-		k->dec = NULL;
+		memset(&k->dec, 0, sizeof(k->dec));
 		serial_feed(c, k, k->fed, k->len);
 		/* Cuts further apart while chunks keep little, closer when
 		 * they stopped early. */
@@ -453,12 +607,12 @@ static void join_oldest(struct chunks *c)
 	} else {
 		serial_feed(c, k, pos, k->len);
 		if (k->broken) {
-			csd_flow_free(k->dec);  /* it may not be usable again */
+			cdec_free(&k->dec);  /* it may not be usable again */
 			c->made--;
 		} else {
-			pool_put(c, k->dec);
+			pool_put(c, &k->dec);
 		}
-		k->dec = NULL;
+		memset(&k->dec, 0, sizeof(k->dec));
 	}
 	chunk_clear(k);
 	c->head = (c->head + 1) % c->inflight_max;
@@ -483,14 +637,14 @@ static int queue_chunk(struct chunks *c, size_t len)
 {
 	while (c->count >= c->inflight_max)
 		join_next(c);
-	csd_flow_decoder *d = pool_get(c);
+	struct cdec d = pool_get(c);
 	uint8_t *bytes = malloc(len);
 	uint64_t *offs = c->acc_off ? malloc(len * sizeof(*offs)) : NULL;
-	if (!d || !bytes || (c->acc_off && !offs)) {
+	if (cdec_none(&d) || !bytes || (c->acc_off && !offs)) {
 		free(bytes);
 		free(offs);
-		if (d)
-			pool_put(c, d);
+		if (!cdec_none(&d))
+			pool_put(c, &d);
 		return 0;
 	}
 	memcpy(bytes, c->acc, len);
@@ -590,11 +744,12 @@ void chunks_data(struct chunks *c, const struct csd_bytes *b)
 static void chunks_free(struct chunks *c)
 {
 	/* The slot keeps its own decoder (cli_slot_free frees it). */
-	if (c->serial != c->s->flow)
-		csd_flow_free(c->serial);
-	for (size_t i = 0; i < c->npool; i++)
-		if (c->pool[i] != c->s->flow)
-			csd_flow_free(c->pool[i]);
+	const struct cdec own = { .flow = c->s->flow, .etm3 = c->s->etm3, .ptm = c->s->ptm };
+	if (!cdec_same(&c->serial, &own))
+		cdec_free(&c->serial);
+	for (size_t i = 0; c->pool && i < c->npool; i++)
+		if (!cdec_same(&c->pool[i], &own))
+			cdec_free(&c->pool[i]);
 	for (size_t i = 0; i < MAX_INFLIGHT; i++) {
 		free(c->ring[i].rec);
 		free(c->ring[i].text);
@@ -625,8 +780,8 @@ void chunks_finish(struct chunks *c)
 	}
 	while (c->count)
 		join_next(c);
-	csd_flow_finish(c->serial);
-	deliver(c, c->serial);
+	cdec_finish(&c->serial);
+	deliver(c, &c->serial);
 	if (c->stats)
 		fprintf(stderr, "csdec: chunks: %" PRIu64 " joined, %" PRIu64 " by a matching state\n", c->njoined,
 			c->nmatched);
@@ -655,7 +810,8 @@ struct chunks *chunks_new(struct run_ctx *ctx, int64_t capture_size, int formatt
 				return NULL;
 			s = ctx->slot[id];
 		}
-	if (!s || !s->flow || !s->image)
+	/* A flow source with its image, or a packet listing's source. */
+	if (!s || (s->flow ? !s->image : ctx->on_packet || (!s->etm3 && !s->ptm)))
 		return NULL;
 	struct chunks *c = calloc(1, sizeof(*c));
 	if (!c)
@@ -666,8 +822,9 @@ struct chunks *chunks_new(struct run_ctx *ctx, int64_t capture_size, int formatt
 	c->fc.trace = &s->cfg;
 	c->fc.image = s->image;
 	c->fc.flags = ctx->chunk_insn ? CSD_FLOW_INSN : 0;
-	c->keep = ctx->on_record ? KEEP_RECORDS : ctx->format == FMT_NONE ? KEEP_COUNTS : KEEP_TEXT;
-	c->serial = s->flow;
+	c->packets = !s->flow;
+	c->keep = c->packets ? KEEP_TEXT : ctx->on_record ? KEEP_RECORDS : ctx->format == FMT_NONE ? KEEP_COUNTS : KEEP_TEXT;
+	c->serial = (struct cdec){ .flow = s->flow, .etm3 = s->etm3, .ptm = s->ptm };
 	c->chunk_max = CHUNK_BYTES;
 	c->chunk_bytes = c->keep == KEEP_COUNTS ? CHUNK_BYTES : CHUNK_FIRST;
 	/* Test knob: a small distance between cuts gives small inputs many chunks. */

@@ -1,6 +1,6 @@
 /* chunks.h - one source's trace cut at sync points into chunks decoded on
- * worker threads (--jobs N, N >= 2), the records handed on by the calling
- * thread exactly as a serial decode gives them. */
+ * worker threads (--jobs N, N >= 2), the records or packets handed on by the
+ * calling thread exactly as a serial decode gives them. */
 #ifndef CSD_TOOLS_CHUNKS_H
 #define CSD_TOOLS_CHUNKS_H
 
@@ -10,8 +10,9 @@
 
 struct chunks;
 
-/* Chunked decoding of the buffer's one flow source (ctx->chunk_ok: one
- * source decoded from the file), or NULL (the caller decodes as before):
+/* Chunked decoding of the buffer's one source, its records or its packets
+ * (ctx->chunk_ok: one source decoded from the file), or NULL (the caller
+ * decodes as before):
  * with --jobs N >= 2, or by default on a capture of capture_size bytes (-1:
  * not known) of at least JOBS_MIN_CAPTURE whose records are printed or
  * counted, and threads and memory to be had. formatted: the bytes come

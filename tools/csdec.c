@@ -61,9 +61,10 @@ static void usage_packets(FILE *out)
 		"                   \"packet\" (kind), \"id\", \"offset\" and the decoded fields;\n"
 		"                   from a perf.data file also \"cpu\", and \"pid\" / \"tid\"\n"
 		"                   where known\n"
-		"  --jobs N         decode on up to N threads, one source per thread (default:\n"
-		"                   the online cores, one for one source or a capture under\n"
-		"                   1 MiB; 1: all on one); the output is the same\n"
+		"  --jobs N         decode on up to N threads: one source per thread, the\n"
+		"                   one source of a capture cut into chunks (default: the\n"
+		"                   online cores; one for a capture under 1 MiB; 1: all on\n"
+		"                   one); the output is the same whatever N\n"
 		"\n"
 		"Exit status: 0 clean, 1 the trace had errors (all decodable packets were\n"
 		"still printed), 2 usage or I/O error.\n");

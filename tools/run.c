@@ -286,7 +286,7 @@ static int run_snapshot(struct options *o, struct run_ctx *ctx, int kind)
 		if (nslots == 0)
 			continue;
 		decoded_any = 1;
-		if (nslots == 1 && kind == SLOT_FLOW) {
+		if (nslots == 1) {
 			ctx->chunk_ok = 1;
 			ctx->chunk_insn = cli_slot_insn(o, ctx, &slots[0].cfg);
 		}
