@@ -136,10 +136,11 @@ bench-inputs: $(BENCH_TC2)/.stamp $(BENCH_GEN_DIRS:%=%/.stamp) $(BENCH_HOSTILE)/
 # --jobs 1 against --jobs 2, whole tool, wall time: several sources (TC2;
 # printed: TC2 x200 in JSON Lines and as the text listing, whose records
 # the workers print and the merge interleaves), one source in chunks (PTM,
-# ~30 MiB; printed and not; unformatted and in formatter frames), and one
+# ~30 MiB; printed and not, its packets printed; unformatted and in
+# formatter frames), and one
 # whose chunks mostly join by decoding again (timestamps and return stack).
 BENCH_JOBS_ROWS = tc2=$(BENCH_TC2):none tc2-x200=$(BENCH_TC2_X200):jsonl tc2-x200=$(BENCH_TC2_X200):text \
-	ptm-30mb=$(BENCH_JOBS_PTM):none ptm-30mb=$(BENCH_JOBS_PTM):jsonl \
+	ptm-30mb=$(BENCH_JOBS_PTM):none ptm-30mb=$(BENCH_JOBS_PTM):jsonl ptm-30mb=$(BENCH_JOBS_PTM):packets/jsonl \
 	ptmfmt-30mb=$(BENCH_JOBS_PTMFMT):none ptmfmt-30mb=$(BENCH_JOBS_PTMFMT):text \
 	$(notdir $(word 1,$(BENCH_GEN_DIRS)))=$(word 1,$(BENCH_GEN_DIRS)):none \
 	perf-2ptm-30mb=$(BENCH_JOBS_PERF):none perf-2ptm-30mb=$(BENCH_JOBS_PERF):jsonl \

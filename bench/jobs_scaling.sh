@@ -1,7 +1,7 @@
 #!/bin/sh
-# jobs_scaling.sh TOOL ROUNDS NAME=DIR:FORMAT... - the `--jobs` row of
-# `make bench`: the whole tool (`csdec decode DIR --format FORMAT`, output
-# to a file) with --jobs 1 and --jobs 2, paired runs alternating which goes
+# jobs_scaling.sh TOOL ROUNDS NAME=DIR:[COMMAND/]FORMAT... - the `--jobs` row of
+# `make bench`: the whole tool (`csdec COMMAND DIR --format FORMAT`, COMMAND
+# decode unless given, output to a file) with --jobs 1 and --jobs 2, paired runs alternating which goes
 # first, wall time of each; prints a markdown table with the median of
 # each, their ratio, whether every run's output was the same, and the load
 # average before and after (the machine may be busy with other work).
@@ -20,7 +20,11 @@ now() { date +%s.%N; }
 timed() {
 	t0=$(now)
 	# shellcheck disable=SC2086
-	${BENCH_PREFIX:-} "$tool" decode "$1" --format "$3" --jobs "$2" >"$tmp/out" 2>/dev/null || true
+	case $3 in
+	*/*) cmd=${3%%/*} f=${3#*/} ;;
+	*) cmd=decode f=$3 ;;
+	esac
+	${BENCH_PREFIX:-} "$tool" "$cmd" "$1" --format "$f" --jobs "$2" >"$tmp/out" 2>/dev/null || true
 	t1=$(now)
 	cksum <"$tmp/out" | cut -d' ' -f1 >"$tmp/sum.$2"
 	echo "$t1 - $t0" | bc -l
