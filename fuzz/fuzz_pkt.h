@@ -15,7 +15,12 @@
  *   - a third decode, in the same pieces, takes packets in brief
  *     (csd_*_pkt_next_brief, a cap chosen by the input) wherever it can
  *     and one by one otherwise: expanded, they are the same packets;
- *   - the work is bounded: at most one packet per input byte, plus two.
+ *   - the work is bounded: at most one packet per input byte, plus two;
+ *   - cut at sync points (csd_sync_scan, a least distance chosen by the
+ *     input) into chunks, each decoded by a fresh decoder that saves its
+ *     state at the first sync points inside it, and joined as csdec.h
+ *     says (csd_*_pkt_state_join, the chunk's timestamps completed): the
+ *     same packets again.
  */
 #ifndef CSD_FUZZ_PKT_H
 #define CSD_FUZZ_PKT_H
@@ -35,6 +40,9 @@ struct fuzz_pkt_ops {
 	int (*next)(void *dec, struct csd_packet *pkt);
 	int (*finish)(void *dec);
 	int (*brief)(void *dec, struct csd_pkt_brief *out, size_t cap, uint64_t *base);
+	int (*save)(const void *dec, csd_pkt_state **out);
+	int (*join)(csd_pkt_state *st, const void *serial);
+	int (*complete)(const csd_pkt_state *st, void *dec);
 };
 
 static void *fuzz_etm3_make(const struct csd_trace_config *cfg) { return csd_etm3_pkt_new(cfg); }
@@ -46,6 +54,9 @@ static int fuzz_etm3_brief(void *d, struct csd_pkt_brief *o, size_t cap, uint64_
 {
 	return csd_etm3_pkt_next_brief(d, o, cap, base);
 }
+static int fuzz_etm3_save(const void *d, csd_pkt_state **o) { return csd_etm3_pkt_state_save(d, o); }
+static int fuzz_etm3_join(csd_pkt_state *st, const void *d) { return csd_etm3_pkt_state_join(st, d); }
+static int fuzz_etm3_complete(const csd_pkt_state *st, void *d) { return csd_etm3_pkt_state_complete(st, d); }
 static void *fuzz_ptm_make(const struct csd_trace_config *cfg) { return csd_ptm_pkt_new(cfg); }
 static void fuzz_ptm_destroy(void *d) { csd_ptm_pkt_free(d); }
 static int fuzz_ptm_feed(void *d, const struct csd_bytes *in) { return csd_ptm_pkt_feed(d, in); }
@@ -55,12 +66,17 @@ static int fuzz_ptm_brief(void *d, struct csd_pkt_brief *o, size_t cap, uint64_t
 {
 	return csd_ptm_pkt_next_brief(d, o, cap, base);
 }
+static int fuzz_ptm_save(const void *d, csd_pkt_state **o) { return csd_ptm_pkt_state_save(d, o); }
+static int fuzz_ptm_join(csd_pkt_state *st, const void *d) { return csd_ptm_pkt_state_join(st, d); }
+static int fuzz_ptm_complete(const csd_pkt_state *st, void *d) { return csd_ptm_pkt_state_complete(st, d); }
 
 static const struct fuzz_pkt_ops fuzz_etm3_ops = {
 	fuzz_etm3_make, fuzz_etm3_destroy, fuzz_etm3_feed, fuzz_etm3_next, fuzz_etm3_finish, fuzz_etm3_brief,
+	fuzz_etm3_save, fuzz_etm3_join, fuzz_etm3_complete,
 };
 static const struct fuzz_pkt_ops fuzz_ptm_ops = {
 	fuzz_ptm_make, fuzz_ptm_destroy, fuzz_ptm_feed, fuzz_ptm_next, fuzz_ptm_finish, fuzz_ptm_brief,
+	fuzz_ptm_save, fuzz_ptm_join, fuzz_ptm_complete,
 };
 
 /* Field checks for one packet; `next_index` is where it must start. */
@@ -168,6 +184,96 @@ static void fuzz_pkt_decode(const struct fuzz_pkt_ops *ops, const struct csd_tra
 	ops->destroy(dec);
 }
 
+/* Bytes [from, to) through dec, its packets appended to out. */
+static void fuzz_pkt_span(const struct fuzz_pkt_ops *ops, void *dec, const struct fuzz_stream *st, size_t from,
+			  size_t to, struct fuzz_pkt_list *out)
+{
+	if (to > from) {
+		struct csd_bytes b = fuzz_stream_run(st, from, to - from);
+		FUZZ_CHECK(ops->feed(dec, &b) == CSD_OK);
+	}
+	struct csd_packet pkt;
+	int rc;
+	while ((rc = ops->next(dec, &pkt)) == CSD_OK) {
+		out->p = fuzz_grow(out->p, &out->cap, out->n + 1, sizeof(*out->p));
+		out->p[out->n++] = pkt;
+	}
+	FUZZ_CHECK(rc == CSD_EAGAIN || rc == CSD_EEOS);
+}
+
+#define FUZZ_SAVES 3
+
+/* The stream cut at sync points at least `gap` bytes apart into chunks,
+ * joined as csdec.h says; the packets into out. */
+static void fuzz_pkt_chunked(const struct fuzz_pkt_ops *ops, const struct csd_trace_config *cfg,
+			     const struct fuzz_stream *st, size_t gap, struct fuzz_pkt_list *out)
+{
+	size_t ncut = 0, nsync = 0;
+	size_t *cut = malloc((st->size + 2) * sizeof(*cut));
+	size_t *sync = malloc((st->size + 1) * sizeof(*sync));
+	FUZZ_CHECK(cut && sync);
+	FUZZ_CHECK(csd_sync_scan(st->data, st->size, gap, cut + 1, st->size, &ncut) == CSD_OK);
+	FUZZ_CHECK(csd_sync_scan(st->data, st->size, 0, sync, st->size, &nsync) == CSD_OK);
+	cut[0] = 0;
+	cut[++ncut] = st->size;
+	void *prev = ops->make(cfg);
+	if (!prev)
+		goto out;
+	fuzz_pkt_span(ops, prev, st, 0, cut[1], out);
+	size_t si = 0;
+	for (size_t k = 1; k < ncut; k++) {
+		void *d = ops->make(cfg);
+		if (!d)
+			break;
+		struct fuzz_pkt_list rk = { NULL, 0, 0 };
+		csd_pkt_state *saved[FUZZ_SAVES];
+		size_t at[FUZZ_SAVES], mark[FUZZ_SAVES], nsave = 0, pos = cut[k];
+		while (si < nsync && sync[si] <= cut[k])
+			si++;
+		for (size_t j = si; j < nsync && sync[j] <= cut[k + 1] && nsave < FUZZ_SAVES; j++) {
+			fuzz_pkt_span(ops, d, st, pos, sync[j], &rk);
+			pos = sync[j];
+			FUZZ_CHECK(ops->save(d, &saved[nsave]) == CSD_OK);
+			mark[nsave] = rk.n;
+			at[nsave++] = pos;
+		}
+		fuzz_pkt_span(ops, d, st, pos, cut[k + 1], &rk);
+		size_t ppos = cut[k];
+		int matched = 0;
+		for (size_t j = 0; j < nsave && !matched; j++) {
+			fuzz_pkt_span(ops, prev, st, ppos, at[j], out);
+			ppos = at[j];
+			const int m = ops->join(saved[j], prev);
+			FUZZ_CHECK(m == 0 || m == 1);
+			if (m != 1)
+				continue;
+			matched = 1;
+			FUZZ_CHECK(csd_pkt_state_complete_packets(saved[j], rk.p + mark[j], rk.n - mark[j]) == CSD_OK);
+			FUZZ_CHECK(ops->complete(saved[j], d) == CSD_OK);
+			for (size_t i = mark[j]; i < rk.n; i++) {
+				out->p = fuzz_grow(out->p, &out->cap, out->n + 1, sizeof(*out->p));
+				out->p[out->n++] = rk.p[i];
+			}
+		}
+		for (size_t j = 0; j < nsave; j++)
+			csd_pkt_state_free(saved[j]);
+		if (matched) {
+			ops->destroy(prev);
+			prev = d;
+		} else {
+			fuzz_pkt_span(ops, prev, st, ppos, cut[k + 1], out);
+			ops->destroy(d);
+		}
+		free(rk.p);
+	}
+	FUZZ_CHECK(ops->finish(prev) == CSD_OK);
+	fuzz_pkt_span(ops, prev, st, 0, 0, out);
+	ops->destroy(prev);
+out:
+	free(cut);
+	free(sync);
+}
+
 static int fuzz_pkt_run(const struct fuzz_pkt_ops *ops, uint32_t protocol, const uint8_t *data, size_t size)
 {
 	struct fuzz_hdr h;
@@ -193,9 +299,16 @@ static int fuzz_pkt_run(const struct fuzz_pkt_ops *ops, uint32_t protocol, const
 	FUZZ_CHECK(whole.n == brief.n);
 	for (size_t i = 0; i < whole.n; i++)
 		FUZZ_CHECK(csd_test_pkt_same(&whole.p[i], &brief.p[i]));
+	/* In chunks: cuts at every sync point, or at least 1 .. 255 bytes apart. */
+	struct fuzz_pkt_list chunked = { NULL, 0, 0 };
+	fuzz_pkt_chunked(ops, &cfg, &st, h.split_seed % 257, &chunked);
+	FUZZ_CHECK(whole.n == chunked.n);
+	for (size_t i = 0; i < whole.n && i < chunked.n; i++)
+		FUZZ_CHECK(csd_test_pkt_same(&whole.p[i], &chunked.p[i]));
 	free(whole.p);
 	free(split.p);
 	free(brief.p);
+	free(chunked.p);
 	fuzz_stream_free(&st);
 	return 0;
 }

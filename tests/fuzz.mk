@@ -62,6 +62,7 @@ $(B)/tests/test_fuzz_regress $(B)/tests-san/test_fuzz_regress: $(wildcard tools/
 $(B)/tests/test_fuzz_regress $(B)/tests-san/test_fuzz_regress: private CPPFLAGS += $(LIBDW_CFLAGS)
 $(B)/tests/test_pkt_brief $(B)/tests-san/test_pkt_brief: fuzz/pkt_same.h
 $(B)/tests/test_frame $(B)/tests-san/test_frame: fuzz/pkt_same.h
+$(B)/tests/test_chunks $(B)/tests-san/test_chunks: fuzz/pkt_same.h
 
 .PHONY: fuzz fuzz-brief fuzz-seeds fuzz-image fuzz-bins fuzz-coverage $(FUZZ_NAMES:%=fuzz-run-%)
 

@@ -22,6 +22,7 @@
 #include "check.h"
 #include "flow_run.h"
 #include "a32_call.h"
+#include "../fuzz/pkt_same.h"
 
 /* States saved per chunk: the first sync points inside it. */
 #define SAVES 4
@@ -299,20 +300,6 @@ static void pdec_finish(const struct source *src, struct pdec *d, struct pkt_run
 	pdec_feed(src, d, 0, 0, out);
 }
 
-static int pkt_same(const struct csd_packet *a, const struct csd_packet *b)
-{
-	const size_t raw = a->size < CSD_PKT_RAW_MAX ? (size_t)a->size : CSD_PKT_RAW_MAX;
-	return a->type == b->type && a->flags == b->flags && a->offset == b->offset && a->size == b->size &&
-	       memcmp(a->raw, b->raw, raw) == 0 && a->addr == b->addr && a->addr_bytes == b->addr_bytes &&
-	       a->isa == b->isa && a->reason == b->reason && a->vmid == b->vmid && a->exception == b->exception &&
-	       a->ts_bits == b->ts_bits && a->data_size == b->data_size && a->cycle_count == b->cycle_count &&
-	       a->context_id == b->context_id && a->timestamp == b->timestamp && a->atoms.en == b->atoms.en &&
-	       a->atoms.num == b->atoms.num && a->atoms.w == b->atoms.w && a->atoms.format == b->atoms.format &&
-	       a->data_insn_addr == b->data_insn_addr && a->data_addr == b->data_addr &&
-	       a->data_value == b->data_value && a->tag == b->tag &&
-	       (a->error == b->error || (a->error && b->error && strcmp(a->error, b->error) == 0));
-}
-
 /* Packets of the whole source from one decoder. */
 static void pkt_serial(const struct source *src, const struct csd_trace_config *tc, struct pkt_run *out)
 {
@@ -379,7 +366,7 @@ static void pkt_chunked(const struct source *src, const struct csd_trace_config 
 			CHECK_EQ(csd_pkt_state_complete_packets(saved[j], rk.pkt + mark[j], half), 0);
 			CHECK_EQ(csd_pkt_state_complete_packets(saved[j], rk.pkt + mark[j] + half, n - half), 0);
 			for (size_t i = 0; i < n; i++) {
-				const int changed = !pkt_same(&was[i], &rk.pkt[mark[j] + i]);
+				const int changed = !csd_test_pkt_same(&was[i], &rk.pkt[mark[j] + i]);
 				CHECK(!changed || was[i].type == CSD_PKT_TIMESTAMP);
 				st->completed += (size_t)changed;
 			}
@@ -412,7 +399,7 @@ static size_t pkt_compare(const struct pkt_run *a, const struct pkt_run *b)
 		return a->n > b->n ? a->n - b->n : b->n - a->n;
 	size_t bad = 0;
 	for (size_t i = 0; i < a->n; i++)
-		bad += !pkt_same(&a->pkt[i], &b->pkt[i]);
+		bad += !csd_test_pkt_same(&a->pkt[i], &b->pkt[i]);
 	return bad;
 }
 
