@@ -176,11 +176,9 @@ int csd_flow_state_match(const csd_flow_decoder *dec, const csd_flow_state *st)
 		return 0;
 	/* Word by word against the saved ones, nothing stored. */
 	struct csdi_sem s;
-	memset(&s, 0, sizeof(s));
-	s.ref = st->w;
-	s.ref_n = st->n;
+	csdi_sem_against(&s, st->w, st->n);
 	flow_sem(dec, &s);
-	if (s.bad || s.differ || s.n != st->n)
+	if (!csdi_sem_equal(&s))
 		return 0;
 	if (dec->ops->rs_get) {
 		struct csdi_flow_rs r;

@@ -15,6 +15,8 @@
 #ifndef CSDEC_INTERNAL_H
 #define CSDEC_INTERNAL_H
 
+#include <string.h>
+
 #include "csdec.h"
 
 /* ETMv3 range mode: no memo of what runs of P-headers do at each code
@@ -136,6 +138,18 @@ struct csdi_sem {
 	unsigned ref_n;
 	int differ;
 };
+/* A comparison of a decoder's words against the n saved in ref, and its
+ * outcome: every word the same, as many, and the state comparable. */
+static inline void csdi_sem_against(struct csdi_sem *s, const uint64_t *ref, unsigned n)
+{
+	memset(s, 0, sizeof(*s));
+	s->ref = ref;
+	s->ref_n = n;
+}
+static inline int csdi_sem_equal(const struct csdi_sem *s)
+{
+	return !s->bad && !s->differ && s->n == s->ref_n;
+}
 /* The low k bits (all for k >= 64). */
 uint64_t csdi_low_bits(unsigned k);
 /* A timestamp of a chunk's decoder (its code's low `known` bits known)

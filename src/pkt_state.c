@@ -110,11 +110,9 @@ static int state_match(const struct pkt_dec *d, const struct csdi_input *in, con
 	if (st->bad || in->have_run)
 		return 0;
 	struct csdi_sem s;
-	memset(&s, 0, sizeof(s));
-	s.ref = st->w;
-	s.ref_n = st->n;
+	csdi_sem_against(&s, st->w, st->n);
 	dec_sem(d, &s);
-	if (s.bad || s.differ || s.n != st->n)
+	if (!csdi_sem_equal(&s))
 		return 0;
 	unsigned known;
 	int gray;
@@ -167,40 +165,37 @@ int csd_ptm_pkt_state_join(csd_pkt_state *st, const csd_ptm_pkt_decoder *serial)
 	return state_join(st, &d, csdi_ptm_pkt_input(serial));
 }
 
-/* The raw code and known bits a joined chunk decoder (known bits `known`,
- * code raw) takes on: its own low bits, the serial decoder's above. */
-static unsigned completed_ts(const csd_pkt_state *st, uint64_t *raw, unsigned known)
+/* The joined st's decoder (either protocol) given the serial decoder's
+ * timestamp bits above those it knows. */
+static int state_complete(const csd_pkt_state *st, csd_etm3_pkt_decoder *etm3, csd_ptm_pkt_decoder *ptm)
 {
-	*raw = (*raw & csdi_low_bits(known)) | (st->serial_raw & ~csdi_low_bits(known));
-	return known > st->serial_known ? known : st->serial_known;
+	const uint32_t protocol = etm3 ? CSD_PROTO_ETM3 : CSD_PROTO_PTM;
+	if (!st || !st->joined || st->protocol != protocol)
+		return CSD_EINVAL;
+	const struct pkt_dec d = { .protocol = protocol, .etm3 = etm3, .ptm = ptm };
+	unsigned known;
+	int gray;
+	uint64_t raw = dec_ts(&d, &known, &gray);
+	if (known < st->ts_known)
+		return CSD_EINVAL; /* not st's decoder at or after its point */
+	raw = (raw & csdi_low_bits(known)) | (st->serial_raw & ~csdi_low_bits(known));
+	if (st->serial_known > known)
+		known = st->serial_known;
+	if (etm3)
+		csdi_etm3_pkt_set_ts(etm3, raw, known);
+	else
+		csdi_ptm_pkt_set_ts(ptm, raw, known);
+	return CSD_OK;
 }
 
 int csd_etm3_pkt_state_complete(const csd_pkt_state *st, csd_etm3_pkt_decoder *dec)
 {
-	if (!st || !dec || !st->joined || st->protocol != CSD_PROTO_ETM3)
-		return CSD_EINVAL;
-	unsigned known;
-	int gray;
-	uint64_t raw = csdi_etm3_pkt_ts(dec, &known, &gray);
-	if (known < st->ts_known)
-		return CSD_EINVAL; /* not st's decoder at or after its point */
-	const unsigned k = completed_ts(st, &raw, known);
-	csdi_etm3_pkt_set_ts(dec, raw, k);
-	return CSD_OK;
+	return dec ? state_complete(st, dec, NULL) : CSD_EINVAL;
 }
 
 int csd_ptm_pkt_state_complete(const csd_pkt_state *st, csd_ptm_pkt_decoder *dec)
 {
-	if (!st || !dec || !st->joined || st->protocol != CSD_PROTO_PTM)
-		return CSD_EINVAL;
-	unsigned known;
-	int gray;
-	uint64_t raw = csdi_ptm_pkt_ts(dec, &known, &gray);
-	if (known < st->ts_known)
-		return CSD_EINVAL;
-	const unsigned k = completed_ts(st, &raw, known);
-	csdi_ptm_pkt_set_ts(dec, raw, k);
-	return CSD_OK;
+	return dec ? state_complete(st, NULL, dec) : CSD_EINVAL;
 }
 
 int csd_pkt_state_complete_packets(csd_pkt_state *st, struct csd_packet *pkts, size_t n)
