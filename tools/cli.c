@@ -221,14 +221,21 @@ void cli_end_held_text(struct run_ctx *ctx)
 	ctx->held_len = ctx->held_cap = 0;
 }
 
+int cli_record_text_straight(const struct run_ctx *ctx, const struct source_slot *s, const struct csd_record *r)
+{
+	/* What the merge would deliver at once goes straight out (as in
+	 * take_perf_merged). */
+	return !ctx->merge || (r->type != CSD_REC_TIMESTAMP && merge_sole(ctx->merge, s));
+}
+
 void cli_take_record_text(struct run_ctx *ctx, struct source_slot *s, const struct csd_record *r, const char *text,
 			  size_t len)
 {
 	cli_count_record(s, r);
-	if (ctx->merge)
-		merge_push_text(ctx->merge, ctx, s, r, text, len);
-	else
+	if (cli_record_text_straight(ctx, s, r))
 		fwrite(text, 1, len, ctx->out);
+	else
+		merge_push_text(ctx->merge, ctx, s, r, text, len);
 }
 
 void cli_print_packet(const struct run_ctx *ctx, FILE *out, const struct source_slot *s, const struct csd_packet *p)
@@ -257,11 +264,9 @@ void cli_take_packet(struct run_ctx *ctx, struct source_slot *s, const struct cs
 		cli_print_packet(ctx, ctx->out, s, p);
 }
 
-void cli_take_packet_text(struct run_ctx *ctx, struct source_slot *s, const struct csd_packet *p, const char *text,
-			  size_t len)
+void cli_count_packet_text(struct run_ctx *ctx, struct source_slot *s, const struct csd_packet *p)
 {
 	count_packet(ctx, s, p);
-	fwrite(text, 1, len, ctx->out);
 }
 
 int cli_counts_only(const struct run_ctx *ctx)

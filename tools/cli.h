@@ -231,13 +231,19 @@ static inline void cli_count_record(struct source_slot *s, const struct csd_reco
  * handler, no merge): cli_count_record is all cli_take_record would do. */
 int cli_counts_only(const struct run_ctx *ctx);
 void cli_take_packet(struct run_ctx *ctx, struct source_slot *s, const struct csd_packet *p);
-/* The same for a record / packet that another thread has printed to
- * text[0, len) exactly as these would print it (cli_take_print,
- * cli_print_packet): only where the context has no handler. */
+/* The same for a record that another thread has printed to text[0, len)
+ * exactly as cli_take_print would print it: only where the context has no
+ * handler. */
 void cli_take_record_text(struct run_ctx *ctx, struct source_slot *s, const struct csd_record *r, const char *text,
 			  size_t len);
-void cli_take_packet_text(struct run_ctx *ctx, struct source_slot *s, const struct csd_packet *p, const char *text,
-			  size_t len);
+/* Would cli_take_record_text write r's text straight out (1), or push it
+ * to the merge? Where it would, counting r (cli_count_record) and writing
+ * the text is all it does, so the caller may gather the texts of such
+ * records into one write. A packet printed by another thread
+ * (cli_print_packet) always goes straight out: what else cli_take_packet
+ * does is cli_count_packet_text. */
+int cli_record_text_straight(const struct run_ctx *ctx, const struct source_slot *s, const struct csd_record *r);
+void cli_count_packet_text(struct run_ctx *ctx, struct source_slot *s, const struct csd_packet *p);
 /* Print p as cli_take_packet prints it, to `out`, on any thread. */
 void cli_print_packet(const struct run_ctx *ctx, FILE *out, const struct source_slot *s, const struct csd_packet *p);
 /* Stop the run (exit 2) when the output stream has failed. */

@@ -347,6 +347,14 @@ static void drain_to(struct jobs *j, struct worker *w, struct source_slot *s)
 		emit_packet(j, w, s, &p);
 }
 
+/* The text gathered to go straight out, written. */
+static void write_text(struct run_ctx *ctx, const struct out_block *b, size_t *from, size_t *len)
+{
+	if (*len)
+		fwrite(b->text + *from, 1, *len, ctx->out);
+	*len = 0;
+}
+
 /* The capture offsets of run e, one per byte. */
 static const uint64_t *run_offsets(struct worker *w, const struct in_block *b, const struct in_event *e)
 {
@@ -506,6 +514,9 @@ static int consume(struct jobs *j)
 		}
 		struct source_slot *s = e->slot;
 		int ended = 0, recs = 0;
+		/* Texts that go straight out, gathered while they follow one
+		 * another in the block: one write for many items. */
+		size_t out_from = 0, out_len = 0;
 		while (w->rd_pos < w->rd->n) {
 			const struct item *it = &w->rd->it[w->rd_pos++];
 			if (it->kind == IT_END) {
@@ -513,25 +524,39 @@ static int consume(struct jobs *j)
 				break;
 			}
 			if (it->kind == IT_RECORD_TEXT || it->kind == IT_PACKET_TEXT) {
-				const char *text = w->rd->text ? w->rd->text + w->rd_text : "";
+				const size_t at = w->rd_text;
+				const char *text = w->rd->text ? w->rd->text + at : "";
 				w->rd_text += it->text_len;
 				if (it->kind == IT_RECORD_TEXT) {
 					if (s->perf) {
 						s->taken_pid = it->pid;
 						s->taken_tid = it->tid;
 					}
-					cli_take_record_text(ctx, s, &it->u.r, text, it->text_len);
 					recs = 1;
+					if (!cli_record_text_straight(ctx, s, &it->u.r)) {
+						/* (The merge may write what it delivers.) */
+						write_text(ctx, w->rd, &out_from, &out_len);
+						cli_take_record_text(ctx, s, &it->u.r, text, it->text_len);
+						continue;
+					}
+					cli_count_record(s, &it->u.r);
 				} else {
-					cli_take_packet_text(ctx, s, &it->u.p, text, it->text_len);
+					cli_count_packet_text(ctx, s, &it->u.p);
 				}
-			} else if (it->kind == IT_RECORD) {
+				if (!out_len)
+					out_from = at;
+				out_len += it->text_len;
+				continue;
+			}
+			write_text(ctx, w->rd, &out_from, &out_len);
+			if (it->kind == IT_RECORD) {
 				cli_take_record(ctx, s, &it->u.r);
 				recs = 1;
 			} else {
 				cli_take_packet(ctx, s, &it->u.p);
 			}
 		}
+		write_text(ctx, w->rd, &out_from, &out_len);
 		if (recs)
 			cli_check_output(ctx);
 		moved = 1;
