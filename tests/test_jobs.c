@@ -20,6 +20,9 @@
  * give the output of --jobs 1 with --jobs 2 and 3, and the test-only
  * environment variable CSDEC_TEST_JOBS_STATS has the tool say on stderr
  * that the workers printed ("csdec: jobs: N workers printed M items").
+ * With CSDEC_TEST_JOBS_TEXT_FAIL=3 every third write of a worker's print
+ * stream fails as if memory were short: the output is still that of
+ * --jobs 1, the workers printing fewer items.
  *
  * One source cut into chunks (tools/chunks.c, with --jobs N >= 2 given):
  * the test-only environment variable CSDEC_TEST_CHUNK_BYTES sets the least
@@ -251,13 +254,14 @@ static FILE *tool_stderr(const char *env, const char *args)
 	return p;
 }
 
-/* How many items the workers printed in `args` with --jobs `jobs` (-1: the
- * tool did not say). */
-static long long worker_printed(const char *args, int jobs)
+/* How many items the workers printed in `args` with --jobs `jobs` and the
+ * environment variables `env` (-1: the tool did not say). */
+static long long worker_printed_env(const char *env, const char *args, int jobs)
 {
-	char with_jobs[4200], line[512];
+	char with_jobs[4200], line[512], envs[512];
 	snprintf(with_jobs, sizeof(with_jobs), "%s --jobs %d", args, jobs);
-	FILE *p = tool_stderr("CSDEC_TEST_JOBS_STATS=1", with_jobs);
+	snprintf(envs, sizeof(envs), "CSDEC_TEST_JOBS_STATS=1 %s", env);
+	FILE *p = tool_stderr(envs, with_jobs);
 	if (!p)
 		return -1;
 	long long n = -1;
@@ -267,6 +271,11 @@ static long long worker_printed(const char *args, int jobs)
 			CHECK_EQ(w, jobs);
 	pclose(p);
 	return n;
+}
+
+static long long worker_printed(const char *args, int jobs)
+{
+	return worker_printed_env("", args, jobs);
 }
 
 static void worker_printing(const char *shared)
@@ -299,6 +308,25 @@ static void worker_printing(const char *shared)
 			CHECK(n > 1000);
 		if (i == 0)
 			printf("printed on the workers: %lld records of TC2 x%d in JSON Lines\n", n, SAN_BUILD ? 3 : 24);
+	}
+	/* Text lost on the workers as to short memory (every third write
+	 * of their streams, test-only): those items are printed by the
+	 * calling thread, in their place. */
+	static const size_t lossy[] = { 0, 1, 5, 6 };
+	for (size_t i = 0; i < sizeof(lossy) / sizeof(lossy[0]); i++) {
+		snprintf(args, sizeof(args), forms[lossy[i]], tmp);
+		snprintf(cmd, sizeof(cmd), "%s %s --jobs 1 2>/dev/null", tool, args);
+		const struct result ref = run(cmd);
+		snprintf(cmd, sizeof(cmd), "CSDEC_TEST_JOBS_TEXT_FAIL=3 %s %s --jobs 2 2>/dev/null", tool, args);
+		const struct result r = run(cmd);
+		compared++;
+		if (r.hash != ref.hash || r.size != ref.size || r.status != ref.status) {
+			differing++;
+			fprintf(stderr, "differs: %s --jobs 2 with text lost on the workers\n", args);
+		}
+		/* Some printed there, fewer than without losses. */
+		const long long lossy_n = worker_printed_env("CSDEC_TEST_JOBS_TEXT_FAIL=3", args, 2);
+		CHECK(lossy_n > 0 && lossy_n < worker_printed(args, 2));
 	}
 	/* Nothing to print: the workers count. */
 	snprintf(args, sizeof(args), "decode %s/tc2 --format none", tmp);

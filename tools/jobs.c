@@ -48,6 +48,7 @@
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <stdio.h>
+#include <stdio_ext.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -150,6 +151,10 @@ struct worker {
 	size_t offs_cap;
 	FILE *fmt;
 	int fmt_lost;
+	size_t lost_from;       /* the block's text kept when text was first lost */
+	size_t written;         /* text the stream wrote for the block, kept or lost */
+	int block_perf;         /* the block holds a perf.data record */
+	unsigned fail_every, writes;    /* test-only: every fail_every-th write of text fails */
 	uint64_t printed;       /* items printed here */
 };
 
@@ -242,9 +247,13 @@ static struct out_block *out_block_new(void)
 	return b;
 }
 
+static size_t fmt_pos(const struct worker *w);
+static void fmt_settle(struct worker *w);
+
 static struct item *emit(struct jobs *j, struct worker *w)
 {
-	if (w->cur_out && (w->cur_out->n == OUT_ITEMS || w->cur_out->text_len >= TEXT_SOFT)) {
+	if (w->cur_out && (w->cur_out->n == OUT_ITEMS || (w->fmt && fmt_pos(w) >= TEXT_SOFT))) {
+		fmt_settle(w);
 		pthread_mutex_lock(&j->mu);
 		publish_out_locked(j, w);
 		pthread_mutex_unlock(&j->mu);
@@ -261,42 +270,84 @@ static struct item *emit(struct jobs *j, struct worker *w)
 			die_io("out of memory");
 		w->cur_out->n = 0;
 		w->cur_out->text_len = 0;
+		w->block_perf = 0;
+		w->written = 0;
 	}
 	return &w->cur_out->it[w->cur_out->n++];
 }
 
 /* The worker's print stream writes here: to the end of the text of the
  * block being filled. It never fails (a failed write would stay in the
- * stream's buffer): text that finds no memory is dropped and said in
- * fmt_lost. */
+ * stream's buffer): text that finds no memory is dropped, and so is all
+ * that follows it in the block (fmt_settle). */
 static ssize_t fmt_write(void *cookie, const char *buf, size_t n)
 {
 	struct worker *w = cookie;
 	struct out_block *b = w->cur_out;
-	if (!b || w->fmt_lost) {
-		w->fmt_lost = 1;
+	w->written += n;
+	if (w->fmt_lost)
 		return (ssize_t)n;
-	}
-	if (cli_text_append(&b->text, &b->text_len, &b->text_cap, TEXT_MIN, buf, n) < 0)
+	const int fail = w->fail_every && ++w->writes % w->fail_every == 0;
+	if (!b || fail || cli_text_append(&b->text, &b->text_len, &b->text_cap, TEXT_MIN, buf, n) < 0) {
 		w->fmt_lost = 1;
+		w->lost_from = b ? b->text_len : 0;
+	}
 	return (ssize_t)n;
 }
 
+/* The end of the block's text as printed so far: what the stream has
+ * written into it and what it still holds (fully buffered: it writes
+ * when its buffer is full and at fmt_settle, not once an item). */
+static size_t fmt_pos(const struct worker *w)
+{
+	return w->written + __fpending(w->fmt);
+}
+
+/* The stream's text into the block being filled, before the block is
+ * published. Items whose text was lost to short memory go without it
+ * (the calling thread prints them), but for a perf.data record's, which
+ * could not be printed again (its process may have moved on). */
+static void fmt_settle(struct worker *w)
+{
+	struct out_block *b = w->cur_out;
+	if (!w->fmt || !b)
+		return;
+	fflush(w->fmt);
+	if (!w->fmt_lost)
+		return;
+	if (w->block_perf)
+		die_io("out of memory");
+	size_t at = 0;
+	for (size_t i = 0; i < b->n; i++) {
+		struct item *it = &b->it[i];
+		if (it->kind != IT_RECORD_TEXT && it->kind != IT_PACKET_TEXT)
+			continue;
+		if (at + it->text_len <= w->lost_from && at + it->text_len <= b->text_len) {
+			at += it->text_len;
+			continue;
+		}
+		/* (This and every later text item: the text is lost from
+		 * here on.) */
+		it->kind = it->kind == IT_RECORD_TEXT ? IT_RECORD : IT_PACKET;
+		w->printed--;
+		w->lost_from = 0;
+	}
+	b->text_len = at;
+	w->fmt_lost = 0;
+}
+
 /* Item it, the last emitted, printed by `print` into the block's text:
- * then of kind `kind`; as it was when memory was short. */
+ * then of kind `kind`. */
 #define PRINT_ITEM(w, it, kind_, print)                                         \
 	do {                                                                    \
-		struct out_block *b_ = (w)->cur_out;                            \
-		const size_t at_ = b_->text_len;                                \
+		const size_t at_ = fmt_pos(w);                                  \
 		print;                                                          \
-		if ((w)->fmt_lost || b_->text_len - at_ > UINT32_MAX) {         \
-			b_->text_len = at_;                                     \
-			(w)->fmt_lost = 0;                                      \
-		} else {                                                        \
-			(it)->kind = (kind_);                                   \
-			(it)->text_len = (uint32_t)(b_->text_len - at_);        \
-			(w)->printed++;                                         \
-		}                                                               \
+		const size_t len_ = fmt_pos(w) - at_;                           \
+		if (len_ > UINT32_MAX)                                          \
+			die_io("a record's text of more than 4 GiB");          \
+		(it)->kind = (kind_);                                           \
+		(it)->text_len = (uint32_t)len_;                                \
+		(w)->printed++;                                                 \
 	} while (0)
 
 static void emit_record(struct jobs *j, struct worker *w, struct source_slot *s, const struct csd_record *r)
@@ -309,8 +360,7 @@ static void emit_record(struct jobs *j, struct worker *w, struct source_slot *s,
 	PRINT_ITEM(w, it, IT_RECORD_TEXT, cli_take_print(j->ctx, w->fmt, s, r));
 	/* A perf.data source's record was taken here (its process may have
 	 * changed): the calling thread cannot print it again. */
-	if (s->perf && it->kind != IT_RECORD_TEXT)
-		die_io("out of memory");
+	w->block_perf |= s->perf != 0;
 	it->pid = s->pid;
 	it->tid = s->tid;
 }
@@ -409,9 +459,9 @@ static void *worker_main(void *arg)
 		 * once.) Without a stream the calling thread prints. */
 		cookie_io_functions_t io = { .write = fmt_write };
 		w->fmt = fopencookie(w, "w", io);
-		/* Unbuffered: a line comes in one write, straight to the
-		 * block, with nothing for fflush to do per item. */
-		if (w->fmt && setvbuf(w->fmt, NULL, _IONBF, 0) != 0) {
+		/* Fully buffered: the lines reach the block a buffer at a
+		 * time (fmt_pos tells where each item's text ends). */
+		if (w->fmt && setvbuf(w->fmt, NULL, _IOFBF, 64 * 1024) != 0) {
 			fclose(w->fmt);
 			w->fmt = NULL;
 		}
@@ -426,6 +476,7 @@ static void *worker_main(void *arg)
 		if (!w->in_len && w->cur_out && w->cur_out->n) {
 			/* Nothing to do: what is made goes out now, not when
 			 * the block is full. */
+			fmt_settle(w);
 			publish_out_locked(j, w);
 			continue;
 		}
@@ -891,9 +942,13 @@ static struct jobs *jobs_start(struct run_ctx *ctx, int nw, int count_only, int 
 		jobs_stop(j, 0);
 		return NULL;
 	}
+	/* Test-only: text lost as to short memory, every Nth write of a
+	 * worker's stream (the calling thread then prints those items). */
+	const char *fail = getenv("CSDEC_TEST_JOBS_TEXT_FAIL");
 	int started = 0;
 	for (; started < nw; started++) {
 		j->w[started].j = j;
+		j->w[started].fail_every = fail && atoi(fail) > 0 ? (unsigned)atoi(fail) : 0;
 		if (pthread_create(&j->w[started].th, NULL, worker_main, &j->w[started]) != 0)
 			break;
 	}
