@@ -47,7 +47,7 @@ static void usage_coverage(FILE *out)
 		"  --id ID            only this trace ID; may be repeated\n"
 		"  --jobs N           decode on up to N threads, one source per thread (default:\n"
 		"                     the online cores, one for one source or a capture under\n"
-		"                     1 MiB; 1: all on one; N >= 2 given: one unformatted\n"
+		"                     1 MiB; 1: all on one; N >= 2 given: a capture's one\n"
 		"                     source is cut into chunks); the result is the same\n"
 		"Other options as for 'csdec decode' (--trace, --protocol, --reg, --image...).\n"
 		"\n"
