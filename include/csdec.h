@@ -933,9 +933,9 @@ void csd_flow_state_free(csd_flow_state *st);
 
 /*
  * Packet decoders in chunks: the same scheme for a packet listing. A
- * chunk's packet decoder, fed from its cut, does not know the address
- * that compressed branch and data addresses are deltas
- * against, nor the high timestamp bits, from before its cut. Save its
+ * chunk's packet decoder, fed from its cut, does not know the addresses
+ * that compressed branch and data addresses are deltas against, nor the
+ * high timestamp bits, from before its cut. Save its
  * state at the first few sync points inside its chunk
  * (csd_etm3_pkt_state_save() or csd_ptm_pkt_state_save(), with every byte
  * fed so far used up: csd_*_pkt_next() returned CSD_EAGAIN); the decoder

@@ -120,15 +120,13 @@ int csd_flow_state_save(const csd_flow_decoder *dec, csd_flow_state **out)
 		return CSD_EINVAL;
 	/* Counted first, then written into a state of that size. */
 	struct csdi_sem s;
-	memset(&s, 0, sizeof(s));
+	csdi_sem_into(&s, NULL, 0);
 	flow_sem(dec, &s);
 	csd_flow_state *st = malloc(sizeof(*st) + (size_t)s.n * sizeof(st->w[0]));
 	if (!st)
 		return CSD_ENOMEM;
 	unsigned n = s.n;
-	memset(&s, 0, sizeof(s));
-	s.w = st->w;
-	s.cap = n;
+	csdi_sem_into(&s, st->w, n);
 	flow_sem(dec, &s);
 	st->protocol = dec->cfg.trace.protocol;
 	st->insn_mode = dec->insn_mode;
@@ -244,7 +242,7 @@ int csd_flow_state_complete(const csd_flow_state *st, csd_flow_decoder *dec)
 			return CSD_EINVAL; /* popped past its known entries since */
 	}
 	/* The packet decoder's, for the timestamps to come. */
-	const uint64_t raw = (t.raw & csdi_low_bits(t.known)) | (st->serial.raw & ~csdi_low_bits(t.known));
+	const uint64_t raw = csdi_ts_merge(t.raw, t.known, st->serial.raw);
 	dec->ops->ts_set(dec, raw, t.known > st->serial.known ? t.known : st->serial.known);
 	/* Records made but not yet delivered, and the last packet taken
 	 * (csd_flow_last_packet). */

@@ -150,8 +150,22 @@ static inline int csdi_sem_equal(const struct csdi_sem *s)
 {
 	return !s->bad && !s->differ && s->n == s->ref_n;
 }
+/* A saving of a decoder's words into w, room for cap of them (the rest
+ * only counted in n). */
+static inline void csdi_sem_into(struct csdi_sem *s, uint64_t *w, unsigned cap)
+{
+	memset(s, 0, sizeof(*s));
+	s->w = w;
+	s->cap = cap;
+}
 /* The low k bits (all for k >= 64). */
 uint64_t csdi_low_bits(unsigned k);
+/* Timestamp code raw, known in its low `known` bits, with serial_raw's
+ * bits above them. */
+static inline uint64_t csdi_ts_merge(uint64_t raw, unsigned known, uint64_t serial_raw)
+{
+	return (raw & csdi_low_bits(known)) | (serial_raw & ~csdi_low_bits(known));
+}
 /* A timestamp of a chunk's decoder (its code's low `known` bits known)
  * completed with the serial decoder's code above them (pkt_state.c). */
 uint64_t csdi_ts_fill(uint64_t ts, unsigned known, uint64_t serial_raw, int gray);

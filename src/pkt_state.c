@@ -30,8 +30,7 @@ uint64_t csdi_low_bits(unsigned k)
  */
 uint64_t csdi_ts_fill(uint64_t ts, unsigned known, uint64_t serial_raw, int gray)
 {
-	uint64_t raw = gray ? ts ^ (ts >> 1) : ts;
-	raw = (raw & csdi_low_bits(known)) | (serial_raw & ~csdi_low_bits(known));
+	uint64_t raw = csdi_ts_merge(gray ? ts ^ (ts >> 1) : ts, known, serial_raw);
 	if (gray)
 		for (unsigned sh = 1; sh < 64; sh <<= 1)
 			raw ^= raw >> sh;
@@ -82,16 +81,14 @@ static int state_save(const struct pkt_dec *d, const struct csdi_input *in, csd_
 		return CSD_EINVAL;
 	/* Counted first, then written into a state of that size. */
 	struct csdi_sem s;
-	memset(&s, 0, sizeof(s));
+	csdi_sem_into(&s, NULL, 0);
 	dec_sem(d, &s);
 	const unsigned n = s.n;
 	csd_pkt_state *st = malloc(sizeof(*st) + (size_t)n * sizeof(st->w[0]));
 	if (!st)
 		return CSD_ENOMEM;
 	memset(st, 0, sizeof(*st));
-	memset(&s, 0, sizeof(s));
-	s.w = st->w;
-	s.cap = n;
+	csdi_sem_into(&s, st->w, n);
 	dec_sem(d, &s);
 	st->protocol = d->protocol;
 	st->bad = s.bad;
@@ -178,7 +175,7 @@ static int state_complete(const csd_pkt_state *st, csd_etm3_pkt_decoder *etm3, c
 	uint64_t raw = dec_ts(&d, &known, &gray);
 	if (known < st->ts_known)
 		return CSD_EINVAL; /* not st's decoder at or after its point */
-	raw = (raw & csdi_low_bits(known)) | (st->serial_raw & ~csdi_low_bits(known));
+	raw = csdi_ts_merge(raw, known, st->serial_raw);
 	if (st->serial_known > known)
 		known = st->serial_known;
 	if (etm3)

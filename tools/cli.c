@@ -247,7 +247,7 @@ void cli_print_packet(const struct run_ctx *ctx, FILE *out, const struct source_
 }
 
 /* The counting part of cli_take_packet. */
-static void count_packet(struct run_ctx *ctx, struct source_slot *s, const struct csd_packet *p)
+void cli_count_packet_text(struct run_ctx *ctx, struct source_slot *s, const struct csd_packet *p)
 {
 	if ((++s->items & 255) == 0)
 		cli_check_output(ctx);
@@ -257,16 +257,11 @@ static void count_packet(struct run_ctx *ctx, struct source_slot *s, const struc
 
 void cli_take_packet(struct run_ctx *ctx, struct source_slot *s, const struct csd_packet *p)
 {
-	count_packet(ctx, s, p);
+	cli_count_packet_text(ctx, s, p);
 	if (ctx->on_packet)
 		ctx->on_packet(ctx, s, p);
 	else
 		cli_print_packet(ctx, ctx->out, s, p);
-}
-
-void cli_count_packet_text(struct run_ctx *ctx, struct source_slot *s, const struct csd_packet *p)
-{
-	count_packet(ctx, s, p);
 }
 
 int cli_counts_only(const struct run_ctx *ctx)

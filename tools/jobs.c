@@ -317,20 +317,21 @@ static void fmt_settle(struct worker *w)
 		return;
 	if (w->block_perf)
 		die_io("out of memory");
+	/* The items whose text lies whole before the loss keep it; from the
+	 * first that does not on, none has its text. */
 	size_t at = 0;
+	int lost = 0;
 	for (size_t i = 0; i < b->n; i++) {
 		struct item *it = &b->it[i];
 		if (it->kind != IT_RECORD_TEXT && it->kind != IT_PACKET_TEXT)
 			continue;
-		if (at + it->text_len <= w->lost_from && at + it->text_len <= b->text_len) {
+		lost |= at + it->text_len > w->lost_from;
+		if (!lost) {
 			at += it->text_len;
 			continue;
 		}
-		/* (This and every later text item: the text is lost from
-		 * here on.) */
 		it->kind = it->kind == IT_RECORD_TEXT ? IT_RECORD : IT_PACKET;
 		w->printed--;
-		w->lost_from = 0;
 	}
 	b->text_len = at;
 	w->fmt_lost = 0;
@@ -945,10 +946,11 @@ static struct jobs *jobs_start(struct run_ctx *ctx, int nw, int count_only, int 
 	/* Test-only: text lost as to short memory, every Nth write of a
 	 * worker's stream (the calling thread then prints those items). */
 	const char *fail = getenv("CSDEC_TEST_JOBS_TEXT_FAIL");
+	const int fail_every = fail ? atoi(fail) : 0;
 	int started = 0;
 	for (; started < nw; started++) {
 		j->w[started].j = j;
-		j->w[started].fail_every = fail && atoi(fail) > 0 ? (unsigned)atoi(fail) : 0;
+		j->w[started].fail_every = fail_every > 0 ? (unsigned)fail_every : 0;
 		if (pthread_create(&j->w[started].th, NULL, worker_main, &j->w[started]) != 0)
 			break;
 	}
