@@ -85,13 +85,59 @@ struct tally {
 	size_t ntext;                   /* text bytes */
 };
 
-/* A record or packet kept, and where in the text it goes. */
+/* perf.data: the process and thread a source's records print, and what
+ * the listing last said of them (struct source_slot's fields). A chunk's
+ * text is printed with its own copy, which the join compares with the
+ * serial decode's. */
+struct perf_view {
+	int32_t pid, tid, shown_pid, shown_tid, taken_pid, taken_tid;
+};
+
+static struct perf_view view_of(const struct source_slot *s)
+{
+	return (struct perf_view){ s->pid, s->tid, s->shown_pid, s->shown_tid, s->taken_pid, s->taken_tid };
+}
+
+static void view_set(struct source_slot *s, const struct perf_view *v)
+{
+	s->pid = v->pid;
+	s->tid = v->tid;
+	s->shown_pid = v->shown_pid;
+	s->shown_tid = v->shown_tid;
+	s->taken_pid = v->taken_pid;
+	s->taken_tid = v->taken_tid;
+}
+
+static int view_equal(const struct perf_view *a, const struct perf_view *b)
+{
+	return a->pid == b->pid && a->tid == b->tid && a->shown_pid == b->shown_pid && a->shown_tid == b->shown_tid &&
+	       a->taken_pid == b->taken_pid && a->taken_tid == b->taken_tid;
+}
+
+/* A perf.data source's view after a record the serial decode takes
+ * (cli_take_record, the printing itself done): the listing's thread line
+ * said, and with the merge the record's process and thread noted. */
+static void perf_view_took(const struct run_ctx *ctx, struct source_slot *v)
+{
+	if (ctx->format == FMT_TEXT) {
+		v->shown_pid = v->pid;
+		v->shown_tid = v->tid;
+	}
+	if (ctx->merge) {
+		v->taken_pid = v->pid;
+		v->taken_tid = v->tid;
+	}
+}
+
+/* A record or packet kept, and where in the text it goes (with a perf.data
+ * source's view as it was before the record). */
 struct kept {
 	union {
 		struct csd_record r;
 		struct csd_packet p;
 	} u;
 	size_t text_at;
+	struct perf_view pv;
 };
 
 /* A decoder of the source: a flow decoder, or for a packet listing a
@@ -120,7 +166,11 @@ struct chunk {
 	csd_pkt_state *psaved[SAVES];   /* (packet decoders) */
 	size_t at[SAVES];               /* where each was saved */
 	struct tally mark[SAVES];       /* the tally there */
+	struct perf_view mark_pv[SAVES]; /* (perf_text) the view there */
 	size_t nsave;
+	/* (perf_text) the source as this chunk's text prints it: the serial
+	 * decode's when the chunk was queued, then as the records change it. */
+	struct source_slot view;
 	int broken;                     /* records were lost: it joins by the serial decoder */
 	int state;                      /* CK_* */
 };
@@ -135,6 +185,7 @@ struct chunks {
 	struct csd_flow_config fc;
 	int packets;                    /* packet decoders (else flow decoders) */
 	enum keep_mode keep;
+	int perf_text;                  /* a perf.data source's records as text (struct perf_view) */
 	int nworkers;
 	size_t chunk_bytes, chunk_max;
 	int stats;                      /* CSDEC_TEST_CHUNK_BYTES given: the joins on stderr */
@@ -349,15 +400,24 @@ static int take(struct chunks *c, struct chunk *k)
 			 * their high bits, and the merge takes them. */
 			if (c->keep == KEEP_RECORDS || (c->keep == KEEP_TEXT && r->type == CSD_REC_TIMESTAMP)) {
 				struct kept *e = text_now(k) ? keep_item(k) : NULL;
-				if (e)
+				if (e) {
 					e->u.r = *r;
-				else
+					if (c->perf_text) {
+						e->pv = view_of(&k->view);
+						perf_view_took(c->ctx, &k->view);
+					}
+				} else {
 					k->broken = 1;
+				}
 				continue;
 			}
 			cli_count_record(&k->counts, r);
-			if (c->keep == KEEP_TEXT)
+			if (c->perf_text) {
+				cli_take_print(c->ctx, k->out, &k->view, r);
+				perf_view_took(c->ctx, &k->view);
+			} else if (c->keep == KEEP_TEXT) {
 				cli_print_record(c->ctx, k->out, c->s, r);
+			}
 		}
 		if (c->keep == KEEP_TEXT && !text_now(k))
 			k->broken = 1;
@@ -418,6 +478,7 @@ static void decode_chunk(struct chunks *c, struct chunk *k)
 					     : csd_ptm_pkt_state_save(k->dec.ptm, &k->psaved[k->nsave]);
 		if (rc == 0) {
 			k->at[k->nsave] = sync[j];
+			k->mark_pv[k->nsave] = view_of(&k->view);
 			k->mark[k->nsave++] = *tally_now(k);
 		}
 	}
@@ -518,10 +579,17 @@ static void hand_on(struct chunks *c, struct chunk *k, const struct tally *m)
 		if (e->text_at > at && fwrite(k->text + at, 1, e->text_at - at, c->ctx->out) != e->text_at - at)
 			cli_check_output(c->ctx);
 		at = e->text_at > at ? e->text_at : at;
-		if (c->packets)
+		if (c->packets) {
 			cli_take_packet(c->ctx, s, &e->u.p);
-		else
+		} else {
+			if (c->perf_text)
+				view_set(s, &e->pv);
 			cli_take_record(c->ctx, s, &e->u.r);
+		}
+	}
+	if (c->perf_text) {
+		const struct perf_view v = view_of(&k->view);
+		view_set(s, &v);
 	}
 	if (k->t.ntext > at && fwrite(k->text + at, 1, k->t.ntext - at, c->ctx->out) != k->t.ntext - at)
 		cli_check_output(c->ctx);
@@ -573,8 +641,13 @@ static void join_oldest(struct chunks *c)
 	for (size_t i = 0; i < k->nsave && j < 0 && !k->broken; i++) {
 		serial_feed(c, k, pos, k->at[i]);
 		pos = k->at[i];
-		if (state_join(c, k, i) == 1)
-			j = (int)i;
+		if (state_join(c, k, i) == 1) {
+			/* (A perf.data source's text: printed with the same
+			 * process, thread and thread line from here on.) */
+			const struct perf_view v = view_of(c->s);
+			if (!c->perf_text || view_equal(&v, &k->mark_pv[i]))
+				j = (int)i;
+		}
 	}
 	c->njoined++;
 
@@ -657,6 +730,8 @@ static int queue_chunk(struct chunks *c, size_t len)
 	k->len = len;
 	k->base = c->acc_base;
 	k->dec = d;
+	if (c->perf_text)
+		k->view = *c->s;
 	memmove(c->acc, c->acc + len, c->n - len);
 	if (c->acc_off)
 		memmove(c->acc_off, c->acc_off + len, (c->n - len) * sizeof(*c->acc_off));
@@ -711,6 +786,13 @@ static int start_workers(struct chunks *c);
 
 void chunks_data(struct chunks *c, const struct csd_bytes *b)
 {
+	if (b->offsets && !c->acc_off && !c->deferred) {
+		/* Offsets of its own where none were expected: serially,
+		 * after the rest. */
+		chunks_sync(c);
+		serial_take(c, b);
+		return;
+	}
 	if (c->deferred) {
 		serial_take(c, b);
 		c->seen += b->size;
@@ -764,6 +846,14 @@ static void chunks_free(struct chunks *c)
 	free(c);
 }
 
+/* (CSDEC_TEST_CHUNK_BYTES given) the joins, for the tests. */
+static void chunks_stats(const struct chunks *c)
+{
+	if (c->stats)
+		fprintf(stderr, "csdec: chunks: %" PRIu64 " joined, %" PRIu64 " by a matching state\n", c->njoined,
+			c->nmatched);
+}
+
 void chunks_sync(struct chunks *c)
 {
 	if (c->n)
@@ -782,15 +872,37 @@ void chunks_finish(struct chunks *c)
 		join_next(c);
 	cdec_finish(&c->serial);
 	deliver(c, &c->serial);
-	if (c->stats)
-		fprintf(stderr, "csdec: chunks: %" PRIu64 " joined, %" PRIu64 " by a matching state\n", c->njoined,
-			c->nmatched);
+	chunks_stats(c);
 	pthread_mutex_lock(&c->mu);
 	c->stop = 1;
 	pthread_cond_broadcast(&c->cv_work);
 	pthread_mutex_unlock(&c->mu);
 	for (int i = 0; i < c->started; i++)
 		pthread_join(c->th[i], NULL);
+	chunks_free(c);
+}
+
+/* Chunks for slot s (its decoders and image as chunks_new() and
+ * chunks_new_slot() say) or NULL; deferred: as chunks_new() says of a
+ * formatted capture by default. */
+static struct chunks *chunks_make(struct run_ctx *ctx, struct source_slot *s, int formatted, int deferred);
+
+void chunks_end(struct chunks *c)
+{
+	chunks_sync(c);
+	chunks_stats(c);
+	pthread_mutex_lock(&c->mu);
+	c->stop = 1;
+	pthread_cond_broadcast(&c->cv_work);
+	pthread_mutex_unlock(&c->mu);
+	for (int i = 0; i < c->started; i++)
+		pthread_join(c->th[i], NULL);
+	/* The slot's decoder becomes the one that has decoded everything
+	 * (chunks_free then frees its old one, now in the pool). */
+	struct source_slot *s = c->s;
+	s->flow = c->serial.flow;
+	s->etm3 = c->serial.etm3;
+	s->ptm = c->serial.ptm;
 	chunks_free(c);
 }
 
@@ -810,8 +922,30 @@ struct chunks *chunks_new(struct run_ctx *ctx, int64_t capture_size, int formatt
 				return NULL;
 			s = ctx->slot[id];
 		}
+	if (!s)
+		return NULL;
+	return chunks_make(ctx, s, formatted, formatted && ctx->jobs_default);
+}
+
+struct chunks *chunks_new_slot(struct run_ctx *ctx, struct source_slot *s, int formatted)
+{
+	if (ctx->jobs < 2 || (ctx->jobs_default && ctx->on_record))
+		return NULL;
+	return chunks_make(ctx, s, formatted, 0);
+}
+
+size_t chunks_slot_after(void)
+{
+	const char *env = getenv("CSDEC_TEST_CHUNK_BYTES");
+	if (env && atol(env) > 0)
+		return (size_t)atol(env) * 2;
+	return JOBS_MIN_CAPTURE;
+}
+
+static struct chunks *chunks_make(struct run_ctx *ctx, struct source_slot *s, int formatted, int deferred)
+{
 	/* A flow source with its image, or a packet listing's source. */
-	if (!s || (s->flow ? !s->image : ctx->on_packet || (!s->etm3 && !s->ptm)))
+	if (s->flow ? !s->image : ctx->on_packet || (!s->etm3 && !s->ptm))
 		return NULL;
 	struct chunks *c = calloc(1, sizeof(*c));
 	if (!c)
@@ -821,9 +955,10 @@ struct chunks *chunks_new(struct run_ctx *ctx, int64_t capture_size, int formatt
 	c->fc.size = sizeof(c->fc);
 	c->fc.trace = &s->cfg;
 	c->fc.image = s->image;
-	c->fc.flags = ctx->chunk_insn ? CSD_FLOW_INSN : 0;
+	c->fc.flags = s->insn ? CSD_FLOW_INSN : 0;
 	c->packets = !s->flow;
 	c->keep = c->packets ? KEEP_TEXT : ctx->on_record ? KEEP_RECORDS : ctx->format == FMT_NONE ? KEEP_COUNTS : KEEP_TEXT;
+	c->perf_text = s->perf && !c->packets && c->keep == KEEP_TEXT;
 	c->serial = (struct cdec){ .flow = s->flow, .etm3 = s->etm3, .ptm = s->ptm };
 	c->chunk_max = CHUNK_BYTES;
 	c->chunk_bytes = c->keep == KEEP_COUNTS ? CHUNK_BYTES : CHUNK_FIRST;
@@ -854,7 +989,7 @@ struct chunks *chunks_new(struct run_ctx *ctx, int64_t capture_size, int formatt
 		chunks_free(c);
 		return NULL;
 	}
-	if (formatted && ctx->jobs_default) {
+	if (deferred) {
 		c->deferred = 1;
 		return c;
 	}

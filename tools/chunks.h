@@ -4,6 +4,7 @@
 #ifndef CSD_TOOLS_CHUNKS_H
 #define CSD_TOOLS_CHUNKS_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "cli.h"
@@ -20,6 +21,13 @@ struct chunks;
  * such a source decodes on the calling thread until it has given 4 MiB
  * (the capture's size says little of one source's share). */
 struct chunks *chunks_new(struct run_ctx *ctx, int64_t capture_size, int formatted);
+/* Chunked decoding of slot s from here on (a perf.data source while it is
+ * the only one: its decoder becomes the serial one, the threads start at
+ * once), or NULL; formatted as above. */
+struct chunks *chunks_new_slot(struct run_ctx *ctx, struct source_slot *s, int formatted);
+/* The bytes a perf.data source is given on one thread before
+ * chunks_new_slot() is worth its threads. */
+size_t chunks_slot_after(void);
 /* The source's next bytes (copied); records are handed on as ready. */
 void chunks_data(struct chunks *c, const struct csd_bytes *b);
 /* Everything given so far decoded and its records handed on (before a
@@ -27,5 +35,10 @@ void chunks_data(struct chunks *c, const struct csd_bytes *b);
 void chunks_sync(struct chunks *c);
 /* End of the trace: everything decoded and handed on, the threads ended, c freed. */
 void chunks_finish(struct chunks *c);
+/* End of the chunks, not of the trace: everything given so far decoded
+ * and handed on, the threads ended, c freed; the slot's decoder is then
+ * the one that decoded it all (not finished), and decoding goes on
+ * without chunks. */
+void chunks_end(struct chunks *c);
 
 #endif

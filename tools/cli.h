@@ -86,10 +86,8 @@ struct run_ctx {
 	int jobs;
 	/* jobs is the default (no --jobs): jobs_new() may take fewer. */
 	int jobs_default;
-	/* The buffer's one source may be decoded in chunks (chunks.c); a
-	 * flow source in this --insn mode. */
+	/* The buffer's one source may be decoded in chunks (chunks.c). */
 	int chunk_ok;
-	int chunk_insn;
 	/* perf.data's records held by the merge: their text, printed when
 	 * taken (cli_take_record; freed by cli_end_held_text). */
 	FILE *held_out;

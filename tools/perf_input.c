@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "chunks.h"
 #include "cli.h"
 #include "file.h"
 #include "jobs.h"
@@ -48,6 +49,15 @@ struct perf_run {
 	 * piece of its trace, so successive pieces decode at once). */
 	struct jobs *jobs;
 	unsigned next_worker;
+	/* --jobs: a source that is the only one decoding, given enough of
+	 * one piece of trace, is cut into chunks (chunks.c) until another
+	 * source or the end of its own comes. */
+	size_t nlive;                 /* slots[] in use */
+	struct source_slot *fed_slot; /* the source given the last bytes, */
+	uint64_t fed;                 /* ... how many since it became the only one */
+	int chunk_ok;                 /* 0 once chunks could not be had */
+	struct chunks *chunks;
+	struct source_slot *chunked;  /* the source in chunks */
 };
 
 /* A capture's ended decoders, handed on with its end (capture_done). */
@@ -63,8 +73,22 @@ static struct perf_run *active_run;   /* for perf_context_id() */
  * on, so that it meets the state the serial decode gives it. */
 static void settle(struct perf_run *pr)
 {
+	if (pr->chunks)
+		chunks_sync(pr->chunks);
 	if (pr->jobs)
 		jobs_sync(pr->jobs);
+}
+
+/* The chunked source, if any, back to decoding as the others do
+ * (everything given to it decoded and handed on). */
+static void chunks_off(struct perf_run *pr)
+{
+	if (!pr->chunks)
+		return;
+	chunks_end(pr->chunks);
+	pr->chunks = NULL;
+	pr->chunked = NULL;
+	pr->fed_slot = NULL;
 }
 
 int cli_is_perf_data(const char *path)
@@ -134,6 +158,7 @@ static void make_source(struct perf_run *pr, const struct csd_perf_action *a)
 	const int insn = cli_slot_insn(pr->o, pr->ctx, &c->config);
 	struct source_slot *s = take_slot(pr, &c->config, a->image, insn);
 	pr->slots[a->key] = s;
+	pr->nlive++;
 	if (cli_slot_renew(s, pr->kind, &c->config, a->image, insn) < 0)
 		die_io("%s: cannot create a decoder for CPU %" PRId32 " (protocol and ETMIDR 0x%08" PRIx32 " disagree?)",
 		       pr->o->dir, c->cpu, c->config.etmidr);
@@ -149,6 +174,28 @@ static void make_source(struct perf_run *pr, const struct csd_perf_action *a)
 
 static void feed_slot(struct perf_run *pr, struct source_slot *s, const struct csd_bytes *b)
 {
+	if (pr->chunks && s == pr->chunked) {
+		chunks_data(pr->chunks, b);
+		return;
+	}
+	chunks_off(pr);
+	if (s != pr->fed_slot) {
+		pr->fed_slot = s;
+		pr->fed = 0;
+	}
+	pr->fed += b->size;
+	if (pr->chunk_ok && pr->nlive == 1 && pr->fed >= chunks_slot_after()) {
+		/* Everything before on the workers decoded first: the
+		 * source's decoder is then the chunks' serial one. */
+		settle(pr);
+		pr->chunks = chunks_new_slot(pr->ctx, s, b->offsets != NULL);
+		if (pr->chunks) {
+			pr->chunked = s;
+			chunks_data(pr->chunks, b);
+			return;
+		}
+		pr->chunk_ok = 0;
+	}
 	if (pr->jobs)
 		jobs_data(pr->jobs, s, b);
 	else if (cli_slot_feed(s, b) == 0)
@@ -161,6 +208,9 @@ static void end_source(struct perf_run *pr, const struct csd_perf_action *a)
 {
 	struct source_slot *s = pr->slots[a->key];
 	pr->slots[a->key] = NULL;
+	pr->nlive--;
+	chunks_off(pr);
+	pr->fed_slot = NULL;  /* (the slot may come back for another piece) */
 	if (pr->jobs) {
 		jobs_source_end(pr->jobs, s);
 	} else {
@@ -258,6 +308,7 @@ static void on_action(struct perf_run *pr, const struct csd_perf_action *a)
 			pr->ctx->skipped_sources++;
 		break;
 	case CSD_PERF_ACT_SOURCE:
+		chunks_off(pr);
 		make_source(pr, a);
 		break;
 	case CSD_PERF_ACT_DATA:
@@ -265,16 +316,23 @@ static void on_action(struct perf_run *pr, const struct csd_perf_action *a)
 			feed_slot(pr, pr->slots[a->key], &a->bytes);
 		break;
 	case CSD_PERF_ACT_FRAME_ERROR:
-		if (pr->jobs)
+		/* (After the chunks' records, before their next.) */
+		if (pr->chunks)
+			chunks_sync(pr->chunks);
+		if (pr->jobs) {
 			jobs_frame_note(pr->jobs, &a->frame);
-		else
+			if (pr->chunks)
+				jobs_sync(pr->jobs);
+		} else {
 			cli_report_frame_error(pr->ctx, &a->frame);
+		}
 		break;
 	case CSD_PERF_ACT_END:
 		if (pr->slots[a->key])
 			end_source(pr, a);
 		break;
 	case CSD_PERF_ACT_CAPTURE_END:
+		chunks_off(pr);
 		end_capture(pr, a);
 		break;
 	case CSD_PERF_ACT_AUX_LOST:
@@ -340,11 +398,13 @@ int cli_run_perf(struct options *o, struct run_ctx *ctx, enum slot_kind kind)
 					    stat(o->dir, &st) == 0 ? (int64_t)st.st_size : -1,
 					    kind == SLOT_FLOW && ctx->format == FMT_TEXT);
 	}
+	pr->chunk_ok = ctx->jobs > 1;
 	active_run = pr;
 	ctx->on_context_id = perf_context_id;
 	struct csd_perf_action a = { .size = sizeof(a) };
 	while ((rc = csd_perf_session_next(pr->ps, &a)) == 0)
 		on_action(pr, &a);
+	chunks_off(pr);
 	if (pr->jobs) {
 		jobs_end(pr->jobs);
 		pr->jobs = NULL;

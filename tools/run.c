@@ -154,7 +154,6 @@ static int run_trace_file(struct options *o, struct run_ctx *ctx)
 		die_io("cannot create a decoder for this configuration");
 	ctx->slot[cfg.trace_id] = &slot;
 	ctx->chunk_ok = 1;
-	ctx->chunk_insn = cli_slot_insn(o, ctx, &cfg);
 	int io = run_buffer(ctx, o->trace, o->frame_format, cfg.trace_id, 1) < 0;
 	ctx->chunk_ok = 0;
 	if (ctx->on_source_end)
@@ -286,10 +285,7 @@ static int run_snapshot(struct options *o, struct run_ctx *ctx, int kind)
 		if (nslots == 0)
 			continue;
 		decoded_any = 1;
-		if (nslots == 1) {
-			ctx->chunk_ok = 1;
-			ctx->chunk_insn = cli_slot_insn(o, ctx, &slots[0].cfg);
-		}
+		ctx->chunk_ok = nslots == 1;
 		if (run_buffer(ctx, buf->path, buf->frame_format, raw_id, 0) < 0)
 			io = 1;
 		ctx->chunk_ok = 0;
