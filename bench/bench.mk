@@ -55,6 +55,9 @@ BENCH_JOBS_PERF := $(BENCH_DIR)/perf-ptmplain2-30mb.data
 # ... and one of one such source, in AUX buffers of 64 KiB (perf's when the
 # sink is drained often): its pieces decode at once.
 BENCH_JOBS_PERF1 := $(BENCH_DIR)/perf-ptmfmt-30mb.data
+# ... and the same source all in one AUX buffer (perf's snapshot mode, or
+# a large buffer drained seldom): its trace is cut into chunks.
+BENCH_JOBS_PERFW := $(BENCH_DIR)/perf-ptmwhole-30mb.data
 BENCH_HOSTILE_MB ?= 8
 BENCH_HOSTILE := $(BENCH_DIR)/hostile-walk-$(BENCH_HOSTILE_MB)mb
 # Whole processes (bench_run --whole): TC2's 32 KB capture as recorded, and
@@ -131,7 +134,8 @@ $(BENCH_DIR)/hostile-walk-%mb/.stamp: $(BENCH_DIR)/bench_hostile
 	@touch $@
 
 bench-inputs: $(BENCH_TC2)/.stamp $(BENCH_GEN_DIRS:%=%/.stamp) $(BENCH_HOSTILE)/.stamp $(BENCH_TC2_X200)/.stamp \
-	      $(BENCH_JOBS_PTM)/.stamp $(BENCH_JOBS_PTMFMT)/.stamp $(BENCH_JOBS_PERF) $(BENCH_JOBS_PERF1)
+	      $(BENCH_JOBS_PTM)/.stamp $(BENCH_JOBS_PTMFMT)/.stamp $(BENCH_JOBS_PERF) $(BENCH_JOBS_PERF1) \
+	      $(BENCH_JOBS_PERFW)
 
 # --jobs 1 against --jobs 2, whole tool, wall time: several sources (TC2;
 # printed: TC2 x200 in JSON Lines and as the text listing, whose records
@@ -144,7 +148,8 @@ BENCH_JOBS_ROWS = tc2=$(BENCH_TC2):none tc2-x200=$(BENCH_TC2_X200):jsonl tc2-x20
 	ptmfmt-30mb=$(BENCH_JOBS_PTMFMT):none ptmfmt-30mb=$(BENCH_JOBS_PTMFMT):text \
 	$(notdir $(word 1,$(BENCH_GEN_DIRS)))=$(word 1,$(BENCH_GEN_DIRS)):none \
 	perf-2ptm-30mb=$(BENCH_JOBS_PERF):none perf-2ptm-30mb=$(BENCH_JOBS_PERF):jsonl \
-	perf-1ptm-30mb=$(BENCH_JOBS_PERF1):none perf-1ptm-30mb=$(BENCH_JOBS_PERF1):jsonl
+	perf-1ptm-30mb=$(BENCH_JOBS_PERF1):none perf-1ptm-30mb=$(BENCH_JOBS_PERF1):jsonl \
+	perf-1ptm-1aux-30mb=$(BENCH_JOBS_PERFW):none perf-1ptm-1aux-30mb=$(BENCH_JOBS_PERFW):jsonl
 
 # The --jobs table and the instruction counts, as make bench and their own
 # targets run them.
@@ -167,7 +172,7 @@ bench-instr: $(BENCH_BINS) $(BENCH_INSTR_DIRS:%=%/.stamp)
 
 bench-jobs: $(B)/csdec $(BENCH_TC2)/.stamp $(BENCH_TC2_X200)/.stamp $(BENCH_JOBS_PTM)/.stamp $(BENCH_JOBS_PTMFMT)/.stamp \
 	    $(word 1,$(BENCH_GEN_DIRS))/.stamp \
-	    $(BENCH_JOBS_PERF) $(BENCH_JOBS_PERF1)
+	    $(BENCH_JOBS_PERF) $(BENCH_JOBS_PERF1) $(BENCH_JOBS_PERFW)
 	$(BENCH_JOBS_RUN)
 
 bench-tool: $(BENCH_BINS) $(B)/csdec $(BENCH_TC2_X200)/.stamp

@@ -1325,9 +1325,10 @@ static void same_with_jobs(const char *fmt, const char *path_in)
 
 /* Bad bytes in a perf.data file that workers decode and print: copies of
  * `path` with a few bytes changed anywhere (headers, sideband, trace),
- * each decoded with --jobs 1 and 2: exit 0, 1 or 2 (never a crash or a
- * sanitizer's report), and the same output. */
-static void jobs_corrupted(const char *path_in)
+ * each decoded (--symfs symfs) with --jobs 1 and 2 (the second with env
+ * before it, or ""): exit 0, 1 or 2 (never a crash or a sanitizer's report), and the
+ * same output. */
+static void jobs_corrupted(const char *path_in, const char *symfs, const char *env)
 {
 	char path[1200], bad[1200], args[4096];
 	snprintf(path, sizeof(path), "%s", path_in);
@@ -1352,15 +1353,15 @@ static void jobs_corrupted(const char *path_in)
 		CHECK(f && fwrite(copy, 1, n, f) == n);
 		if (f)
 			fclose(f);
-		snprintf(args, sizeof(args), "decode %s --symfs %s --format jsonl --jobs 1", bad, tmp("root"));
+		snprintf(args, sizeof(args), "decode %s --symfs %s --format jsonl --jobs 1", bad, symfs);
 		const int rc1 = tool_run(out_a, args);
-		snprintf(args, sizeof(args), "decode %s --symfs %s --format jsonl --jobs 2", bad, tmp("root"));
-		const int rc2 = tool_run(out_b, args);
+		snprintf(args, sizeof(args), "decode %s --symfs %s --format jsonl --jobs 2", bad, symfs);
+		const int rc2 = tool_run_env(out_b, env, args);
 		failed += rc1 < 0 || rc1 > 2 || rc2 < 0 || rc2 > 2;
 		differ += rc1 != rc2 || strcmp(out_a, out_b) != 0;
 	}
-	printf("test_perf_data: %d corrupted busy files with --jobs 1 and 2: %d failed, %d differ\n", files, failed,
-	       differ);
+	printf("test_perf_data: %d corrupted copies of %s with --jobs 1 and 2%s%s: %d failed, %d differ\n", files,
+	       strrchr(path, '/') ? strrchr(path, '/') + 1 : path, *env ? ", " : "", env, failed, differ);
 	CHECK_EQ(failed, 0);
 	CHECK_EQ(differ, 0);
 	free(copy);
@@ -1402,7 +1403,7 @@ static void test_tool_jobs(void)
 		snprintf(fmt, sizeof(fmt), forms[i], root, root);
 		same_with_jobs(fmt, busy);
 	}
-	jobs_corrupted(busy);
+	jobs_corrupted(busy, root, "");
 	/* The sample's shapes: per thread, formatted (both CPUs' IDs in one
 	 * queue), raw per CPU, a switch inside a buffer, two sessions. */
 	const struct shape shapes[] = {
@@ -2198,6 +2199,8 @@ static void chunked_context(const char *progdir, int timestamps)
 		printf("test_perf_data: one source in chunks (%s, %s): thread lines pid 42: %zu, pid 43: %zu\n",
 		       formatted ? "formatted" : "raw", timestamps ? "timestamps" : "no timestamps", pid42, pid43);
 		CHECK(pid42 >= 40 && pid43 >= 40);
+		if (timestamps)
+			jobs_corrupted(path, progdir, "CSDEC_TEST_CHUNK_BYTES=300");
 	}
 	printf("test_perf_data: one source in chunks, %s: %lu chunks joined, %lu by a matching state (%u I-syncs "
 	       "changed)\n",
