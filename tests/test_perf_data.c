@@ -2087,6 +2087,30 @@ static uint8_t *held_source(const char *progdir, const char *prog, unsigned id, 
 	return bytes;
 }
 
+/* Every second I-sync of raw PTM trace (a generated capture: context ID
+ * 0x2a in every I-sync, one byte after header, address and information
+ * byte) made to name context 0x2b; returns how many were. */
+static unsigned second_context(const struct csd_trace_config *cfg, uint8_t *raw, size_t n)
+{
+	csd_ptm_pkt_decoder *pd = csd_ptm_pkt_new(cfg);
+	struct csd_bytes by = { .data = raw, .size = n };
+	CHECK_EQ(csd_ptm_pkt_feed(pd, &by), 0);
+	csd_ptm_pkt_finish(pd);
+	struct csd_packet p;
+	unsigned isyncs = 0, patched = 0;
+	while (csd_ptm_pkt_next(pd, &p) == 0) {
+		if (p.type != CSD_PKT_ISYNC || isyncs++ % 2 == 0)
+			continue;
+		CHECK(p.offset + 6 < n && raw[p.offset + 6] == 0x2a);
+		if (p.offset + 6 < n && raw[p.offset + 6] == 0x2a) {
+			raw[p.offset + 6] = 0x2b;
+			patched++;
+		}
+	}
+	csd_ptm_pkt_free(pd);
+	return patched;
+}
+
 /* One source decoding alone, cut into chunks (--jobs 2, chunks of a few
  * hundred bytes): a CPU's PTM trace (timestamps, a sync every 256 bytes)
  * in one AUX record, raw and in formatter frames, its I-syncs naming
@@ -2118,21 +2142,7 @@ static void chunked_context(const char *progdir, int timestamps)
 		return;
 	/* Every second I-sync names context 0x2b (process 43), the others
 	 * 0x2a (42). */
-	csd_ptm_pkt_decoder *pd = csd_ptm_pkt_new(&cfg);
-	struct csd_bytes by = { .data = raw, .size = n };
-	CHECK_EQ(csd_ptm_pkt_feed(pd, &by), 0);
-	csd_ptm_pkt_finish(pd);
-	struct csd_packet p;
-	unsigned isyncs = 0, patched = 0;
-	while (csd_ptm_pkt_next(pd, &p) == 0) {
-		if (p.type != CSD_PKT_ISYNC || isyncs++ % 2 == 0)
-			continue;
-		if (p.offset + 6 < n && raw[p.offset + 6] == 0x2a) {
-			raw[p.offset + 6] = 0x2b;
-			patched++;
-		}
-	}
-	csd_ptm_pkt_free(pd);
+	const unsigned patched = second_context(&cfg, raw, n);
 	CHECK(patched >= 40);
 	/* The same bytes in formatter frames. */
 	struct frames_out fo = { NULL, 0, 0 };
@@ -2250,24 +2260,8 @@ static void test_tool_held_context(void)
 		free(raw[1]);
 		return;
 	}
-	/* Every second I-sync of 0x10 names context 0x2b (the byte after
-	 * header, address and information byte). */
-	csd_ptm_pkt_decoder *pd = csd_ptm_pkt_new(&cfg[0]);
-	struct csd_bytes by = { .data = raw[0], .size = n[0] };
-	CHECK_EQ(csd_ptm_pkt_feed(pd, &by), 0);
-	csd_ptm_pkt_finish(pd);
-	struct csd_packet p;
-	unsigned isyncs = 0, patched = 0;
-	while (csd_ptm_pkt_next(pd, &p) == 0) {
-		if (p.type != CSD_PKT_ISYNC || isyncs++ % 2 == 0)
-			continue;
-		CHECK(p.offset + 6 < n[0] && raw[0][p.offset + 6] == 0x2a);
-		if (p.offset + 6 < n[0] && raw[0][p.offset + 6] == 0x2a) {
-			raw[0][p.offset + 6] = 0x2b;
-			patched++;
-		}
-	}
-	csd_ptm_pkt_free(pd);
+	/* Every second I-sync of 0x10 names context 0x2b. */
+	const unsigned patched = second_context(&cfg[0], raw[0], n[0]);
 	CHECK(patched >= 4);
 	/* 0x10 a kilobyte ahead, then both in 64-byte turns. */
 	struct frames_out fo = { NULL, 0, 0 };

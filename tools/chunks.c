@@ -854,6 +854,17 @@ static void chunks_stats(const struct chunks *c)
 			c->nmatched);
 }
 
+/* The worker threads ended (their chunks all joined before). */
+static void stop_workers(struct chunks *c)
+{
+	pthread_mutex_lock(&c->mu);
+	c->stop = 1;
+	pthread_cond_broadcast(&c->cv_work);
+	pthread_mutex_unlock(&c->mu);
+	for (int i = 0; i < c->started; i++)
+		pthread_join(c->th[i], NULL);
+}
+
 void chunks_sync(struct chunks *c)
 {
 	if (c->n)
@@ -873,30 +884,15 @@ void chunks_finish(struct chunks *c)
 	cdec_finish(&c->serial);
 	deliver(c, &c->serial);
 	chunks_stats(c);
-	pthread_mutex_lock(&c->mu);
-	c->stop = 1;
-	pthread_cond_broadcast(&c->cv_work);
-	pthread_mutex_unlock(&c->mu);
-	for (int i = 0; i < c->started; i++)
-		pthread_join(c->th[i], NULL);
+	stop_workers(c);
 	chunks_free(c);
 }
-
-/* Chunks for slot s (its decoders and image as chunks_new() and
- * chunks_new_slot() say) or NULL; deferred: as chunks_new() says of a
- * formatted capture by default. */
-static struct chunks *chunks_make(struct run_ctx *ctx, struct source_slot *s, int formatted, int deferred);
 
 void chunks_end(struct chunks *c)
 {
 	chunks_sync(c);
 	chunks_stats(c);
-	pthread_mutex_lock(&c->mu);
-	c->stop = 1;
-	pthread_cond_broadcast(&c->cv_work);
-	pthread_mutex_unlock(&c->mu);
-	for (int i = 0; i < c->started; i++)
-		pthread_join(c->th[i], NULL);
+	stop_workers(c);
 	/* The slot's decoder becomes the one that has decoded everything
 	 * (chunks_free then frees its old one, now in the pool). */
 	struct source_slot *s = c->s;
@@ -905,6 +901,11 @@ void chunks_end(struct chunks *c)
 	s->ptm = c->serial.ptm;
 	chunks_free(c);
 }
+
+/* Chunks for slot s (its decoders and image as chunks_new() and
+ * chunks_new_slot() say) or NULL; deferred: as chunks_new() says of a
+ * formatted capture by default. */
+static struct chunks *chunks_make(struct run_ctx *ctx, struct source_slot *s, int formatted, int deferred);
 
 struct chunks *chunks_new(struct run_ctx *ctx, int64_t capture_size, int formatted)
 {
