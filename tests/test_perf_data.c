@@ -2183,7 +2183,7 @@ static void chunked_context(const char *progdir, int timestamps)
 			"decode %%s --symfs %s --format jsonl", "decode %%s --symfs %s",
 			"decode %%s --symfs %s --format none", "decode %%s --symfs %s --format jsonl --insn",
 			"packets %%s", "coverage %%s --symfs %s --elf %s/%s --insns",
-			"profile %%s --symfs %s --elf %s/%s",
+			"profile %%s --symfs %s --elf %s/%s", "timeline %%s --symfs %s --elf %s/%s -o -",
 		};
 		for (size_t i = 0; i < sizeof(forms) / sizeof(forms[0]); i++) {
 			const unsigned long j0 = chunk_joins, m0 = chunk_matches;
