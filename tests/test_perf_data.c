@@ -2182,6 +2182,7 @@ static void chunked_context(const char *progdir, int timestamps)
 		static const char *const forms[] = {
 			"decode %%s --symfs %s --format jsonl", "decode %%s --symfs %s",
 			"decode %%s --symfs %s --format none", "decode %%s --symfs %s --format jsonl --insn",
+			"decode %%s --symfs %s --order capture",
 			"packets %%s", "coverage %%s --symfs %s --elf %s/%s --insns",
 			"profile %%s --symfs %s --elf %s/%s", "timeline %%s --symfs %s --elf %s/%s -o -",
 		};
