@@ -940,7 +940,10 @@ size_t chunks_slot_after(void)
 	const char *env = getenv("CSDEC_TEST_CHUNK_BYTES");
 	if (env && atol(env) > 0)
 		return (size_t)atol(env) * 2;
-	return JOBS_MIN_CAPTURE;
+	/* As for one source of a formatted capture: a piece of a few MiB
+	 * decodes at once with the next on the workers, which its chunks
+	 * (decoders made anew, the pieces one after another) would lose. */
+	return DEFER_BYTES;
 }
 
 static struct chunks *chunks_make(struct run_ctx *ctx, struct source_slot *s, int formatted, int deferred)
