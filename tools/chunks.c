@@ -114,10 +114,10 @@ static int view_equal(const struct perf_view *a, const struct perf_view *b)
 	       a->taken_pid == b->taken_pid && a->taken_tid == b->taken_tid;
 }
 
-/* A perf.data source's view after a record the serial decode takes
- * (cli_take_record, the printing itself done): the listing's thread line
+/* A perf.data source's view after a record kept (a timestamp, printed at
+ * the join), as cli_take_print_noted leaves it: the listing's thread line
  * said, and with the merge the record's process and thread noted. */
-static void perf_view_took(const struct run_ctx *ctx, struct source_slot *v)
+static void perf_view_kept(const struct run_ctx *ctx, struct source_slot *v)
 {
 	if (ctx->format == FMT_TEXT) {
 		v->shown_pid = v->pid;
@@ -404,7 +404,7 @@ static int take(struct chunks *c, struct chunk *k)
 					e->u.r = *r;
 					if (c->perf_text) {
 						e->pv = view_of(&k->view);
-						perf_view_took(c->ctx, &k->view);
+						perf_view_kept(c->ctx, &k->view);
 					}
 				} else {
 					k->broken = 1;
@@ -412,12 +412,10 @@ static int take(struct chunks *c, struct chunk *k)
 				continue;
 			}
 			cli_count_record(&k->counts, r);
-			if (c->perf_text) {
-				cli_take_print(c->ctx, k->out, &k->view, r);
-				perf_view_took(c->ctx, &k->view);
-			} else if (c->keep == KEEP_TEXT) {
+			if (c->perf_text)
+				cli_take_print_noted(c->ctx, k->out, &k->view, r);
+			else if (c->keep == KEEP_TEXT)
 				cli_print_record(c->ctx, k->out, c->s, r);
-			}
 		}
 		if (c->keep == KEEP_TEXT && !text_now(k))
 			k->broken = 1;

@@ -172,15 +172,22 @@ static ssize_t held_write(void *cookie, const char *buf, size_t n)
 	return (ssize_t)n;
 }
 
+void cli_take_print_noted(struct run_ctx *ctx, FILE *out, struct source_slot *s, const struct csd_record *r)
+{
+	cli_take_print(ctx, out, s, r);
+	if (ctx->merge) {
+		s->taken_pid = s->pid;
+		s->taken_tid = s->tid;
+	}
+}
+
 /* A perf.data source's record for the merge: printed now (what it prints
  * of the process is what is known now), its text held with it. */
 static void take_perf_merged(struct run_ctx *ctx, struct source_slot *s, const struct csd_record *r)
 {
 	if (r->type != CSD_REC_TIMESTAMP && merge_sole(ctx->merge, s)) {
 		/* It would go out at once: printed straight out. */
-		cli_take_print(ctx, ctx->out, s, r);
-		s->taken_pid = s->pid;
-		s->taken_tid = s->tid;
+		cli_take_print_noted(ctx, ctx->out, s, r);
 		return;
 	}
 	if (!ctx->held_out) {
@@ -190,9 +197,7 @@ static void take_perf_merged(struct run_ctx *ctx, struct source_slot *s, const s
 			die_io("out of memory");
 	}
 	ctx->held_len = 0;
-	cli_take_print(ctx, ctx->held_out, s, r);
-	s->taken_pid = s->pid;
-	s->taken_tid = s->tid;
+	cli_take_print_noted(ctx, ctx->held_out, s, r);
 	merge_push_text(ctx->merge, ctx, s, r, ctx->held_text ? ctx->held_text : "", ctx->held_len);
 }
 

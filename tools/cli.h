@@ -110,6 +110,10 @@ void cli_print_taken(const struct run_ctx *ctx, FILE *out, struct source_slot *s
  * a perf.data source (its process, by a context ID), then
  * cli_print_taken. */
 void cli_take_print(struct run_ctx *ctx, FILE *out, struct source_slot *s, const struct csd_record *r);
+/* cli_take_print of a perf.data source's record as the serial decode
+ * takes it (cli_take_record): with the merge, r's process and thread are
+ * then noted as the last taken (what order notes print). */
+void cli_take_print_noted(struct run_ctx *ctx, FILE *out, struct source_slot *s, const struct csd_record *r);
 /* The merge's delivery (merge.h: merge_deliver_fn): r's text, printed on
  * another thread, written out; or r handed on as cli_deliver_record. */
 void cli_deliver_merged(struct run_ctx *ctx, struct source_slot *s, const struct csd_record *r, const char *text,
