@@ -6,6 +6,7 @@
  *   bench_run [--rounds N] [--bin DIR] [--tool CSDEC] [--md FILE] [--hostile NAME=DIR]
  *             [--whole NAME=DIR]... [--ocsd-version V] [--lister TRC_PKT_LISTER] NAME=SNAPSHOT_DIR...
  *   bench_run --mem-check LIMIT_MB [--bin DIR] NAME=SNAPSHOT_DIR
+ *   bench_run --probe N
  *
  * Per input and round, in this order: csdec flow, OpenCSD flow, csdec
  * packets, OpenCSD packets, csdec flow-insn, `csdec decode DIR --insn
@@ -189,6 +190,47 @@ static struct run run_lister(const char *lister, const char *dir)
 	return run_child(argv, 0);
 }
 
+/*
+ * Host probe: how much of the core's issue width this process gets. On a
+ * shared host another thread can run on the same core (SMT), and it takes
+ * issue slots, not clock: a chain of dependent operations (latency-bound)
+ * keeps its speed, independent operations (throughput-bound) lose up to
+ * half. csdec's loops run several instructions per cycle and lose with the
+ * second; OpenCSD's, bound by loads and branches, less (BENCHMARKS.md,
+ * "History"). The probe times both kinds in this process's CPU time;
+ * probe_width() is their ratio, which falls as the core's other thread
+ * takes more (compare runs by it, not by its absolute value).
+ */
+#define PROBE_ITERS 4000000u
+static double thread_seconds(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+static double probe_width(void)
+{
+	uint64_t a = 1, b = 2, c = 3, d = 4, e = 5, f = 6, x = 1;
+	double t0 = thread_seconds();
+	for (unsigned i = 0; i < PROBE_ITERS; i++) {
+		/* Six independent adds per iteration (the empty asm keeps
+		 * each one, and the compiler from merging or vectorising;
+		 * few enough that all stay in registers). */
+		a += 1, b += 3, c += 5, d += 7, e += 9, f += 11;
+		__asm__ volatile("" : "+r"(a), "+r"(b), "+r"(c), "+r"(d), "+r"(e), "+r"(f));
+	}
+	double t1 = thread_seconds();
+	for (unsigned i = 0; i < PROBE_ITERS; i++) {
+		x = x * 3 + 1;  /* each step waits for the one before */
+		__asm__ volatile("" : "+r"(x));
+	}
+	double t2 = thread_seconds();
+	if (a + b + c + d + e + f + x == 0)
+		fprintf(stderr, "\n");  /* (uses the results) */
+	return t1 > t0 ? (t2 - t1) / (t1 - t0) : 0;
+}
+
 static int cmp_double(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;
@@ -254,6 +296,24 @@ static void row(FILE *out, const char *input, const char *what, const struct ser
 	} else {
 		fprintf(out, " | | | | |\n");
 	}
+}
+
+/* Each round's ratios beside the host probe taken right before its csdec
+ * run: a round with a lower width ran on a core whose other thread took
+ * more of it. */
+static void probe_table(FILE *out, const char *const *names, int n, int rounds, double width[][2][MAX_ROUNDS],
+			const struct series *fc, const struct series *fo, const struct series *pc,
+			const struct series *po)
+{
+	fprintf(out, "\n| input | round | host width before flow | flow csdec / OpenCSD | host width before packets | "
+		     "packets csdec / OpenCSD |\n| --- | ---: | ---: | ---: | ---: | ---: |\n");
+	for (int i = 0; i < n; i++)
+		for (int r = 0; r < rounds; r++) {
+			const double rf = fc[i].r[r].seconds > 0 ? fo[i].r[r].seconds / fc[i].r[r].seconds : 0;
+			const double rp = pc[i].r[r].seconds > 0 ? po[i].r[r].seconds / pc[i].r[r].seconds : 0;
+			fprintf(out, "| %s | %d | %.2f | %.1fx | %.2f | %.1fx |\n", names[i], r + 1, width[i][0][r], rf,
+				width[i][1][r], rp);
+		}
 }
 
 static void header(FILE *out)
@@ -400,6 +460,12 @@ int main(int argc, char **argv)
 			ocsd_version = argv[++i];
 		} else if (strcmp(a, "--lister") == 0 && i + 1 < argc) {
 			lister = argv[++i];
+		} else if (strcmp(a, "--probe") == 0 && i + 1 < argc) {
+			/* The host probe alone, N times: whether the core is shared now. */
+			const int n = atoi(argv[++i]);
+			for (int k = 0; k < n && k < 100000; k++)
+				printf("host width %.3f\n", probe_width());
+			return 0;
 		} else if (strcmp(a, "--mem-check") == 0 && i + 1 < argc) {
 			mem_limit = atof(argv[++i]);
 		} else if (strchr(a, '=') && a[0] != '-' && ninputs < MAX_INPUTS) {
@@ -433,11 +499,15 @@ int main(int argc, char **argv)
 			header(mdf);
 	}
 	/* The hostile input's runs: all, and beside each input's flow runs. */
-	static struct series h_all, h_beside[MAX_INPUTS], flow[MAX_INPUTS];
+	static struct series h_all, h_beside[MAX_INPUTS], flow[MAX_INPUTS], pkt_c[MAX_INPUTS], pkt_o[MAX_INPUTS],
+		flow_o[MAX_INPUTS];
+	/* probe_width() right before each round's csdec flow [0] and packets [1] run */
+	static double width[MAX_INPUTS][2][MAX_ROUNDS];
 	for (int in = 0; in < ninputs; in++) {
 		static struct series s[S_COUNT];
 		memset(s, 0, sizeof(s));
 		for (int r = 0; r < rounds; r++) {
+			width[in][0][r] = probe_width();
 			s[S_CSDEC_FLOW].r[r] = run_harness("csdec_bench", "flow", dirs[in]);
 			if (hostile) {
 				h_beside[in].r[r] = run_harness("csdec_bench", "flow", hostile_dir);
@@ -446,6 +516,7 @@ int main(int argc, char **argv)
 					h_all.r[h_all.n++] = h_beside[in].r[r];
 			}
 			s[S_OCSD_FLOW].r[r] = run_harness("ocsd_bench", "flow", dirs[in]);
+			width[in][1][r] = probe_width();
 			s[S_CSDEC_PKT].r[r] = run_harness("csdec_bench", "packets", dirs[in]);
 			s[S_OCSD_PKT].r[r] = run_harness("ocsd_bench", "packets", dirs[in]);
 			s[S_CSDEC_INSN].r[r] = run_harness("csdec_bench", "flow-insn", dirs[in]);
@@ -457,6 +528,9 @@ int main(int argc, char **argv)
 		}
 		const struct run *cf = &s[S_CSDEC_FLOW].r[0], *of = &s[S_OCSD_FLOW].r[0];
 		flow[in] = s[S_CSDEC_FLOW];
+		flow_o[in] = s[S_OCSD_FLOW];
+		pkt_c[in] = s[S_CSDEC_PKT];
+		pkt_o[in] = s[S_OCSD_PKT];
 		const struct run *cp = &s[S_CSDEC_PKT].r[0], *op = &s[S_OCSD_PKT].r[0];
 		char label[256];
 		snprintf(label, sizeof(label), "%s (%.1f MB)", names[in], (double)cf->bytes / 1e6);
@@ -474,6 +548,10 @@ int main(int argc, char **argv)
 				" / OpenCSD %" PRIu64 "; csdec errors %" PRIu64 "\n",
 			names[in], cf->insns, of->insns, cp->items, op->items, cf->errors);
 	}
+	if (ninputs)
+		for (int k = 0; k < 2; k++)
+			if (k ? mdf != NULL : 1)
+				probe_table(k ? mdf : stdout, names, ninputs, rounds, width, flow, flow_o, pkt_c, pkt_o);
 	if (hostile) {
 		for (int k = 0; k < 2; k++)
 			if (k ? mdf != NULL : 1)
