@@ -16,9 +16,9 @@
  * ratio to OpenCSD is the median of the rounds' own ratios (each csdec run
  * beside the OpenCSD run right after it, so that the machine's slow spells,
  * which on a shared VM move both by up to 15 %, mostly cancel), with the
- * rounds' lowest and highest beside it. A csdec flow or packets run decodes
- * its input over as many passes as make it last about a second
- * (passes_for_span), as OpenCSD's runs do in one pass. Peak memory
+ * rounds' lowest and highest beside it. A csdec flow or packets run (and a
+ * hostile one) decodes its input over as many passes as make it last about
+ * a second (passes_for_span), as OpenCSD's runs do in one pass. Peak memory
  * is each child's ru_maxrss (wait4), the largest over the rounds, less the
  * program image the child reports holding.
  *
@@ -526,6 +526,8 @@ int main(int argc, char **argv)
 			header(mdf);
 	}
 	/* The hostile input's runs: all, and beside each input's flow runs. */
+	/* (Its runs as long as the flow runs they are compared with.) */
+	const int hostile_passes = hostile ? passes_for_span("flow", hostile_dir) : 1;
 	static struct series h_all, h_beside[MAX_INPUTS], flow[MAX_INPUTS], pkt_c[MAX_INPUTS], pkt_o[MAX_INPUTS],
 		flow_o[MAX_INPUTS];
 	/* probe_width() right before each round's csdec flow [0] and packets [1] run */
@@ -541,7 +543,7 @@ int main(int argc, char **argv)
 			width[in][0][r] = probe_width();
 			s[S_CSDEC_FLOW].r[r] = run_csdec_passes("flow", dirs[in], flow_passes);
 			if (hostile) {
-				h_beside[in].r[r] = run_harness("csdec_bench", "flow", hostile_dir);
+				h_beside[in].r[r] = run_csdec_passes("flow", hostile_dir, hostile_passes);
 				h_beside[in].n = r + 1;
 				if (h_all.n < MAX_ROUNDS)
 					h_all.r[h_all.n++] = h_beside[in].r[r];
