@@ -1158,13 +1158,18 @@ static inline __attribute__((always_inline)) int brief_loop(csd_ptm_pkt_decoder 
 				continue;
 			}
 			if (ca && k == BK_ATOM_MORE) {
-				/* One count byte more (its size in the table). */
-				if (i + 1 >= end || (p[i + 1] & 0x80))
+				/* One count byte more (its size in the table).
+				 * Both bytes below lim, else the slow part
+				 * takes it: one bound in the loop's registers. */
+				if (i + 1 >= lim)
+					goto run_end;
+				const uint8_t c1 = p[i + 1];
+				if (c1 & 0x80)
 					goto run_end;
 				hi |= d;
 				*o = dec->brief[a];
 				o->offset = (uint32_t)d;
-				o->cycle_count |= (uint32_t)(p[i + 1] & 0x7F) << 4;
+				o->cycle_count |= (uint32_t)c1 << 4;
 				o++;
 				i += 2;
 				continue;
