@@ -77,7 +77,7 @@ BENCH_BINS := $(BENCH_DIR)/csdec_bench $(BENCH_DIR)/ocsd_bench $(BENCH_DIR)/benc
 	      $(BENCH_DIR)/bench_hostile
 BENCH_OCSD_LIBS := -lopencsd_c_api -lopencsd
 
-.PHONY: bench bench-bins bench-mem bench-callgrind bench-inputs bench-tool bench-jobs bench-instr
+.PHONY: bench bench-bins bench-mem bench-callgrind bench-inputs bench-tool bench-jobs bench-instr bench-loops
 
 $(BENCH_DIR)/csdec_bench: bench/csdec_bench.c bench/bench_common.h $(LIB_OBJ)
 	@mkdir -p $(dir $@)
@@ -166,6 +166,12 @@ bench: $(BENCH_BINS) $(B)/csdec bench-inputs $(BENCH_INSTR_DIRS:%=%/.stamp)
 	  $(foreach d,$(BENCH_GEN_DIRS),$(notdir $(d))=$(d)) $(BENCH_WHOLE_ARGS)
 	$(BENCH_JOBS_RUN)
 	$(BENCH_INSTR_RUN)
+
+# Only the library loops against OpenCSD, with the host probe (the first two
+# tables of make bench): the quick check of issue 5's targets after a change.
+bench-loops: $(BENCH_BINS) bench-inputs
+	$(BENCH_DIR)/bench_run --rounds $(BENCH_ROUNDS) --bin $(BENCH_DIR) --tool $(B)/csdec \
+	  --md $(BENCH_DIR)/results-loops.md tc2=$(BENCH_TC2) $(foreach d,$(BENCH_GEN_DIRS),$(notdir $(d))=$(d))
 
 bench-instr: $(BENCH_BINS) $(BENCH_INSTR_DIRS:%=%/.stamp)
 	$(BENCH_INSTR_RUN)
