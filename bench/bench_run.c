@@ -282,11 +282,16 @@ static double median_seconds(const struct series *s)
 /* OpenCSD's time over csdec's, round by round (the two ran one after the
  * other, so a slow spell of the machine is mostly in both): the median and
  * the extremes of those ratios. */
+static double round_ratio(const struct series *c, const struct series *o, int i)
+{
+	return c->r[i].seconds > 0 ? o->r[i].seconds / c->r[i].seconds : 0;
+}
+
 static void round_ratios(const struct series *c, const struct series *o, double *med, double *lo, double *hi)
 {
 	double v[MAX_ROUNDS];
 	for (int i = 0; i < c->n; i++)
-		v[i] = c->r[i].seconds > 0 ? o->r[i].seconds / c->r[i].seconds : 0;
+		v[i] = round_ratio(c, o, i);
 	*med = median_sorted(v, c->n);
 	*lo = v[0];
 	*hi = v[c->n - 1];
@@ -325,22 +330,18 @@ static void row(FILE *out, const char *input, const char *what, const struct ser
 	}
 }
 
-/* Each round's ratios beside the host probe taken right before its csdec
- * run: a round with a lower width ran on a core whose other thread took
- * more of it. */
+/* Each round's ratios (flow [0], packets [1]) beside the host probe taken
+ * right before its csdec run: a round with a lower width ran on a core
+ * whose other thread took more of it. */
 static void probe_table(FILE *out, const char *const *names, int n, int rounds, double width[][2][MAX_ROUNDS],
-			const struct series *fc, const struct series *fo, const struct series *pc,
-			const struct series *po)
+			double ratio[][2][MAX_ROUNDS])
 {
 	fprintf(out, "\n| input | round | host width before flow | flow csdec / OpenCSD | host width before packets | "
 		     "packets csdec / OpenCSD |\n| --- | ---: | ---: | ---: | ---: | ---: |\n");
 	for (int i = 0; i < n; i++)
-		for (int r = 0; r < rounds; r++) {
-			const double rf = fc[i].r[r].seconds > 0 ? fo[i].r[r].seconds / fc[i].r[r].seconds : 0;
-			const double rp = pc[i].r[r].seconds > 0 ? po[i].r[r].seconds / pc[i].r[r].seconds : 0;
-			fprintf(out, "| %s | %d | %.2f | %.1fx | %.2f | %.1fx |\n", names[i], r + 1, width[i][0][r], rf,
-				width[i][1][r], rp);
-		}
+		for (int r = 0; r < rounds; r++)
+			fprintf(out, "| %s | %d | %.2f | %.1fx | %.2f | %.1fx |\n", names[i], r + 1, width[i][0][r],
+				ratio[i][0][r], width[i][1][r], ratio[i][1][r]);
 }
 
 static void header(FILE *out)
@@ -528,10 +529,10 @@ int main(int argc, char **argv)
 	/* The hostile input's runs: all, and beside each input's flow runs. */
 	/* (Its runs as long as the flow runs they are compared with.) */
 	const int hostile_passes = hostile ? passes_for_span("flow", hostile_dir) : 1;
-	static struct series h_all, h_beside[MAX_INPUTS], flow[MAX_INPUTS], pkt_c[MAX_INPUTS], pkt_o[MAX_INPUTS],
-		flow_o[MAX_INPUTS];
-	/* probe_width() right before each round's csdec flow [0] and packets [1] run */
-	static double width[MAX_INPUTS][2][MAX_ROUNDS];
+	static struct series h_all, h_beside[MAX_INPUTS], flow[MAX_INPUTS];
+	/* probe_width() right before each round's csdec flow [0] and packets
+	 * [1] run, and that round's ratio */
+	static double width[MAX_INPUTS][2][MAX_ROUNDS], ratio[MAX_INPUTS][2][MAX_ROUNDS];
 	for (int in = 0; in < ninputs; in++) {
 		static struct series s[S_COUNT];
 		memset(s, 0, sizeof(s));
@@ -561,9 +562,10 @@ int main(int argc, char **argv)
 		}
 		const struct run *cf = &s[S_CSDEC_FLOW].r[0], *of = &s[S_OCSD_FLOW].r[0];
 		flow[in] = s[S_CSDEC_FLOW];
-		flow_o[in] = s[S_OCSD_FLOW];
-		pkt_c[in] = s[S_CSDEC_PKT];
-		pkt_o[in] = s[S_OCSD_PKT];
+		for (int r = 0; r < rounds; r++) {
+			ratio[in][0][r] = round_ratio(&s[S_CSDEC_FLOW], &s[S_OCSD_FLOW], r);
+			ratio[in][1][r] = round_ratio(&s[S_CSDEC_PKT], &s[S_OCSD_PKT], r);
+		}
 		const struct run *cp = &s[S_CSDEC_PKT].r[0], *op = &s[S_OCSD_PKT].r[0];
 		char label[256];
 		snprintf(label, sizeof(label), "%s (%.1f MB)", names[in], (double)cf->bytes / 1e6);
@@ -584,7 +586,7 @@ int main(int argc, char **argv)
 	if (ninputs)
 		for (int k = 0; k < 2; k++)
 			if (k ? mdf != NULL : 1)
-				probe_table(k ? mdf : stdout, names, ninputs, rounds, width, flow, flow_o, pkt_c, pkt_o);
+				probe_table(k ? mdf : stdout, names, ninputs, rounds, width, ratio);
 	if (hostile) {
 		for (int k = 0; k < 2; k++)
 			if (k ? mdf != NULL : 1)
