@@ -138,6 +138,9 @@ struct csd_frame_decoder {
 	int by_id;
 	struct id_batch *batch[ID_COUNT];
 	uint8_t bids[ID_COUNT];
+	/* This round's buffer of each ID byte value (f[k] >> 1), NULL until
+	 * the round lists it: an ID change looks only here. */
+	struct id_batch *live[128];
 	unsigned n_bids, bid_head;
 	uint32_t round;
 	int batch_full;         /* a buffer cannot take another frame */
@@ -291,6 +294,7 @@ static struct id_batch *batch_new_round(csd_frame_decoder *dec, uint8_t id, uint
 	b->round = dec->round;
 	b->len = 0;
 	dec->bids[dec->n_bids++] = id;
+	dec->live[id] = b;
 	return b;
 }
 
@@ -452,8 +456,13 @@ static inline __attribute__((always_inline)) void split_by_id(csd_frame_decoder 
 		}
 		if (b)
 			*full |= b->len > CSD_FRAME_BATCH;
-		cur = switch_id(dec, nid, byte_off(o, base, k));
-		b = batch_of(dec, cur, byte_off(o, base, k));
+		b = dec->live[nid];
+		if (b) {
+			cur = nid;
+		} else {
+			cur = switch_id(dec, nid, byte_off(o, base, k));
+			b = batch_of(dec, cur, byte_off(o, base, k));
+		}
 	}
 	/* Frames without ID bytes: all of their 15 bytes. */
 	if (start < 15 && b) {
@@ -1378,6 +1387,8 @@ static int next_by_id(csd_frame_decoder *dec, struct csd_frame_out *out)
 		}
 		/* A new round; the last one's bytes are no longer needed. */
 		dec->head = dec->n_items = 0;
+		for (unsigned i = 0; i < dec->n_bids; i++)
+			dec->live[dec->bids[i]] = NULL;
 		dec->n_bids = dec->bid_head = 0;
 		dec->batch_full = 0;
 		if (++dec->round == 0) {
