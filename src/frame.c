@@ -78,7 +78,6 @@ struct frame_item {
 #define BATCH_CAP (CSD_FRAME_BATCH + 2 * FRAME_SIZE)
 struct id_batch {
 	uint32_t len;
-	uint32_t round;         /* listed in bids for this round */
 	uint64_t off[BATCH_CAP];
 	uint8_t data[BATCH_CAP];
 };
@@ -139,10 +138,9 @@ struct csd_frame_decoder {
 	struct id_batch *batch[ID_COUNT];
 	uint8_t bids[ID_COUNT];
 	/* This round's buffer of each ID byte value (f[k] >> 1), NULL until
-	 * the round lists it: an ID change looks only here. */
+	 * the round lists it in bids: an ID change looks only here. */
 	struct id_batch *live[128];
 	unsigned n_bids, bid_head;
-	uint32_t round;
 	int batch_full;         /* a buffer cannot take another frame */
 
 	/* Staged output. */
@@ -288,10 +286,7 @@ static struct id_batch *batch_new_round(csd_frame_decoder *dec, uint8_t id, uint
 			push_event(dec, CSD_FRAME_ERROR, off, "out of memory: trace ID's data dropped");
 			return NULL;
 		}
-		b->round = 0;
 	}
-	/* Rounds count from 1, so a new buffer is listed at its first use. */
-	b->round = dec->round;
 	b->len = 0;
 	dec->bids[dec->n_bids++] = id;
 	dec->live[id] = b;
@@ -302,10 +297,8 @@ static inline struct id_batch *batch_of(csd_frame_decoder *dec, uint8_t id, uint
 {
 	if (id == 0 || id >= ID_COUNT)
 		return NULL;
-	struct id_batch *b = dec->batch[id];
-	if (b && b->round == dec->round)
-		return b;
-	return batch_new_round(dec, id, off);
+	struct id_batch *b = dec->live[id];
+	return b ? b : batch_new_round(dec, id, off);
 }
 
 /* dst[j] = x + j for j < 16, in vector stores where the compiler has
@@ -1391,12 +1384,6 @@ static int next_by_id(csd_frame_decoder *dec, struct csd_frame_out *out)
 			dec->live[dec->bids[i]] = NULL;
 		dec->n_bids = dec->bid_head = 0;
 		dec->batch_full = 0;
-		if (++dec->round == 0) {
-			for (unsigned id = 0; id < ID_COUNT; id++)
-				if (dec->batch[id])
-					dec->batch[id]->round = 0;
-			dec->round = 1;
-		}
 		if (dec->format == CSD_FRAME_ALIGNED)
 			produce_aligned(dec);
 		else
