@@ -284,21 +284,22 @@ static inline int csdi_ptm_isync_fields(uint32_t word, uint8_t info, struct csdi
  * trace): its length and fields, or 0 for the forms it leaves to
  * csdi_ptm_address(): five address bytes, exception information and a
  * cycle count of more than two bytes. */
+/* Address bits a branch address packet of 1-4 address bytes replaces:
+ * [instruction set & 7][address bytes]: ptm_addr_span() as a table, and
+ * ptm_addr_shift() as one (A32 2, Jazelle 0, else 1), for the word-at-a-
+ * time readers. */
+#define CSDI_PTM_MASK(shift)                                                                          \
+{ 0, (1u << (6 + (shift))) - 1u, (1u << (12 + (shift))) - 1u, (1u << (19 + (shift))) - 1u, \
+  (1u << (26 + (shift))) - 1u }
+static const uint32_t csdi_ptm_mask_tab[8][5] = { CSDI_PTM_MASK(1), CSDI_PTM_MASK(2), CSDI_PTM_MASK(1),
+					 CSDI_PTM_MASK(1), CSDI_PTM_MASK(0), CSDI_PTM_MASK(1),
+					 CSDI_PTM_MASK(1), CSDI_PTM_MASK(1) };
+static const uint8_t csdi_ptm_shift_tab[8] = { 1, 2, 1, 1, 0, 1, 1, 1 };
+#undef CSDI_PTM_MASK
 static inline __attribute__((always_inline)) size_t csdi_ptm_branch_word(uint64_t w, int ca, uint32_t prev,
 									unsigned isa, uint32_t *addr,
 									unsigned *addr_bytes, uint32_t *count)
 {
-	/* Address bits a branch address packet of 1-4 address bytes replaces:
-	 * [instruction set & 7][address bytes]: ptm_addr_span() as a table
-	 * (payload bits shifted by ptm_addr_shift(): A32 2, Jazelle 0, else 1). */
-#define CSDI_PTM_MASK(shift)                                                                          \
-	{ 0, (1u << (6 + (shift))) - 1u, (1u << (12 + (shift))) - 1u, (1u << (19 + (shift))) - 1u, \
-	  (1u << (26 + (shift))) - 1u }
-	static const uint32_t mask_tab[8][5] = { CSDI_PTM_MASK(1), CSDI_PTM_MASK(2), CSDI_PTM_MASK(1),
-						 CSDI_PTM_MASK(1), CSDI_PTM_MASK(0), CSDI_PTM_MASK(1),
-						 CSDI_PTM_MASK(1), CSDI_PTM_MASK(1) };
-	static const uint8_t shift_tab[8] = { 1, 2, 1, 1, 0, 1, 1, 1 };
-#undef CSDI_PTM_MASK
 	const uint32_t lo = (uint32_t)w;
 	/* The last address byte is the first without bit 7; top is that
 	 * bit's number. */
@@ -324,11 +325,41 @@ static inline __attribute__((always_inline)) size_t csdi_ptm_branch_word(uint64_
 	/* Every byte's payload in place; those past the last are cut off by
 	 * the mask, and a last byte's bit 6 is clear. */
 	const uint32_t v = csdi_ptm_addr_payload_word(lo);
-	const uint32_t mask = mask_tab[isa & 7][k];
-	*addr = (prev & ~mask) | ((v << shift_tab[isa & 7]) & mask);
+	const uint32_t mask = csdi_ptm_mask_tab[isa & 7][k];
+	*addr = (prev & ~mask) | ((v << csdi_ptm_shift_tab[isa & 7]) & mask);
 	*addr_bytes = k;
 	*count = cc;
 	return len;
+}
+
+/* csdi_ptm_branch_word() for the commonest forms alone, one or two
+ * address bytes and, when ca, a count of one byte, from the packet's
+ * first three bytes in w: its length, or 0 for the other forms. Without a
+ * branch on the number of address bytes, and in few enough registers to
+ * sit inside the brief loop, where a call to the general one cost more
+ * than its work. */
+static inline __attribute__((always_inline)) size_t csdi_ptm_branch_short(uint32_t w, int ca, uint32_t prev,
+									 unsigned isa, uint32_t *addr,
+									 unsigned *addr_bytes, uint32_t *count)
+{
+	/* A second address byte (byte 0's bit 7), whose bits 7 (a third) and
+	 * 6 (exception information) must be clear. */
+	const uint32_t two = w >> 7 & 1;
+	if (w & (0xC000u & -two))
+		return 0;
+	if (ca) {
+		/* The count's byte after the address, without more. */
+		const uint32_t c = w >> (8 + 8 * two);
+		if (c & 0x40)
+			return 0;
+		*count = c >> 2 & 0xF;
+	}
+	/* Both bytes' payload; the mask of one address byte cuts byte 1's. */
+	const uint32_t v = (w >> 1 & 0x3Fu) | (w >> 2 & 0xFC0u);
+	const uint32_t mask = csdi_ptm_mask_tab[isa & 7][1 + two];
+	*addr = (prev & ~mask) | ((v << csdi_ptm_shift_tab[isa & 7]) & mask);
+	*addr_bytes = 1 + two;
+	return 1 + two + (ca ? 1u : 0u);
 }
 #endif
 

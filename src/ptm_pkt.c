@@ -1014,21 +1014,22 @@ static NOINLINE size_t brief_branch_item_bytes(csd_ptm_pkt_decoder *dec, const u
 	return len;
 }
 
-/* The branch address packet at p (n bytes there) of a quick form in brief
- * into *o but its offset: its length, or 0 (then nothing has changed).
- * Out of line, as inside the loop its temporaries pushed the atom path's
- * values onto the stack; in two forms, as ca is a constant in the loop. */
 #ifdef CSDI_PTM_BRANCH_WORD
-/* The item but its offset, in two stores. */
-static inline void brief_branch_store(struct csd_pkt_brief *o, uint32_t to, uint32_t cc, size_t len, unsigned flags)
+/* The item but its offset, in two stores; tail is its last word (type,
+ * size, num_atoms, flags). */
+static inline void brief_branch_store_tail(struct csd_pkt_brief *o, uint32_t to, uint32_t cc, uint32_t tail)
 {
 	const uint64_t addr_cc = (uint64_t)cc << 32 | to;
-	const uint32_t tail = (uint32_t)CSD_PKT_BRANCH | (uint32_t)len << 8 | (uint32_t)flags << 24;
 	_Static_assert(offsetof(struct csd_pkt_brief, cycle_count) == 8 && offsetof(struct csd_pkt_brief, type) == 12 &&
 			       offsetof(struct csd_pkt_brief, flags) == 15,
-		       "struct csd_pkt_brief as brief_branch_store() writes it");
+		       "struct csd_pkt_brief as brief_branch_store_tail() writes it");
 	memcpy((unsigned char *)o + 4, &addr_cc, 8);
 	memcpy((unsigned char *)o + 12, &tail, 4);
+}
+
+static inline void brief_branch_store(struct csd_pkt_brief *o, uint32_t to, uint32_t cc, size_t len, unsigned flags)
+{
+	brief_branch_store_tail(o, to, cc, (uint32_t)CSD_PKT_BRANCH | (uint32_t)len << 8 | (uint32_t)flags << 24);
 }
 
 /* brief_branch_item() for five address bytes (a whole address, which
@@ -1064,32 +1065,28 @@ static NOINLINE size_t brief_branch_item_full(csd_ptm_pkt_decoder *dec, uint64_t
 }
 #endif
 
+/* A branch address packet of the forms the brief loop's word readers
+ * leave (five address bytes, exception information, longer counts), or
+ * one near the end of the bytes. */
 static inline __attribute__((always_inline)) size_t brief_branch_item(csd_ptm_pkt_decoder *dec, const uint8_t *p,
 								      size_t n, struct csd_pkt_brief *o,
 								      const int ca)
 {
 #ifdef CSDI_PTM_BRANCH_WORD
 	if (n >= 8) {
-		uint32_t to, cc;
-		unsigned ab;
 		uint64_t w;
 		memcpy(&w, p, 8);
 		if (!(~(uint32_t)w & 0x80808080u))
 			return brief_branch_item_full(dec, w, o, ca);
-		const uint8_t isa = dec->isa;
-		const size_t len = csdi_ptm_branch_word(w, ca, dec->addr, isa, &to, &ab, &cc);
-		if (len) {
-			dec->addr = to;
-			brief_branch_store(o, to, cc, len, ab << 5 | isa << 2 | (ca ? CSD_BRIEF_CYCLE_COUNT : 0));
-			return len;
-		}
 	}
 #endif
 	return brief_branch_item_bytes(dec, p, n, o, ca);
 }
 
-/* (The packet at p[i] of p[0..end), as the loop has them: p + i there
- * would be an instruction on each atom.) */
+/* brief_branch_item() out of line (rare forms, whose temporaries inside
+ * the loop pushed the atom path's values onto the stack), in two forms as
+ * ca is a constant in the loop. (The packet at p[i] of p[0..end), as the
+ * loop has them: p + i there would be an instruction on each atom.) */
 static NOINLINE size_t brief_branch_item_ca(csd_ptm_pkt_decoder *dec, const uint8_t *p, size_t i, size_t end,
 					    struct csd_pkt_brief *o)
 {
@@ -1101,6 +1098,25 @@ static NOINLINE size_t brief_branch_item_nca(csd_ptm_pkt_decoder *dec, const uin
 {
 	return brief_branch_item(dec, p + i, end - i, o, 0);
 }
+
+#ifdef CSDI_PTM_BRANCH_WORD
+/* The last word of the brief item of a branch address packet that
+ * csdi_ptm_branch_short() or csdi_ptm_branch_word() read (type, size,
+ * num_atoms, flags), but the size:
+ * [cycle-accurate][instruction set & 7][address bytes - 1]. */
+#define BRIEF_SHORT_TAIL(ca, isa, ab)                                                      \
+	((uint32_t)CSD_PKT_BRANCH |                                                          \
+	 (uint32_t)((ab) << 5 | (isa) << 2 | ((ca) ? CSD_BRIEF_CYCLE_COUNT : 0)) << 24)
+#define BRIEF_SHORT_ISA(ca, isa) \
+	{ BRIEF_SHORT_TAIL(ca, isa, 1), BRIEF_SHORT_TAIL(ca, isa, 2), BRIEF_SHORT_TAIL(ca, isa, 3), BRIEF_SHORT_TAIL(ca, isa, 4) }
+#define BRIEF_SHORT_CA(ca)                                                                          \
+	{ BRIEF_SHORT_ISA(ca, 0), BRIEF_SHORT_ISA(ca, 1), BRIEF_SHORT_ISA(ca, 2), BRIEF_SHORT_ISA(ca, 3), \
+	  BRIEF_SHORT_ISA(ca, 4), BRIEF_SHORT_ISA(ca, 5), BRIEF_SHORT_ISA(ca, 6), BRIEF_SHORT_ISA(ca, 7) }
+static const uint32_t brief_short_tail[2][8][4] = { BRIEF_SHORT_CA(0), BRIEF_SHORT_CA(1) };
+#undef BRIEF_SHORT_CA
+#undef BRIEF_SHORT_ISA
+#undef BRIEF_SHORT_TAIL
+#endif
 
 /* The loop of csd_ptm_pkt_next_brief(), made once for each combination of
  * the constants ca (cycle-accurate) and has_offs (offsets array or base),
@@ -1176,10 +1192,31 @@ static inline __attribute__((always_inline)) int brief_loop(csd_ptm_pkt_decoder 
 			}
 			if (k != BK_BRANCH || (has_offs && (hi | d) > UINT32_MAX))
 				goto run_end;
-			const size_t len = ca ? brief_branch_item_ca(dec, p, i, end, o)
-					      : brief_branch_item_nca(dec, p, i, end, o);
-			if (!len)
-				goto run_end;
+			size_t len = 0;
+#ifdef CSDI_PTM_BRANCH_WORD
+			if (i + 8 <= end) {
+				uint32_t to, cc = 0;
+				unsigned ab;
+				uint64_t w;
+				memcpy(&w, p + i, 8);
+				const uint8_t isa = dec->isa;
+				len = csdi_ptm_branch_short((uint32_t)w, ca, dec->addr, isa, &to, &ab, &cc);
+				if (!len)
+					len = csdi_ptm_branch_word(w, ca, dec->addr, isa, &to, &ab, &cc);
+				if (len) {
+					dec->addr = to;
+					/* (The item's last word from a table: type and
+					 * flags took a dozen instructions.) */
+					brief_branch_store_tail(o, to, cc,
+								brief_short_tail[ca][isa & 7][ab - 1] | (uint32_t)len << 8);
+				}
+			}
+#endif
+			if (!len) {
+				len = ca ? brief_branch_item_ca(dec, p, i, end, o) : brief_branch_item_nca(dec, p, i, end, o);
+				if (!len)
+					goto run_end;
+			}
 			o->offset = (uint32_t)d;
 			o++;
 			i += len;
