@@ -277,6 +277,19 @@ static inline int csdi_ptm_isync_fields(uint32_t word, uint8_t info, struct csdi
 
 #if defined(__GNUC__) && defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
 #define CSDI_PTM_BRANCH_WORD 1
+/* Address bits a branch address packet of 1-4 address bytes replaces:
+ * [instruction set & 7][address bytes]: ptm_addr_span() as a table, and
+ * ptm_addr_shift() as one (A32 2, Jazelle 0, else 1), for the word-at-a-
+ * time readers. */
+#define CSDI_PTM_MASK(shift)                                                                          \
+	{ 0, (1u << (6 + (shift))) - 1u, (1u << (12 + (shift))) - 1u, (1u << (19 + (shift))) - 1u, \
+	  (1u << (26 + (shift))) - 1u }
+static const uint32_t csdi_ptm_mask_tab[8][5] = { CSDI_PTM_MASK(1), CSDI_PTM_MASK(2), CSDI_PTM_MASK(1),
+					 CSDI_PTM_MASK(1), CSDI_PTM_MASK(0), CSDI_PTM_MASK(1),
+					 CSDI_PTM_MASK(1), CSDI_PTM_MASK(1) };
+static const uint8_t csdi_ptm_shift_tab[8] = { 1, 2, 1, 1, 0, 1, 1, 1 };
+#undef CSDI_PTM_MASK
+
 /* csdi_ptm_address() and, when cycle-accurate (ca), the cycle count after
  * it for the first eight bytes of a branch address packet in w, without a
  * loop (the byte-at-a-time one, with its spills and its exit on the
@@ -284,18 +297,6 @@ static inline int csdi_ptm_isync_fields(uint32_t word, uint8_t info, struct csdi
  * trace): its length and fields, or 0 for the forms it leaves to
  * csdi_ptm_address(): five address bytes, exception information and a
  * cycle count of more than two bytes. */
-/* Address bits a branch address packet of 1-4 address bytes replaces:
- * [instruction set & 7][address bytes]: ptm_addr_span() as a table, and
- * ptm_addr_shift() as one (A32 2, Jazelle 0, else 1), for the word-at-a-
- * time readers. */
-#define CSDI_PTM_MASK(shift)                                                                          \
-{ 0, (1u << (6 + (shift))) - 1u, (1u << (12 + (shift))) - 1u, (1u << (19 + (shift))) - 1u, \
-  (1u << (26 + (shift))) - 1u }
-static const uint32_t csdi_ptm_mask_tab[8][5] = { CSDI_PTM_MASK(1), CSDI_PTM_MASK(2), CSDI_PTM_MASK(1),
-					 CSDI_PTM_MASK(1), CSDI_PTM_MASK(0), CSDI_PTM_MASK(1),
-					 CSDI_PTM_MASK(1), CSDI_PTM_MASK(1) };
-static const uint8_t csdi_ptm_shift_tab[8] = { 1, 2, 1, 1, 0, 1, 1, 1 };
-#undef CSDI_PTM_MASK
 static inline __attribute__((always_inline)) size_t csdi_ptm_branch_word(uint64_t w, int ca, uint32_t prev,
 									unsigned isa, uint32_t *addr,
 									unsigned *addr_bytes, uint32_t *count)

@@ -1104,18 +1104,18 @@ static NOINLINE size_t brief_branch_item_nca(csd_ptm_pkt_decoder *dec, const uin
  * csdi_ptm_branch_short() or csdi_ptm_branch_word() read (type, size,
  * num_atoms, flags), but the size:
  * [cycle-accurate][instruction set & 7][address bytes - 1]. */
-#define BRIEF_SHORT_TAIL(ca, isa, ab)                                                      \
+#define BRIEF_TAIL(ca, isa, ab)                                                      \
 	((uint32_t)CSD_PKT_BRANCH |                                                          \
 	 (uint32_t)((ab) << 5 | (isa) << 2 | ((ca) ? CSD_BRIEF_CYCLE_COUNT : 0)) << 24)
-#define BRIEF_SHORT_ISA(ca, isa) \
-	{ BRIEF_SHORT_TAIL(ca, isa, 1), BRIEF_SHORT_TAIL(ca, isa, 2), BRIEF_SHORT_TAIL(ca, isa, 3), BRIEF_SHORT_TAIL(ca, isa, 4) }
-#define BRIEF_SHORT_CA(ca)                                                                          \
-	{ BRIEF_SHORT_ISA(ca, 0), BRIEF_SHORT_ISA(ca, 1), BRIEF_SHORT_ISA(ca, 2), BRIEF_SHORT_ISA(ca, 3), \
-	  BRIEF_SHORT_ISA(ca, 4), BRIEF_SHORT_ISA(ca, 5), BRIEF_SHORT_ISA(ca, 6), BRIEF_SHORT_ISA(ca, 7) }
-static const uint32_t brief_short_tail[2][8][4] = { BRIEF_SHORT_CA(0), BRIEF_SHORT_CA(1) };
-#undef BRIEF_SHORT_CA
-#undef BRIEF_SHORT_ISA
-#undef BRIEF_SHORT_TAIL
+#define BRIEF_TAIL_ISA(ca, isa) \
+	{ BRIEF_TAIL(ca, isa, 1), BRIEF_TAIL(ca, isa, 2), BRIEF_TAIL(ca, isa, 3), BRIEF_TAIL(ca, isa, 4) }
+#define BRIEF_TAIL_CA(ca)                                                                          \
+	{ BRIEF_TAIL_ISA(ca, 0), BRIEF_TAIL_ISA(ca, 1), BRIEF_TAIL_ISA(ca, 2), BRIEF_TAIL_ISA(ca, 3), \
+	  BRIEF_TAIL_ISA(ca, 4), BRIEF_TAIL_ISA(ca, 5), BRIEF_TAIL_ISA(ca, 6), BRIEF_TAIL_ISA(ca, 7) }
+static const uint32_t brief_branch_tail[2][8][4] = { BRIEF_TAIL_CA(0), BRIEF_TAIL_CA(1) };
+#undef BRIEF_TAIL_CA
+#undef BRIEF_TAIL_ISA
+#undef BRIEF_TAIL
 #endif
 
 /* The loop of csd_ptm_pkt_next_brief(), made once for each combination of
@@ -1208,7 +1208,7 @@ static inline __attribute__((always_inline)) int brief_loop(csd_ptm_pkt_decoder 
 					/* (The item's last word from a table: type and
 					 * flags took a dozen instructions.) */
 					brief_branch_store_tail(o, to, cc,
-								brief_short_tail[ca][isa & 7][ab - 1] | (uint32_t)len << 8);
+								brief_branch_tail[ca][isa & 7][ab - 1] | (uint32_t)len << 8);
 				}
 			}
 #endif
