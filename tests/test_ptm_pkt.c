@@ -11,6 +11,7 @@
 
 #include "check.h"
 #include "csdec.h"
+#include "ptm_internal.h"
 
 #define MAXP 512
 #define BASE 1000 /* capture offset of the first byte in these tests */
@@ -891,6 +892,70 @@ static void test_trace_cov_a15(void)
 	CHECK_EQ(pk[10].exception, 1);
 }
 
+#ifdef CSDI_PTM_BRANCH_WORD
+/* The branch address readers that take the packet a word at a time
+ * (csdi_ptm_branch_short in the brief loop, csdi_ptm_branch_word there and
+ * in the flow decoder) against the byte readers (csdi_ptm_address, then
+ * csdi_ptm_cycle_count), over every branch header byte and second byte,
+ * third and fourth bytes of every kind (continuation, exception and count
+ * continuation bits, payload), in every instruction set, cycle-accurate
+ * or not: each accepts exactly its forms and reads them alike. */
+static void test_branch_word_readers(void)
+{
+	static const uint8_t more[] = { 0x00, 0x15, 0x2a, 0x3f, 0x40, 0x55, 0x6a, 0x7f,
+					 0x80, 0x95, 0xaa, 0xbf, 0xc0, 0xd5, 0xea, 0xff };
+	const uint32_t prev = 0x9abcdef4u;
+	long short_taken = 0, word_taken = 0, bad = 0;
+	for (unsigned isa = CSD_ISA_UNKNOWN; isa <= CSD_ISA_JAZELLE; isa++) {
+		for (int ca = 0; ca <= 1; ca++) {
+			for (unsigned b0 = 1; b0 < 256; b0 += 2) {
+				for (unsigned b1 = 0; b1 < 256; b1++) {
+					for (unsigned k2 = 0; k2 < sizeof(more); k2++) {
+						const uint8_t p[8] = { (uint8_t)b0, (uint8_t)b1, more[k2],
+								       more[(k2 * 7 + b1) % sizeof(more)],
+								       more[(k2 * 5 + b0) % sizeof(more)], 0x08, 0x1c, 0x22 };
+						uint64_t w;
+						memcpy(&w, p, 8);
+						/* The byte readers' view. */
+						struct csdi_ptm_addr_field a;
+						const char *err = NULL;
+						const int k = csdi_ptm_address(p, 8, isa, prev, &a, &err);
+						uint32_t cc = 0;
+						int clen = 0;
+						if (k > 0 && ca)
+							clen = csdi_ptm_cycle_count(p + k, 8 - (size_t)k, &cc);
+						const int plain = k > 0 && k < 5 && !a.info_follows;
+						const int short_form = plain && k <= 2 && (!ca || clen == 1);
+						const int word_form = plain && (!ca || clen == 1 || clen == 2);
+						const size_t want_len = (size_t)k + (ca ? (size_t)clen : 0);
+
+						uint32_t addr = 0, count = 0;
+						unsigned ab = 0;
+						size_t len = csdi_ptm_branch_short((uint32_t)w, ca, prev, isa, &addr, &ab, &count);
+						if (len != (short_form ? want_len : 0) ||
+						    (len && (addr != a.addr || ab != (unsigned)k || (ca && count != cc))))
+							bad++;
+						short_taken += len != 0;
+						addr = count = 0;
+						ab = 0;
+						len = csdi_ptm_branch_word(w, ca, prev, isa, &addr, &ab, &count);
+						if (len != (word_form ? want_len : 0) ||
+						    (len && (addr != a.addr || ab != (unsigned)k || (ca && count != cc))))
+							bad++;
+						word_taken += len != 0;
+					}
+				}
+			}
+		}
+	}
+	CHECK_EQ(bad, 0);
+	/* Both took many packets (a reader that took none would agree with
+	 * the byte readers on nothing). */
+	CHECK(short_taken > 100000);
+	CHECK(word_taken > short_taken);
+}
+#endif
+
 int main(void)
 {
 	test_isync();
@@ -905,5 +970,8 @@ int main(void)
 	test_random_bytes();
 	test_offsets_and_reset();
 	test_trace_cov_a15();
+#ifdef CSDI_PTM_BRANCH_WORD
+	test_branch_word_readers();
+#endif
 	return check_done("test_ptm_pkt");
 }
