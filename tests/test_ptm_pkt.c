@@ -897,9 +897,10 @@ static void test_trace_cov_a15(void)
  * (csdi_ptm_branch_short in the brief loop, csdi_ptm_branch_word there and
  * in the flow decoder) against the byte readers (csdi_ptm_address, then
  * csdi_ptm_cycle_count), over every branch header byte and second byte,
- * third and fourth bytes of every kind (continuation, exception and count
- * continuation bits, payload), in every instruction set, cycle-accurate
- * or not: each accepts exactly its forms and reads them alike. */
+ * sixteen kinds of third byte (continuation, exception and count
+ * continuation bits, payload) with fourth and fifth bytes from the same
+ * set, in every instruction set, cycle-accurate or not: each accepts
+ * exactly its forms and reads them alike. */
 static void test_branch_word_readers(void)
 {
 	static const uint8_t more[] = { 0x00, 0x15, 0x2a, 0x3f, 0x40, 0x55, 0x6a, 0x7f,
