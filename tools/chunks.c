@@ -394,6 +394,11 @@ static int take(struct chunks *c, struct chunk *k)
 	const struct csd_record *batch;
 	int n;
 	while ((n = csd_flow_next_batch(k->dec.flow, &batch)) > 0) {
+		if (c->keep == KEEP_COUNTS && !c->perf_text) {
+			/* Only counted (--format none): as the serial drain. */
+			cli_count_records(&k->counts, batch, n);
+			continue;
+		}
 		for (int i = 0; i < n; i++) {
 			const struct csd_record *r = &batch[i];
 			/* Timestamps are kept as records: the join may complete

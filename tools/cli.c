@@ -286,8 +286,7 @@ void cli_drain_slot(struct run_ctx *ctx, struct source_slot *s)
 		int n;
 		while ((n = csd_flow_next_batch(s->flow, &batch)) > 0) {
 			if (count_only)
-				for (int i = 0; i < n; i++)
-					cli_count_record(s, &batch[i]);
+				cli_count_records(s, batch, n);
 			else
 				for (int i = 0; i < n; i++)
 					cli_take_record(ctx, s, &batch[i]);

@@ -384,8 +384,7 @@ static void drain_to(struct jobs *j, struct worker *w, struct source_slot *s)
 			if (j->count_only) {
 				/* s's counts are read by the calling thread
 				 * only after the workers are joined. */
-				for (int i = 0; i < n; i++)
-					cli_count_record(s, &batch[i]);
+				cli_count_records(s, batch, n);
 				continue;
 			}
 			for (int i = 0; i < n; i++)
