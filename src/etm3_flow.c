@@ -505,7 +505,7 @@ static inline __attribute__((always_inline)) unsigned memo_step(csd_flow_decoder
 	/* The headers ahead: bytes 1xxxxxx0 (P-header encodings; an entry is
 	 * made only of those is_phdr accepts). */
 	uint64_t bytes[SEG_WORDS] = { 0 };
-	const unsigned len = seg_bytes(a->h + i, a->n - i, bytes);
+	const uint64_t len = seg_bytes(a->h + i, a->n - i, bytes);
 	if (!len)
 		return 0;
 	const int ext = c->o.active & (c->o.end == c->addr) & (c->o.isa == c->isa);

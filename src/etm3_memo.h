@@ -86,7 +86,9 @@ static inline uint64_t seg_ctx(const csd_flow_decoder *dec)
 /* Key layout: address in bits 0-31, ISA 32-35, ext 40, NS 41, Hyp 42,
  * the open range's condition 48-55, run length 56-62. */
 _Static_assert(SEG_LEN < 128, "the run length fits its key bits");
-static inline uint64_t seg_key(uint64_t ctx, uint32_t addr, uint8_t isa, unsigned len, int ext)
+/* (len 64 bits wide: where the caller spills it, a 32-bit store read back
+ * by a 64-bit load is not forwarded either.) */
+static inline uint64_t seg_key(uint64_t ctx, uint32_t addr, uint8_t isa, uint64_t len, int ext)
 {
 	return ctx | addr | (uint64_t)(isa & 15) << 32 | (uint64_t)ext << 40 | (uint64_t)len << 56;
 }
@@ -142,8 +144,16 @@ static inline __attribute__((always_inline)) void seg_record(struct csd_record *
 static inline int seg_match(const struct csdi_etm3_seg *g, uint64_t key, const uint64_t *bytes, uint64_t gen)
 {
 	uint64_t d = (g->key ^ key) | (g->gen ^ gen);
-	for (unsigned w = 0; w < SEG_WORDS; w++)
-		d |= g->bytes[w] ^ bytes[w];
+	for (unsigned w = 0; w < SEG_WORDS; w++) {
+		uint64_t b = bytes[w];
+#ifdef __GNUC__
+		/* A word at a time, as seg_bytes() stores them: a vector load
+		 * of two words just stored is not forwarded from the stores
+		 * and waits for them to retire, on every lookup. */
+		__asm__("" : "+r"(b));
+#endif
+		d |= g->bytes[w] ^ b;
+	}
 	return d == 0;
 }
 
