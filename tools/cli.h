@@ -229,17 +229,19 @@ static inline void cli_count_record(struct source_slot *s, const struct csd_reco
 	else if (r->type == CSD_REC_ERROR)
 		s->errors++;
 }
-/* cli_count_record of r[0, n): the counts held in locals and the
- * instruction count taken without a branch, as a batch of ranges and
- * single instructions mixes both kinds unpredictably. */
+/* cli_count_record of r[0, n), the counts held in locals (through *s,
+ * each record's adds waited on the last one's store). */
 static inline void cli_count_records(struct source_slot *s, const struct csd_record *r, int n)
 {
 	uint64_t insns = s->insns, errors = s->errors;
 	for (int i = 0; i < n; i++) {
 		const uint32_t type = r[i].type;
-		const uint64_t range = type == CSD_REC_RANGE ? r[i].count : 0;
-		insns += range + (type == CSD_REC_INSN);
-		errors += type == CSD_REC_ERROR;
+		if (type == CSD_REC_RANGE)
+			insns += r[i].count;
+		else if (type == CSD_REC_INSN)
+			insns++;
+		else if (type == CSD_REC_ERROR)
+			errors++;
 	}
 	s->items += (uint64_t)(n > 0 ? n : 0);
 	s->insns = insns;
