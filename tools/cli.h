@@ -218,19 +218,9 @@ int cli_text_append(char **text, size_t *len, size_t *cap, size_t first, const c
 /* Free what cli_take_record kept for perf.data's merged records. */
 void cli_end_held_text(struct run_ctx *ctx);
 /* The counting part of cli_take_record (items, instructions, errors of
- * s); inline, as --format none counts every record and nothing else. */
-static inline void cli_count_record(struct source_slot *s, const struct csd_record *r)
-{
-	s->items++;
-	if (r->type == CSD_REC_INSN)
-		s->insns++;
-	else if (r->type == CSD_REC_RANGE)
-		s->insns += r->count;
-	else if (r->type == CSD_REC_ERROR)
-		s->errors++;
-}
-/* cli_count_record of r[0, n), the counts held in locals (through *s,
- * each record's adds waited on the last one's store). */
+ * s) for r[0, n); inline, as --format none counts every record and nothing
+ * else. The counts are held in locals (through *s, each record's adds
+ * waited on the last one's store). */
 static inline void cli_count_records(struct source_slot *s, const struct csd_record *r, int n)
 {
 	uint64_t insns = s->insns, errors = s->errors;
@@ -246,6 +236,10 @@ static inline void cli_count_records(struct source_slot *s, const struct csd_rec
 	s->items += (uint64_t)(n > 0 ? n : 0);
 	s->insns = insns;
 	s->errors = errors;
+}
+static inline void cli_count_record(struct source_slot *s, const struct csd_record *r)
+{
+	cli_count_records(s, r, 1);
 }
 /* Nothing but the counts is wanted of the records (--format none, no
  * handler, no merge): cli_count_record is all cli_take_record would do. */
