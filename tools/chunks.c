@@ -394,8 +394,9 @@ static int take(struct chunks *c, struct chunk *k)
 	const struct csd_record *batch;
 	int n;
 	while ((n = csd_flow_next_batch(k->dec.flow, &batch)) > 0) {
-		if (c->keep == KEEP_COUNTS && !c->perf_text) {
-			/* Only counted (--format none): as the serial drain. */
+		if (c->keep == KEEP_COUNTS) {
+			/* Only counted (--format none; perf_text is only with
+			 * text kept): as the serial drain. */
 			cli_count_records(&k->counts, batch, n);
 			continue;
 		}
