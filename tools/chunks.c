@@ -149,8 +149,12 @@ struct cdec {
 };
 
 struct chunk {
-	uint8_t *bytes;                 /* the chunk's own copy */
-	uint64_t *offs;                 /* their capture offsets (NULL: base + i) */
+	/* The chunk's bytes, and their capture offsets (NULL: base + i):
+	 * buffers of c->cap that were the gathering buffers (acc) until
+	 * the chunk was cut off; the slot keeps them after the join, to
+	 * gather in again (queue_chunk). */
+	uint8_t *bytes;
+	uint64_t *offs;
 	size_t len;
 	uint64_t base;                  /* capture offset of bytes[0] */
 	struct cdec dec;
@@ -560,17 +564,19 @@ static void chunk_clear(struct chunk *k)
 		csd_flow_state_free(k->saved[j]);
 		csd_pkt_state_free(k->psaved[j]);
 	}
-	free(k->bytes);
-	free(k->offs);
 	if (k->out)
 		fclose(k->out);
 	struct kept *rec = k->rec;
 	size_t cap = k->cap;
 	char *text = k->text;
+	uint8_t *bytes = k->bytes;
+	uint64_t *offs = k->offs;
 	memset(k, 0, sizeof(*k));
 	k->rec = rec;
 	k->cap = cap;
 	k->text = text;
+	k->bytes = bytes;
+	k->offs = offs;
 }
 
 /* Hand on what k kept from point m on. */
@@ -709,26 +715,36 @@ static void join_next(struct chunks *c)
 	join_oldest(c);
 }
 
-/* acc[0 .. len) becomes a chunk, queued; the rest stays in acc. */
+/* acc[0 .. len) becomes a chunk, queued; the rest stays in acc. The
+ * chunk takes the gathering buffers as they are, and the slot's buffers
+ * from its last chunk (made the first time) gather the rest: only the
+ * bytes past the cut are copied, never the chunk's (from a formatted
+ * capture, nine bytes moved a byte of trace, on the calling thread that
+ * every worker waits for). */
 static int queue_chunk(struct chunks *c, size_t len)
 {
 	while (c->count >= c->inflight_max)
 		join_next(c);
+	size_t i = (c->head + c->count) % c->inflight_max;
+	struct chunk *k = &c->ring[i];
+	if (!k->bytes)
+		k->bytes = malloc(c->cap);
+	if (c->acc_off && !k->offs)
+		k->offs = malloc(c->cap * sizeof(*k->offs));
 	struct cdec d = pool_get(c);
-	uint8_t *bytes = malloc(len);
-	uint64_t *offs = c->acc_off ? malloc(len * sizeof(*offs)) : NULL;
-	if (cdec_none(&d) || !bytes || (c->acc_off && !offs)) {
-		free(bytes);
-		free(offs);
+	if (cdec_none(&d) || !k->bytes || (c->acc_off && !k->offs)) {
 		if (!cdec_none(&d))
 			pool_put(c, &d);
 		return 0;
 	}
-	memcpy(bytes, c->acc, len);
-	if (offs)
-		memcpy(offs, c->acc_off, len * sizeof(*offs));
-	size_t i = (c->head + c->count) % c->inflight_max;
-	struct chunk *k = &c->ring[i];
+	uint8_t *const bytes = c->acc;
+	uint64_t *const offs = c->acc_off;
+	memcpy(k->bytes, bytes + len, c->n - len);
+	c->acc = k->bytes;
+	if (offs) {
+		memcpy(k->offs, offs + len, (c->n - len) * sizeof(*offs));
+		c->acc_off = k->offs;
+	}
 	k->bytes = bytes;
 	k->offs = offs;
 	k->len = len;
@@ -736,9 +752,6 @@ static int queue_chunk(struct chunks *c, size_t len)
 	k->dec = d;
 	if (c->perf_text)
 		k->view = *c->s;
-	memmove(c->acc, c->acc + len, c->n - len);
-	if (c->acc_off)
-		memmove(c->acc_off, c->acc_off + len, (c->n - len) * sizeof(*c->acc_off));
 	c->n -= len;
 	c->acc_base += len;
 	c->scanned = 0;
@@ -839,6 +852,8 @@ static void chunks_free(struct chunks *c)
 	for (size_t i = 0; i < MAX_INFLIGHT; i++) {
 		free(c->ring[i].rec);
 		free(c->ring[i].text);
+		free(c->ring[i].bytes);
+		free(c->ring[i].offs);
 	}
 	pthread_mutex_destroy(&c->mu);
 	pthread_cond_destroy(&c->cv_work);
