@@ -226,7 +226,10 @@ static struct run run_lister(const char *lister, const char *dir)
  * second; OpenCSD's, bound by loads and branches, less (BENCHMARKS.md,
  * "History"). The probe times both kinds in this process's CPU time;
  * probe_width() is their ratio, which falls as the core's other thread
- * takes more (compare runs by it, not by its absolute value).
+ * takes more (compare runs by it, not by its absolute value). It also
+ * times a chain of dependent adds, one a cycle on any core: the clock the
+ * process ran at (*ghz). Hosts of one machine kind differ in it, and csdec
+ * and OpenCSD take a lower clock differently (BENCHMARKS.md, "History").
  */
 #define PROBE_ITERS 4000000u
 static double thread_seconds(void)
@@ -236,7 +239,7 @@ static double thread_seconds(void)
 	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
 }
 
-static double probe_width(void)
+static double probe_width(double *ghz)
 {
 	uint64_t a = 1, b = 2, c = 3, d = 4, e = 5, f = 6, x = 1;
 	double t0 = thread_seconds();
@@ -253,8 +256,23 @@ static double probe_width(void)
 		__asm__ volatile("" : "+r"(x));
 	}
 	double t2 = thread_seconds();
-	if (a + b + c + d + e + f + x == 0)
+	uint64_t y = 0;
+	for (unsigned i = 0; i < PROBE_ITERS; i++) {
+		/* Four adds, each waiting for the one before (the loop's own
+		 * count runs beside them). */
+		y += 1;
+		__asm__ volatile("" : "+r"(y));
+		y += 1;
+		__asm__ volatile("" : "+r"(y));
+		y += 1;
+		__asm__ volatile("" : "+r"(y));
+		y += 1;
+		__asm__ volatile("" : "+r"(y));
+	}
+	double t3 = thread_seconds();
+	if (a + b + c + d + e + f + x + y == 0)
 		fprintf(stderr, "\n");  /* (uses the results) */
+	*ghz = t3 > t2 ? 4.0 * PROBE_ITERS / (t3 - t2) / 1e9 : 0;
 	return t1 > t0 ? (t2 - t1) / (t1 - t0) : 0;
 }
 
@@ -332,16 +350,17 @@ static void row(FILE *out, const char *input, const char *what, const struct ser
 
 /* Each round's ratios (flow [0], packets [1]) beside the host probe taken
  * right before its csdec run: a round with a lower width ran on a core
- * whose other thread took more of it. */
+ * whose other thread took more of it; the clock, from the probe before the
+ * flow run. */
 static void probe_table(FILE *out, const char *const *names, int n, int rounds, double width[][2][MAX_ROUNDS],
-			double ratio[][2][MAX_ROUNDS])
+			double ghz[][MAX_ROUNDS], double ratio[][2][MAX_ROUNDS])
 {
 	fprintf(out, "\n| input | round | host width before flow | flow csdec / OpenCSD | host width before packets | "
-		     "packets csdec / OpenCSD |\n| --- | ---: | ---: | ---: | ---: | ---: |\n");
+		     "packets csdec / OpenCSD | core clock (GHz) |\n| --- | ---: | ---: | ---: | ---: | ---: | ---: |\n");
 	for (int i = 0; i < n; i++)
 		for (int r = 0; r < rounds; r++)
-			fprintf(out, "| %s | %d | %.2f | %.1fx | %.2f | %.1fx |\n", names[i], r + 1, width[i][0][r],
-				ratio[i][0][r], width[i][1][r], ratio[i][1][r]);
+			fprintf(out, "| %s | %d | %.2f | %.1fx | %.2f | %.1fx | %.2f |\n", names[i], r + 1,
+				width[i][0][r], ratio[i][0][r], width[i][1][r], ratio[i][1][r], ghz[i][r]);
 }
 
 static void header(FILE *out)
@@ -491,8 +510,11 @@ int main(int argc, char **argv)
 		} else if (strcmp(a, "--probe") == 0 && i + 1 < argc) {
 			/* The host probe alone, N times: whether the core is shared now. */
 			const int n = atoi(argv[++i]);
-			for (int k = 0; k < n && k < 100000; k++)
-				printf("host width %.3f\n", probe_width());
+			for (int k = 0; k < n && k < 100000; k++) {
+				double ghz;
+				const double w = probe_width(&ghz);
+				printf("host width %.3f, core clock %.2f GHz\n", w, ghz);
+			}
 			return 0;
 		} else if (strcmp(a, "--mem-check") == 0 && i + 1 < argc) {
 			mem_limit = atof(argv[++i]);
@@ -532,7 +554,7 @@ int main(int argc, char **argv)
 	static struct series h_all, h_beside[MAX_INPUTS], flow[MAX_INPUTS];
 	/* probe_width() right before each round's csdec flow [0] and packets
 	 * [1] run, and that round's ratio */
-	static double width[MAX_INPUTS][2][MAX_ROUNDS], ratio[MAX_INPUTS][2][MAX_ROUNDS];
+	static double width[MAX_INPUTS][2][MAX_ROUNDS], ratio[MAX_INPUTS][2][MAX_ROUNDS], ghz[MAX_INPUTS][MAX_ROUNDS];
 	for (int in = 0; in < ninputs; in++) {
 		static struct series s[S_COUNT];
 		memset(s, 0, sizeof(s));
@@ -541,7 +563,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "%s: csdec runs of %d (flow) and %d (packets) passes\n", names[in], flow_passes,
 			pkt_passes);
 		for (int r = 0; r < rounds; r++) {
-			width[in][0][r] = probe_width();
+			width[in][0][r] = probe_width(&ghz[in][r]);
 			s[S_CSDEC_FLOW].r[r] = run_csdec_passes("flow", dirs[in], flow_passes);
 			if (hostile) {
 				h_beside[in].r[r] = run_csdec_passes("flow", hostile_dir, hostile_passes);
@@ -550,7 +572,8 @@ int main(int argc, char **argv)
 					h_all.r[h_all.n++] = h_beside[in].r[r];
 			}
 			s[S_OCSD_FLOW].r[r] = run_harness("ocsd_bench", "flow", dirs[in]);
-			width[in][1][r] = probe_width();
+			double ghz_packets;
+			width[in][1][r] = probe_width(&ghz_packets);
 			s[S_CSDEC_PKT].r[r] = run_csdec_passes("packets", dirs[in], pkt_passes);
 			s[S_OCSD_PKT].r[r] = run_harness("ocsd_bench", "packets", dirs[in]);
 			s[S_CSDEC_INSN].r[r] = run_harness("csdec_bench", "flow-insn", dirs[in]);
@@ -586,7 +609,7 @@ int main(int argc, char **argv)
 	if (ninputs)
 		for (int k = 0; k < 2; k++)
 			if (k ? mdf != NULL : 1)
-				probe_table(k ? mdf : stdout, names, ninputs, rounds, width, ratio);
+				probe_table(k ? mdf : stdout, names, ninputs, rounds, width, ghz, ratio);
 	if (hostile) {
 		for (int k = 0; k < 2; k++)
 			if (k ? mdf != NULL : 1)
