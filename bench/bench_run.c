@@ -228,8 +228,9 @@ static struct run run_lister(const char *lister, const char *dir)
  * probe_width() is their ratio, which falls as the core's other thread
  * takes more (compare runs by it, not by its absolute value). It also
  * times a chain of dependent adds, one a cycle on any core: the clock the
- * process ran at (*ghz). Hosts of one machine kind differ in it, and csdec
- * and OpenCSD take a lower clock differently (BENCHMARKS.md, "History").
+ * process ran at (*ghz, unless NULL). Hosts of one machine kind differ in
+ * it, and csdec and OpenCSD take a lower clock differently (BENCHMARKS.md,
+ * "History").
  */
 #define PROBE_ITERS 4000000u
 static double thread_seconds(void)
@@ -272,7 +273,8 @@ static double probe_width(double *ghz)
 	double t3 = thread_seconds();
 	if (a + b + c + d + e + f + x + y == 0)
 		fprintf(stderr, "\n");  /* (uses the results) */
-	*ghz = t3 > t2 ? 4.0 * PROBE_ITERS / (t3 - t2) / 1e9 : 0;
+	if (ghz)
+		*ghz = t3 > t2 ? 4.0 * PROBE_ITERS / (t3 - t2) / 1e9 : 0;
 	return t1 > t0 ? (t2 - t1) / (t1 - t0) : 0;
 }
 
@@ -572,8 +574,7 @@ int main(int argc, char **argv)
 					h_all.r[h_all.n++] = h_beside[in].r[r];
 			}
 			s[S_OCSD_FLOW].r[r] = run_harness("ocsd_bench", "flow", dirs[in]);
-			double ghz_packets;
-			width[in][1][r] = probe_width(&ghz_packets);
+			width[in][1][r] = probe_width(NULL);
 			s[S_CSDEC_PKT].r[r] = run_csdec_passes("packets", dirs[in], pkt_passes);
 			s[S_OCSD_PKT].r[r] = run_harness("ocsd_bench", "packets", dirs[in]);
 			s[S_CSDEC_INSN].r[r] = run_harness("csdec_bench", "flow-insn", dirs[in]);
