@@ -228,7 +228,7 @@ static struct run run_lister(const char *lister, const char *dir)
  * probe_width() is their ratio, which falls as the core's other thread
  * takes more (compare runs by it, not by its absolute value). It also
  * times a chain of dependent adds, one a cycle on any core: the clock the
- * process ran at (*ghz, unless NULL). Hosts of one machine kind differ in
+ * process ran at (*ghz; not timed when NULL). Hosts of one machine kind differ in
  * it, and csdec and OpenCSD take a lower clock differently (BENCHMARKS.md,
  * "History").
  */
@@ -258,7 +258,7 @@ static double probe_width(double *ghz)
 	}
 	double t2 = thread_seconds();
 	uint64_t y = 0;
-	for (unsigned i = 0; i < PROBE_ITERS; i++) {
+	for (unsigned i = 0; ghz && i < PROBE_ITERS; i++) {
 		/* Four adds, each waiting for the one before (the loop's own
 		 * count runs beside them). */
 		y += 1;

@@ -718,9 +718,9 @@ static void join_next(struct chunks *c)
 /* acc[0 .. len) becomes a chunk, queued; the rest stays in acc. The
  * chunk takes the gathering buffers as they are, and the slot's buffers
  * from its last chunk (made the first time) gather the rest: only the
- * bytes past the cut are copied, never the chunk's (from a formatted
- * capture, nine bytes moved a byte of trace, on the calling thread that
- * every worker waits for). */
+ * bytes past the cut are copied, never the chunk's (a copy would move,
+ * from a formatted capture, nine bytes a byte of trace, on the calling
+ * thread that every worker waits for). */
 static int queue_chunk(struct chunks *c, size_t len)
 {
 	while (c->count >= c->inflight_max)

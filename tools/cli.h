@@ -220,7 +220,7 @@ void cli_end_held_text(struct run_ctx *ctx);
 /* The counting part of cli_take_record (items, instructions, errors of
  * s) for r[0, n); inline, as --format none counts every record and nothing
  * else. The counts are held in locals (through *s, each record's adds
- * waited on the last one's store). */
+ * would wait on the last one's store). */
 static inline void cli_count_records(struct source_slot *s, const struct csd_record *r, int n)
 {
 	uint64_t insns = s->insns, errors = s->errors;
