@@ -1183,9 +1183,13 @@ static inline __attribute__((always_inline)) int brief_loop(csd_ptm_pkt_decoder 
 				if (c1 & 0x80)
 					goto run_end;
 				hi |= d;
+				/* (The count from the table, not read back from
+				 * the item just stored: a load from the middle of
+				 * a 16-byte store waits for it.) */
+				const uint32_t cc = dec->brief[a].cycle_count | (uint32_t)c1 << 4;
 				*o = dec->brief[a];
 				o->offset = (uint32_t)d;
-				o->cycle_count |= (uint32_t)c1 << 4;
+				o->cycle_count = cc;
 				o++;
 				i += 2;
 				continue;
