@@ -724,9 +724,11 @@ static inline __attribute__((always_inline)) size_t run_range(csd_flow_decoder *
 				    .ist = ist, .alt = alt };
 	struct run_cursor c;
 	cursor_load(dec, &c);
-	/* The last memo entry met; entry 0 at first (its successor hint is
-	 * only a hint: a wrong one costs the hashed lookup, no more). */
-	struct csdi_etm3_seg *prev_g = a.segs;
+	/* The last memo entry met, also in the call before: a run that the
+	 * packet decoder cut (an I-sync, the end of a demultiplexer's batch)
+	 * goes on as it went on last time. (Its successor hint is only a
+	 * hint: a wrong one costs the hashed lookup, no more.) */
+	struct csdi_etm3_seg *prev_g = a.segs ? a.segs + (s->seg_prev & a.seg_mask) : NULL;
 	size_t i = 0;
 	while (i < n && csdi_flow_room(dec) > CSDI_FLOW_QPRODUCE) {
 		if (a.segs && c.walkable && c.synced) {
@@ -798,6 +800,8 @@ static inline __attribute__((always_inline)) size_t run_range(csd_flow_decoder *
 		i++;
 	}
 	cursor_store(dec, &c);
+	if (a.segs)
+		s->seg_prev = (uint16_t)(prev_g - a.segs);
 	if (!build && s->seg_wait) {
 		/* (The memo is made once SEG_MEMO_AFTER headers ran.) */
 		if (s->seg_wait > i) {

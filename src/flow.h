@@ -184,6 +184,8 @@ struct csdi_etm3_state {
 	uint64_t seg_wait;        /* P-headers to run before the table is made */
 	unsigned seg_log2;        /* the table has 2^seg_log2 entries */
 	uint64_t seg_lookups, seg_misses; /* since it was made (seg_grow) */
+	uint16_t seg_prev;        /* the last entry met, across calls: its successor hint
+				   is the next lookup's first try */
 	/* Data trace (ETMCR[3:2]): etm3_data.c; NULL when off. */
 	struct csdi_etm3_data *data;
 };
