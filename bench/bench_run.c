@@ -278,6 +278,50 @@ static double probe_width(double *ghz)
 	return t1 > t0 ? (t2 - t1) / (t1 - t0) : 0;
 }
 
+/*
+ * What a mispredicted branch costs this host, in cycles at clock ghz: a
+ * loop that branches on random bits (half its branches mispredicted)
+ * against the same loop branching on a pattern the predictor learns, the
+ * difference per mispredicted branch. csdec's loops branch on the trace's
+ * bytes (which packet comes next, where a run of headers ends), OpenCSD's
+ * spend more of their time on instructions; so where hosts differ in what
+ * a mispredict costs against their width, the two take it differently
+ * (BENCHMARKS.md, "History").
+ */
+#define PROBE_BRANCHES 1000000u
+static __attribute__((noinline)) double probe_branch_loop(unsigned shift)
+{
+	/* shift 32: a random bit of the xorshift state; 70: none (the
+	 * counter's bit 4 alone, a run of 16 either way). */
+	uint64_t s = 0x9E3779B97F4A7C15ull, n0 = 0, n1 = 0;
+	const double t0 = thread_seconds();
+	for (unsigned i = 0; i < PROBE_BRANCHES; i++) {
+		s ^= s << 13;
+		s ^= s >> 7;
+		s ^= s << 17;
+		const uint64_t bit = (shift < 64 ? s >> shift : (uint64_t)i >> 4) & 1;
+		/* (A volatile asm in each arm: the compiler makes no
+		 * conditional move of them.) */
+		if (bit) {
+			n0 += 1;
+			__asm__ volatile("" : "+r"(n0));
+		} else {
+			n1 += 3;
+			__asm__ volatile("" : "+r"(n1));
+		}
+	}
+	const double t1 = thread_seconds();
+	if (n0 + n1 + s == 0)
+		fprintf(stderr, "\n");  /* (uses the results) */
+	return t1 - t0;
+}
+
+static double probe_mispredict(double ghz)
+{
+	const double rnd = probe_branch_loop(32), pat = probe_branch_loop(70);
+	return rnd > pat ? (rnd - pat) * ghz * 1e9 / (PROBE_BRANCHES / 2) : 0;
+}
+
 static int cmp_double(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;
@@ -352,17 +396,18 @@ static void row(FILE *out, const char *input, const char *what, const struct ser
 
 /* Each round's ratios (flow [0], packets [1]) beside the host probe taken
  * right before its csdec run: a round with a lower width ran on a core
- * whose other thread took more of it; the clock, from the probe before the
- * flow run. */
+ * whose other thread took more of it; the clock and a mispredict's cost,
+ * from the probe before the flow run. */
 static void probe_table(FILE *out, const char *const *names, int n, int rounds, double width[][2][MAX_ROUNDS],
-			double ghz[][MAX_ROUNDS], double ratio[][2][MAX_ROUNDS])
+			double ghz[][MAX_ROUNDS], double miss[][MAX_ROUNDS], double ratio[][2][MAX_ROUNDS])
 {
 	fprintf(out, "\n| input | round | host width before flow | flow csdec / OpenCSD | host width before packets | "
-		     "packets csdec / OpenCSD | core clock (GHz) |\n| --- | ---: | ---: | ---: | ---: | ---: | ---: |\n");
+		     "packets csdec / OpenCSD | core clock (GHz) | mispredicted branch (cycles) |\n"
+		     "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n");
 	for (int i = 0; i < n; i++)
 		for (int r = 0; r < rounds; r++)
-			fprintf(out, "| %s | %d | %.2f | %.1fx | %.2f | %.1fx | %.2f |\n", names[i], r + 1,
-				width[i][0][r], ratio[i][0][r], width[i][1][r], ratio[i][1][r], ghz[i][r]);
+			fprintf(out, "| %s | %d | %.2f | %.1fx | %.2f | %.1fx | %.2f | %.1f |\n", names[i], r + 1,
+				width[i][0][r], ratio[i][0][r], width[i][1][r], ratio[i][1][r], ghz[i][r], miss[i][r]);
 }
 
 static void header(FILE *out)
@@ -515,7 +560,8 @@ int main(int argc, char **argv)
 			for (int k = 0; k < n && k < 100000; k++) {
 				double ghz;
 				const double w = probe_width(&ghz);
-				printf("host width %.3f, core clock %.2f GHz\n", w, ghz);
+				printf("host width %.3f, core clock %.2f GHz, a mispredicted branch %.1f cycles\n", w, ghz,
+				       probe_mispredict(ghz));
 			}
 			return 0;
 		} else if (strcmp(a, "--mem-check") == 0 && i + 1 < argc) {
@@ -556,7 +602,8 @@ int main(int argc, char **argv)
 	static struct series h_all, h_beside[MAX_INPUTS], flow[MAX_INPUTS];
 	/* probe_width() right before each round's csdec flow [0] and packets
 	 * [1] run, and that round's ratio */
-	static double width[MAX_INPUTS][2][MAX_ROUNDS], ratio[MAX_INPUTS][2][MAX_ROUNDS], ghz[MAX_INPUTS][MAX_ROUNDS];
+	static double width[MAX_INPUTS][2][MAX_ROUNDS], ratio[MAX_INPUTS][2][MAX_ROUNDS], ghz[MAX_INPUTS][MAX_ROUNDS],
+		miss[MAX_INPUTS][MAX_ROUNDS];
 	for (int in = 0; in < ninputs; in++) {
 		static struct series s[S_COUNT];
 		memset(s, 0, sizeof(s));
@@ -566,6 +613,7 @@ int main(int argc, char **argv)
 			pkt_passes);
 		for (int r = 0; r < rounds; r++) {
 			width[in][0][r] = probe_width(&ghz[in][r]);
+			miss[in][r] = probe_mispredict(ghz[in][r]);
 			s[S_CSDEC_FLOW].r[r] = run_csdec_passes("flow", dirs[in], flow_passes);
 			if (hostile) {
 				h_beside[in].r[r] = run_csdec_passes("flow", hostile_dir, hostile_passes);
@@ -610,7 +658,7 @@ int main(int argc, char **argv)
 	if (ninputs)
 		for (int k = 0; k < 2; k++)
 			if (k ? mdf != NULL : 1)
-				probe_table(k ? mdf : stdout, names, ninputs, rounds, width, ghz, ratio);
+				probe_table(k ? mdf : stdout, names, ninputs, rounds, width, ghz, miss, ratio);
 	if (hostile) {
 		for (int k = 0; k < 2; k++)
 			if (k ? mdf != NULL : 1)
