@@ -289,17 +289,17 @@ static double probe_width(double *ghz)
  * (BENCHMARKS.md, "History").
  */
 #define PROBE_BRANCHES 1000000u
-static __attribute__((noinline)) double probe_branch_loop(unsigned shift)
+static __attribute__((noinline)) double probe_branch_loop(int random)
 {
-	/* shift 32: a random bit of the xorshift state; 70: none (the
-	 * counter's bit 4 alone, a run of 16 either way). */
+	/* random: on a bit of the xorshift state; else on the count's bit 4
+	 * (runs of 16 either way), the state made all the same. */
 	uint64_t s = 0x9E3779B97F4A7C15ull, n0 = 0, n1 = 0;
 	const double t0 = thread_seconds();
 	for (unsigned i = 0; i < PROBE_BRANCHES; i++) {
 		s ^= s << 13;
 		s ^= s >> 7;
 		s ^= s << 17;
-		const uint64_t bit = (shift < 64 ? s >> shift : (uint64_t)i >> 4) & 1;
+		const uint64_t bit = (random ? s >> 32 : (uint64_t)i >> 4) & 1;
 		/* (A volatile asm in each arm: the compiler makes no
 		 * conditional move of them.) */
 		if (bit) {
@@ -318,7 +318,7 @@ static __attribute__((noinline)) double probe_branch_loop(unsigned shift)
 
 static double probe_mispredict(double ghz)
 {
-	const double rnd = probe_branch_loop(32), pat = probe_branch_loop(70);
+	const double rnd = probe_branch_loop(1), pat = probe_branch_loop(0);
 	return rnd > pat ? (rnd - pat) * ghz * 1e9 / (PROBE_BRANCHES / 2) : 0;
 }
 

@@ -150,7 +150,8 @@ struct cdec {
 
 struct chunk {
 	/* The chunk's bytes, and their capture offsets (NULL: base + i):
-	 * buffers of c->cap that were the gathering buffers (acc) until
+	 * buffers of the gathering size (struct chunks' cap, not this
+	 * struct's) that were the gathering buffers (acc) until
 	 * the chunk was cut off; the slot keeps them after the join, to
 	 * gather in again (queue_chunk). */
 	uint8_t *bytes;
