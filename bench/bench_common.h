@@ -9,12 +9,14 @@
  * percent between identical runs), and one result line that bench_run.c
  * parses:
  *
- *   RESULT tool=T mode=M bytes=N insns=N items=N errors=N seconds=S image_bytes=N
+ *   RESULT tool=T mode=M bytes=N insns=N items=N errors=N seconds=S image_bytes=N atoms=N huge_kb=N
  *
  * bytes: trace bytes read; insns: instructions decoded (flow modes);
  * items: packets (packet mode) or records / generic elements (flow modes);
  * image_bytes: program image the process holds in memory (subtracted from
- * its peak RSS by bench_run).
+ * its peak RSS by bench_run); huge_kb: its anonymous memory in huge pages
+ * at the end (csdec asks for them for its big tables; whether a host
+ * grants them is one way hosts of a kind differ), 0 where not known.
  */
 #ifndef CSD_BENCH_COMMON_H
 #define CSD_BENCH_COMMON_H
@@ -54,11 +56,28 @@ static inline double bench_now(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
+/* The process's anonymous memory in huge pages now, in KiB (0 where
+ * /proc does not say). */
+static inline uint64_t bench_huge_kb(void)
+{
+	FILE *f = fopen("/proc/self/smaps_rollup", "r");
+	if (!f)
+		return 0;
+	char line[256];
+	uint64_t kb = 0;
+	while (fgets(line, sizeof(line), f))
+		if (strncmp(line, "AnonHugePages:", 14) == 0)
+			kb = strtoull(line + 14, NULL, 10);
+	fclose(f);
+	return kb;
+}
+
 static inline void bench_print_result(const char *tool, const char *mode, const struct bench_result *r)
 {
 	printf("RESULT tool=%s mode=%s bytes=%" PRIu64 " insns=%" PRIu64 " items=%" PRIu64 " errors=%" PRIu64
-	       " seconds=%.6f image_bytes=%" PRIu64 " atoms=%" PRIu64 "\n",
-	       tool, mode, r->bytes, r->insns, r->items, r->errors, r->seconds, r->image_bytes, r->atoms);
+	       " seconds=%.6f image_bytes=%" PRIu64 " atoms=%" PRIu64 " huge_kb=%" PRIu64 "\n",
+	       tool, mode, r->bytes, r->insns, r->items, r->errors, r->seconds, r->image_bytes, r->atoms,
+	       bench_huge_kb());
 	fflush(stdout);
 }
 

@@ -54,6 +54,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/time.h>
 #include <sys/types.h>
@@ -71,6 +72,7 @@ struct run {
 	double seconds;        /* the harness's own timing, or CPU time of the whole tool run */
 	double process_seconds; /* CPU time (user + system) of the whole child process */
 	uint64_t bytes, insns, items, errors, image_bytes;
+	uint64_t huge_kb;      /* the harness's anonymous memory in huge pages at its end */
 	long maxrss_kb;
 };
 
@@ -161,6 +163,7 @@ static struct run run_child(char *const argv[], int parse)
 	r.items = field(line, " items=");
 	r.errors = field(line, " errors=");
 	r.image_bytes = field(line, " image_bytes=");
+	r.huge_kb = field(line, " huge_kb=");
 	const char *s = strstr(line, " seconds=");
 	r.seconds = s ? strtod(s + 9, NULL) : 0;
 	return r;
@@ -322,6 +325,62 @@ static double probe_mispredict(double ghz)
 	return rnd > pat ? (rnd - pat) * ghz * 1e9 / (PROBE_BRANCHES / 2) : 0;
 }
 
+/*
+ * What a load costs this host, in cycles at clock ghz, where the lines
+ * loaded are spread over 4 MiB at random: the size of an ETMv3 decoder's
+ * segment memo (etm3_memo.h), whose lookups after a branch packet go to
+ * such a line, one waiting for the next. One chain through the lines in a
+ * random order (each line's first word is the index of the next), in
+ * 2 MiB pages where the system gives them, as csdec asks for its memo.
+ * Hosts of one kind may differ in their caches and in where memory is.
+ */
+#define PROBE_SET_LINES (((size_t)4 << 20) / 64)
+#define PROBE_LOADS 1000000u
+static double probe_load_latency(double ghz)
+{
+	static uint64_t *set;
+	if (!set) {
+		void *p = NULL;
+		if (posix_memalign(&p, (size_t)2 << 20, PROBE_SET_LINES * 64) != 0)
+			return 0;
+#ifdef MADV_HUGEPAGE
+		madvise(p, PROBE_SET_LINES * 64, MADV_HUGEPAGE);
+#endif
+		set = p;
+		/* A single cycle through all lines (Sattolo's shuffle), from a
+		 * fixed seed so that every run walks the same order. */
+		uint32_t *order = malloc(PROBE_SET_LINES * sizeof(*order));
+		if (!order)
+			return 0;
+		for (size_t i = 0; i < PROBE_SET_LINES; i++)
+			order[i] = (uint32_t)i;
+		uint64_t x = 0x2545F4914F6CDD1Dull;
+		for (size_t i = PROBE_SET_LINES - 1; i > 0; i--) {
+			x ^= x << 13;
+			x ^= x >> 7;
+			x ^= x << 17;
+			const size_t j = (size_t)(x % i);
+			const uint32_t t = order[i];
+			order[i] = order[j];
+			order[j] = t;
+		}
+		for (size_t i = 0; i < PROBE_SET_LINES; i++)
+			set[(size_t)order[i] * 8] = order[(i + 1) % PROBE_SET_LINES];
+		free(order);
+	}
+	/* (A first walk brings the lines in as far as they fit.) */
+	uint64_t k = 0;
+	for (unsigned i = 0; i < PROBE_SET_LINES; i++)
+		k = set[k * 8];
+	const double t0 = thread_seconds();
+	for (unsigned i = 0; i < PROBE_LOADS; i++)
+		k = set[k * 8];
+	const double t1 = thread_seconds();
+	if (k == PROBE_SET_LINES)
+		fprintf(stderr, "\n");  /* (uses the result) */
+	return (t1 - t0) * ghz * 1e9 / PROBE_LOADS;
+}
+
 static int cmp_double(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;
@@ -394,20 +453,34 @@ static void row(FILE *out, const char *input, const char *what, const struct ser
 	}
 }
 
+/* What the host probe saw before one input's round. */
+struct probe {
+	double width[2];        /* before the csdec flow [0] and packets [1] run */
+	double ghz;             /* the rest: before the flow run */
+	double miss;
+	double load;
+	uint64_t huge_kb;       /* the csdec flow run's huge pages */
+};
+
 /* Each round's ratios (flow [0], packets [1]) beside the host probe taken
  * right before its csdec run: a round with a lower width ran on a core
- * whose other thread took more of it; the clock and a mispredict's cost,
- * from the probe before the flow run. */
-static void probe_table(FILE *out, const char *const *names, int n, int rounds, double width[][2][MAX_ROUNDS],
-			double ghz[][MAX_ROUNDS], double miss[][MAX_ROUNDS], double ratio[][2][MAX_ROUNDS])
+ * whose other thread took more of it; the clock, a mispredict's and a
+ * load's cost, from the probe before the flow run; the huge pages the
+ * csdec flow run had at its end. */
+static void probe_table(FILE *out, const char *const *names, int n, int rounds, struct probe pr[][MAX_ROUNDS],
+			double ratio[][2][MAX_ROUNDS])
 {
 	fprintf(out, "\n| input | round | host width before flow | flow csdec / OpenCSD | host width before packets | "
-		     "packets csdec / OpenCSD | core clock (GHz) | mispredicted branch (cycles) |\n"
-		     "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n");
+		     "packets csdec / OpenCSD | core clock (GHz) | mispredicted branch (cycles) | "
+		     "load in 4 MiB (cycles) | csdec flow in huge pages (MiB) |\n"
+		     "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n");
 	for (int i = 0; i < n; i++)
-		for (int r = 0; r < rounds; r++)
-			fprintf(out, "| %s | %d | %.2f | %.1fx | %.2f | %.1fx | %.2f | %.1f |\n", names[i], r + 1,
-				width[i][0][r], ratio[i][0][r], width[i][1][r], ratio[i][1][r], ghz[i][r], miss[i][r]);
+		for (int r = 0; r < rounds; r++) {
+			const struct probe *p = &pr[i][r];
+			fprintf(out, "| %s | %d | %.2f | %.1fx | %.2f | %.1fx | %.2f | %.1f | %.0f | %.0f |\n", names[i],
+				r + 1, p->width[0], ratio[i][0][r], p->width[1], ratio[i][1][r], p->ghz, p->miss, p->load,
+				(double)p->huge_kb / 1024);
+		}
 }
 
 static void header(FILE *out)
@@ -560,8 +633,10 @@ int main(int argc, char **argv)
 			for (int k = 0; k < n && k < 100000; k++) {
 				double ghz;
 				const double w = probe_width(&ghz);
-				printf("host width %.3f, core clock %.2f GHz, a mispredicted branch %.1f cycles\n", w, ghz,
-				       probe_mispredict(ghz));
+				const double miss = probe_mispredict(ghz);
+				printf("host width %.3f, core clock %.2f GHz, a mispredicted branch %.1f cycles, "
+				       "a load in 4 MiB %.0f cycles\n",
+				       w, ghz, miss, probe_load_latency(ghz));
 			}
 			return 0;
 		} else if (strcmp(a, "--mem-check") == 0 && i + 1 < argc) {
@@ -600,10 +675,9 @@ int main(int argc, char **argv)
 	/* (Its runs as long as the flow runs they are compared with.) */
 	const int hostile_passes = hostile ? passes_for_span("flow", hostile_dir) : 1;
 	static struct series h_all, h_beside[MAX_INPUTS], flow[MAX_INPUTS];
-	/* probe_width() right before each round's csdec flow [0] and packets
-	 * [1] run, and that round's ratio */
-	static double width[MAX_INPUTS][2][MAX_ROUNDS], ratio[MAX_INPUTS][2][MAX_ROUNDS], ghz[MAX_INPUTS][MAX_ROUNDS],
-		miss[MAX_INPUTS][MAX_ROUNDS];
+	/* The host probe before each round's csdec runs, and that round's ratios */
+	static struct probe pr[MAX_INPUTS][MAX_ROUNDS];
+	static double ratio[MAX_INPUTS][2][MAX_ROUNDS];
 	for (int in = 0; in < ninputs; in++) {
 		static struct series s[S_COUNT];
 		memset(s, 0, sizeof(s));
@@ -612,9 +686,12 @@ int main(int argc, char **argv)
 		fprintf(stderr, "%s: csdec runs of %d (flow) and %d (packets) passes\n", names[in], flow_passes,
 			pkt_passes);
 		for (int r = 0; r < rounds; r++) {
-			width[in][0][r] = probe_width(&ghz[in][r]);
-			miss[in][r] = probe_mispredict(ghz[in][r]);
+			struct probe *p = &pr[in][r];
+			p->width[0] = probe_width(&p->ghz);
+			p->miss = probe_mispredict(p->ghz);
+			p->load = probe_load_latency(p->ghz);
 			s[S_CSDEC_FLOW].r[r] = run_csdec_passes("flow", dirs[in], flow_passes);
+			p->huge_kb = s[S_CSDEC_FLOW].r[r].huge_kb;
 			if (hostile) {
 				h_beside[in].r[r] = run_csdec_passes("flow", hostile_dir, hostile_passes);
 				h_beside[in].n = r + 1;
@@ -622,7 +699,7 @@ int main(int argc, char **argv)
 					h_all.r[h_all.n++] = h_beside[in].r[r];
 			}
 			s[S_OCSD_FLOW].r[r] = run_harness("ocsd_bench", "flow", dirs[in]);
-			width[in][1][r] = probe_width(NULL);
+			p->width[1] = probe_width(NULL);
 			s[S_CSDEC_PKT].r[r] = run_csdec_passes("packets", dirs[in], pkt_passes);
 			s[S_OCSD_PKT].r[r] = run_harness("ocsd_bench", "packets", dirs[in]);
 			s[S_CSDEC_INSN].r[r] = run_harness("csdec_bench", "flow-insn", dirs[in]);
@@ -658,7 +735,7 @@ int main(int argc, char **argv)
 	if (ninputs)
 		for (int k = 0; k < 2; k++)
 			if (k ? mdf != NULL : 1)
-				probe_table(k ? mdf : stdout, names, ninputs, rounds, width, ghz, miss, ratio);
+				probe_table(k ? mdf : stdout, names, ninputs, rounds, pr, ratio);
 	if (hostile) {
 		for (int k = 0; k < 2; k++)
 			if (k ? mdf != NULL : 1)
