@@ -341,17 +341,17 @@ static double probe_load_latency(double ghz)
 	static uint64_t *set;
 	if (!set) {
 		void *p = NULL;
-		if (posix_memalign(&p, (size_t)2 << 20, PROBE_SET_LINES * 64) != 0)
+		uint32_t *order = malloc(PROBE_SET_LINES * sizeof(*order));
+		if (!order || posix_memalign(&p, (size_t)2 << 20, PROBE_SET_LINES * 64) != 0) {
+			free(order);
 			return 0;
+		}
 #ifdef MADV_HUGEPAGE
 		madvise(p, PROBE_SET_LINES * 64, MADV_HUGEPAGE);
 #endif
 		set = p;
 		/* A single cycle through all lines (Sattolo's shuffle), from a
 		 * fixed seed so that every run walks the same order. */
-		uint32_t *order = malloc(PROBE_SET_LINES * sizeof(*order));
-		if (!order)
-			return 0;
 		for (size_t i = 0; i < PROBE_SET_LINES; i++)
 			order[i] = (uint32_t)i;
 		uint64_t x = 0x2545F4914F6CDD1Dull;
