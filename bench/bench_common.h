@@ -14,8 +14,9 @@
  * bytes: trace bytes read; insns: instructions decoded (flow modes);
  * items: packets (packet mode) or records / generic elements (flow modes);
  * image_bytes: program image the process holds in memory (subtracted from
- * its peak RSS by bench_run); huge_kb: its anonymous memory in huge pages
- * at the end (csdec asks for them for its big tables; whether a host
+ * its peak RSS by bench_run); huge_kb: its anonymous memory in huge pages,
+ * the most seen right after a decode loop, while the decoders still hold
+ * their tables (csdec asks for huge pages for its big ones; whether a host
  * grants them is one way hosts of a kind differ), 0 where not known.
  */
 #ifndef CSD_BENCH_COMMON_H
@@ -46,6 +47,7 @@ struct bench_result {
 	uint64_t bytes, insns, items, errors;
 	uint64_t atoms;         /* packets mode: atoms of all packets (every packet's fields are read) */
 	uint64_t image_bytes;
+	uint64_t huge_kb;       /* the most anonymous memory in huge pages seen after a decode loop */
 	double seconds;
 };
 
@@ -72,12 +74,21 @@ static inline uint64_t bench_huge_kb(void)
 	return kb;
 }
 
+/* After a decode loop, before its decoders are freed: r->huge_kb kept up
+ * to date (outside the timed part). */
+static inline void bench_note_huge(struct bench_result *r)
+{
+	const uint64_t kb = bench_huge_kb();
+	if (kb > r->huge_kb)
+		r->huge_kb = kb;
+}
+
 static inline void bench_print_result(const char *tool, const char *mode, const struct bench_result *r)
 {
 	printf("RESULT tool=%s mode=%s bytes=%" PRIu64 " insns=%" PRIu64 " items=%" PRIu64 " errors=%" PRIu64
 	       " seconds=%.6f image_bytes=%" PRIu64 " atoms=%" PRIu64 " huge_kb=%" PRIu64 "\n",
 	       tool, mode, r->bytes, r->insns, r->items, r->errors, r->seconds, r->image_bytes, r->atoms,
-	       bench_huge_kb());
+	       r->huge_kb);
 	fflush(stdout);
 }
 

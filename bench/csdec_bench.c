@@ -223,6 +223,7 @@ static void decode_buffer(const csd_snapshot *snap, size_t b, enum mode mode)
 	double t0 = bench_now();
 	res.bytes += bench_decode_loop(fd, &rd, by_id, slots, nslots);
 	res.seconds += bench_now() - t0;
+	bench_note_huge(&res);
 	bench_close_buffer(&rd);
 	csd_frame_free(fd);
 	for (size_t i = 0; i < nslots; i++) {

@@ -200,6 +200,7 @@ static void decode_buffer(const csd_snapshot *snap, size_t b, int full)
 	double t0 = bench_now();
 	res.bytes += bench_decode_loop(tree, &rd);
 	res.seconds += bench_now() - t0;
+	bench_note_huge(&res);
 	bench_close_buffer(&rd);
 	ocsd_destroy_dcd_tree(tree);
 	for (size_t i = 0; i < ndumps; i++)
