@@ -72,7 +72,7 @@ struct run {
 	double seconds;        /* the harness's own timing, or CPU time of the whole tool run */
 	double process_seconds; /* CPU time (user + system) of the whole child process */
 	uint64_t bytes, insns, items, errors, image_bytes;
-	uint64_t huge_kb;      /* the harness's anonymous memory in huge pages at its end */
+	uint64_t huge_kb;      /* the harness's anonymous memory in huge pages after its decode loop */
 	long maxrss_kb;
 };
 
@@ -291,6 +291,15 @@ static double probe_width(double *ghz)
  * a mispredict costs against their width, the two take it differently
  * (BENCHMARKS.md, "History").
  */
+/* One step of a xorshift generator (13, 7, 17): the probes' random bits. */
+static inline uint64_t xorshift64(uint64_t x)
+{
+	x ^= x << 13;
+	x ^= x >> 7;
+	x ^= x << 17;
+	return x;
+}
+
 #define PROBE_BRANCHES 1000000u
 static __attribute__((noinline)) double probe_branch_loop(int random)
 {
@@ -299,9 +308,7 @@ static __attribute__((noinline)) double probe_branch_loop(int random)
 	uint64_t s = 0x9E3779B97F4A7C15ull, n0 = 0, n1 = 0;
 	const double t0 = thread_seconds();
 	for (unsigned i = 0; i < PROBE_BRANCHES; i++) {
-		s ^= s << 13;
-		s ^= s >> 7;
-		s ^= s << 17;
+		s = xorshift64(s);
 		const uint64_t bit = (random ? s >> 32 : (uint64_t)i >> 4) & 1;
 		/* (A volatile asm in each arm: the compiler makes no
 		 * conditional move of them.) */
@@ -356,9 +363,7 @@ static double probe_load_latency(double ghz)
 			order[i] = (uint32_t)i;
 		uint64_t x = 0x2545F4914F6CDD1Dull;
 		for (size_t i = PROBE_SET_LINES - 1; i > 0; i--) {
-			x ^= x << 13;
-			x ^= x >> 7;
-			x ^= x << 17;
+			x = xorshift64(x);
 			const size_t j = (size_t)(x % i);
 			const uint32_t t = order[i];
 			order[i] = order[j];
@@ -466,7 +471,7 @@ struct probe {
  * right before its csdec run: a round with a lower width ran on a core
  * whose other thread took more of it; the clock, a mispredict's and a
  * load's cost, from the probe before the flow run; the huge pages the
- * csdec flow run had at its end. */
+ * csdec flow run held after its decode loop. */
 static void probe_table(FILE *out, const char *const *names, int n, int rounds, struct probe pr[][MAX_ROUNDS],
 			double ratio[][2][MAX_ROUNDS])
 {
