@@ -22,6 +22,8 @@
 #                           table in $(B)/bench/instr.md): figures that do not
 #                           depend on the host (bench/instr_counts.sh)
 #   make bench-bins         just the harnesses
+#   BENCH_THP=off           bench and bench-loops with every run made without
+#                           transparent huge pages (bench_run --no-thp)
 #
 # Inputs (snapshot directories):
 #   BENCH_TC2_MB   TC2's capture (all four sources) repeated to this many MiB
@@ -35,6 +37,8 @@
 
 BENCH_DIR := $(B)/bench
 BENCH_ROUNDS ?= 3
+BENCH_THP ?=
+BENCH_THP_ARG := $(if $(filter off,$(BENCH_THP)),--no-thp)
 # (32: csdec decodes it in about 0.12 s of CPU; at 8 MiB, 0.03 s, a single
 # stolen time slice of the VM moved a round's ratio by a third.)
 BENCH_TC2_MB ?= 32
@@ -161,7 +165,7 @@ BENCH_WHOLE_ARGS = $(foreach w,$(BENCH_WHOLE),--whole $(w)) --ocsd-version '$(BE
 	$(if $(BENCH_LISTER),--lister $(BENCH_LISTER))
 
 bench: $(BENCH_BINS) $(B)/csdec bench-inputs $(BENCH_INSTR_DIRS:%=%/.stamp)
-	$(BENCH_DIR)/bench_run --rounds $(BENCH_ROUNDS) --bin $(BENCH_DIR) --tool $(B)/csdec \
+	$(BENCH_DIR)/bench_run --rounds $(BENCH_ROUNDS) --bin $(BENCH_DIR) --tool $(B)/csdec $(BENCH_THP_ARG) \
 	  --md $(BENCH_DIR)/results.md --hostile $(notdir $(BENCH_HOSTILE))=$(BENCH_HOSTILE) tc2=$(BENCH_TC2) \
 	  $(foreach d,$(BENCH_GEN_DIRS),$(notdir $(d))=$(d)) $(BENCH_WHOLE_ARGS)
 	$(BENCH_JOBS_RUN)
@@ -170,7 +174,7 @@ bench: $(BENCH_BINS) $(B)/csdec bench-inputs $(BENCH_INSTR_DIRS:%=%/.stamp)
 # Only the library loops against OpenCSD, with the host probe (the first two
 # tables of make bench): the quick check of issue 5's targets after a change.
 bench-loops: $(BENCH_BINS) bench-inputs
-	$(BENCH_DIR)/bench_run --rounds $(BENCH_ROUNDS) --bin $(BENCH_DIR) --tool $(B)/csdec \
+	$(BENCH_DIR)/bench_run --rounds $(BENCH_ROUNDS) --bin $(BENCH_DIR) --tool $(B)/csdec $(BENCH_THP_ARG) \
 	  --md $(BENCH_DIR)/results-loops.md tc2=$(BENCH_TC2) $(foreach d,$(BENCH_GEN_DIRS),$(notdir $(d))=$(d))
 
 bench-instr: $(BENCH_BINS) $(BENCH_INSTR_DIRS:%=%/.stamp)

@@ -4,7 +4,8 @@
  * round in child processes, and prints the table of BENCHMARKS.md.
  *
  *   bench_run [--rounds N] [--bin DIR] [--tool CSDEC] [--md FILE] [--hostile NAME=DIR]
- *             [--whole NAME=DIR]... [--ocsd-version V] [--lister TRC_PKT_LISTER] NAME=SNAPSHOT_DIR...
+ *             [--whole NAME=DIR]... [--ocsd-version V] [--lister TRC_PKT_LISTER] [--no-thp]
+ *             NAME=SNAPSHOT_DIR...
  *   bench_run --mem-check LIMIT_MB [--bin DIR] NAME=SNAPSHOT_DIR
  *   bench_run --probe N
  *
@@ -41,6 +42,11 @@
  * /dev/null` (it formats every element it decodes; the file option keeps
  * it off the terminal).
  *
+ * --no-thp runs every child without transparent huge pages
+ * (PR_SET_THP_DISABLE, inherited by the children), to tell on a host
+ * whether csdec's speed depends on its tables' huge pages; the tables say
+ * so in a line above them.
+ *
  * --mem-check runs csdec's flow and packet decoding and `csdec decode
  * --format none` once each and fails (exit 1) if peak RSS beyond the image
  * exceeds LIMIT_MB in any of them.
@@ -55,6 +61,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#ifdef __linux__
+#include <sys/prctl.h>
+#endif
 #include <sys/resource.h>
 #include <sys/time.h>
 #include <sys/types.h>
@@ -603,6 +612,7 @@ int main(int argc, char **argv)
 	int nwhole = 0;
 	const char *ocsd_version = "";
 	const char *lister = NULL;
+	int no_thp = 0;
 
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
@@ -632,6 +642,20 @@ int main(int argc, char **argv)
 			ocsd_version = argv[++i];
 		} else if (strcmp(a, "--lister") == 0 && i + 1 < argc) {
 			lister = argv[++i];
+		} else if (strcmp(a, "--no-thp") == 0) {
+			/* Every child without transparent huge pages (the
+			 * setting is inherited across fork and exec): whether a
+			 * host's speed depends on them (issue 21). */
+#if defined(__linux__) && defined(PR_SET_THP_DISABLE)
+			if (prctl(PR_SET_THP_DISABLE, 1, 0, 0, 0) != 0) {
+				fprintf(stderr, "bench_run: --no-thp: %s\n", strerror(errno));
+				return 2;
+			}
+			no_thp = 1;
+#else
+			fprintf(stderr, "bench_run: --no-thp needs Linux\n");
+			return 2;
+#endif
 		} else if (strcmp(a, "--probe") == 0 && i + 1 < argc) {
 			/* The host probe alone, N times: whether the core is shared now. */
 			const int n = atoi(argv[++i]);
@@ -654,7 +678,7 @@ int main(int argc, char **argv)
 			ninputs++;
 		} else {
 			fprintf(stderr, "usage: bench_run [--rounds N] [--bin DIR] [--tool CSDEC] [--md FILE] "
-					"[--hostile NAME=DIR] [--whole NAME=DIR]... [--ocsd-version V] [--lister PATH] NAME=DIR...\n"
+					"[--hostile NAME=DIR] [--whole NAME=DIR]... [--ocsd-version V] [--lister PATH] [--no-thp] NAME=DIR...\n"
 					"       bench_run --mem-check LIMIT_MB [--bin DIR] NAME=DIR\n");
 			return 2;
 		}
@@ -672,6 +696,11 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	if (ninputs) {
+		if (no_thp) {
+			printf("Without transparent huge pages (--no-thp).\n\n");
+			if (mdf)
+				fprintf(mdf, "Without transparent huge pages (--no-thp).\n\n");
+		}
 		header(stdout);
 		if (mdf)
 			header(mdf);
