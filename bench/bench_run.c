@@ -474,6 +474,7 @@ struct probe {
 	double miss;
 	double load;
 	uint64_t huge_kb;       /* the csdec flow run's huge pages */
+	double cycles_byte[4];  /* cycles a byte at that clock: csdec flow, OpenCSD flow, csdec packets, OpenCSD packets */
 };
 
 /* Each round's ratios (flow [0], packets [1]) beside the host probe taken
@@ -494,6 +495,22 @@ static void probe_table(FILE *out, const char *const *names, int n, int rounds, 
 			fprintf(out, "| %s | %d | %.2f | %.1fx | %.2f | %.1fx | %.2f | %.1f | %.0f | %.0f |\n", names[i],
 				r + 1, p->width[0], ratio[i][0][r], p->width[1], ratio[i][1][r], p->ghz, p->miss, p->load,
 				(double)p->huge_kb / 1024);
+		}
+}
+
+/* Each round's loops in cycles a byte at the clock its probe measured:
+ * the same count on two hosts means the loop runs alike there and only
+ * the clock differs; more on one host means its core takes that loop
+ * worse (BENCHMARKS.md, "How to reproduce"). */
+static void cycles_table(FILE *out, const char *const *names, int n, int rounds, struct probe pr[][MAX_ROUNDS])
+{
+	fprintf(out, "\n| input | round | core clock (GHz) | csdec flow (cycles a byte) | OpenCSD flow | "
+		     "csdec packets | OpenCSD packets |\n| --- | ---: | ---: | ---: | ---: | ---: | ---: |\n");
+	for (int i = 0; i < n; i++)
+		for (int r = 0; r < rounds; r++) {
+			const struct probe *p = &pr[i][r];
+			fprintf(out, "| %s | %d | %.2f | %.2f | %.1f | %.2f | %.1f |\n", names[i], r + 1, p->ghz,
+				p->cycles_byte[0], p->cycles_byte[1], p->cycles_byte[2], p->cycles_byte[3]);
 		}
 }
 
@@ -740,6 +757,11 @@ int main(int argc, char **argv)
 			s[S_TOOL_JSONL].r[r] = run_tool_jsonl(dirs[in]);
 			for (int k = 0; k < S_COUNT; k++)
 				s[k].n = r + 1;
+			static const int loops[4] = { S_CSDEC_FLOW, S_OCSD_FLOW, S_CSDEC_PKT, S_OCSD_PKT };
+			for (int k = 0; k < 4; k++) {
+				const struct run *lr = &s[loops[k]].r[r];
+				p->cycles_byte[k] = lr->bytes ? lr->seconds * p->ghz * 1e9 / (double)lr->bytes : 0;
+			}
 			/* the tool run reports nothing itself: same input, same image */
 			s[S_TOOL_JSONL].r[r].image_bytes = s[S_CSDEC_INSN].r[r].image_bytes;
 		}
@@ -768,8 +790,10 @@ int main(int argc, char **argv)
 	}
 	if (ninputs)
 		for (int k = 0; k < 2; k++)
-			if (k ? mdf != NULL : 1)
+			if (k ? mdf != NULL : 1) {
 				probe_table(k ? mdf : stdout, names, ninputs, rounds, pr, ratio);
+				cycles_table(k ? mdf : stdout, names, ninputs, rounds, pr);
+			}
 	if (hostile) {
 		for (int k = 0; k < 2; k++)
 			if (k ? mdf != NULL : 1)
