@@ -21,7 +21,9 @@
  * hostile one) decodes its input over as many passes as make it last about
  * a second (passes_for_span), as OpenCSD's runs do in one pass. Peak memory
  * is each child's ru_maxrss (wait4), the largest over the rounds, less the
- * program image the child reports holding.
+ * program image the child reports holding. After the tables of the inputs,
+ * the host probe taken before each round beside its ratios, and each
+ * round's four loops in cycles a byte at the clock that probe measured.
  *
  * --hostile: an input that is trace made to be slow to decode (bench_hostile.c:
  * every packet a walk through 16 MiB without a waypoint), csdec's flow
