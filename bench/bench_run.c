@@ -663,8 +663,9 @@ int main(int argc, char **argv)
 			lister = argv[++i];
 		} else if (strcmp(a, "--no-thp") == 0) {
 			/* Every child without transparent huge pages (the
-			 * setting is inherited across fork and exec): whether a
-			 * host's speed depends on them (issue 21). */
+			 * setting is inherited across fork and exec), and the
+			 * probe's own 4 MiB set too: whether a host's speed
+			 * depends on them. */
 #if defined(__linux__) && defined(PR_SET_THP_DISABLE)
 			if (prctl(PR_SET_THP_DISABLE, 1, 0, 0, 0) != 0) {
 				fprintf(stderr, "bench_run: --no-thp: %s\n", strerror(errno));
