@@ -183,6 +183,45 @@ int main(void)
 		 snapdir);
 	CHECK_EQ(run(cmd, out, sizeof(out)), 1);
 	CHECK(strstr(out, "\"type\":\"trace_on\"") != NULL);
+	/* --id names the one source's trace ID there, as --trace-id does;
+	 * two IDs, or two that differ, are a usage error. */
+	static char by_trace_id[sizeof(out)];
+	memcpy(by_trace_id, out, sizeof(out));
+	snprintf(cmd, sizeof(cmd), "%s decode --trace %s/trace.bin --protocol ptm --id 0x13 --format jsonl", tool,
+		 snapdir);
+	CHECK_EQ(run(cmd, out, sizeof(out)), 1);
+	CHECK(strstr(out, "\"id\":19,") != NULL);
+	CHECK_EQ(strcmp(out, by_trace_id), 0);
+	snprintf(cmd, sizeof(cmd), "%s decode --trace %s/trace.bin --protocol ptm --id 0x13 --id 0x14 2>/dev/null", tool,
+		 snapdir);
+	CHECK_EQ(run(cmd, out, sizeof(out)), 2);
+	snprintf(cmd, sizeof(cmd), "%s decode --trace %s/trace.bin --protocol ptm --id 0x13 --trace-id 0x14 2>/dev/null",
+		 tool, snapdir);
+	CHECK_EQ(run(cmd, out, sizeof(out)), 2);
+	/* --core: only with --trace, a known profile, and no PTM on a Cortex-M. */
+	snprintf(cmd, sizeof(cmd), "%s decode %s --core cortex-m3 2>/dev/null", tool, snapdir);
+	CHECK_EQ(run(cmd, out, sizeof(out)), 2);
+	snprintf(cmd, sizeof(cmd), "%s decode --trace %s/trace.bin --protocol ptm --core cortex-x 2>/dev/null", tool,
+		 snapdir);
+	CHECK_EQ(run(cmd, out, sizeof(out)), 2);
+	snprintf(cmd, sizeof(cmd), "%s decode --trace %s/trace.bin --protocol ptm --core cortex-m4 2>/dev/null", tool,
+		 snapdir);
+	CHECK_EQ(run(cmd, out, sizeof(out)), 2);
+	snprintf(cmd, sizeof(cmd), "%s decode --trace %s/trace.bin --protocol ptm --trace-id 0x13 --core Cortex-A15 --format jsonl",
+		 tool, snapdir);
+	CHECK_EQ(run(cmd, out, sizeof(out)), 1);
+	CHECK_EQ(strcmp(out, by_trace_id), 0);
+	/* decode's own options are refused by the commands that take
+	 * records, and a usage error points at the command's help. */
+	static const char *const takers[] = { "coverage", "profile", "timeline -o /dev/null" };
+	for (size_t k = 0; k < sizeof(takers) / sizeof(takers[0]); k++) {
+		snprintf(cmd, sizeof(cmd), "%s %s %s --data-only 2>&1", tool, takers[k], snapdir);
+		CHECK_EQ(run(cmd, out, sizeof(out)), 2);
+		CHECK(strstr(out, "--data-only is an option of decode") != NULL);
+		char want[64];
+		snprintf(want, sizeof(want), "Try 'csdec %.*s --help'", (int)strcspn(takers[k], " "), takers[k]);
+		CHECK(strstr(out, want) != NULL);
+	}
 	snprintf(cmd, sizeof(cmd), "%s decode --trace %s/trace.bin 2>/dev/null", tool, snapdir);
 	CHECK_EQ(run(cmd, out, sizeof(out)), 2); /* --protocol missing */
 

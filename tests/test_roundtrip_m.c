@@ -117,6 +117,29 @@ static void check_snapshot(const char *snap, const uint32_t *addr, size_t n, con
 	}
 }
 
+/* The tool on the TPIU capture alone (--trace, as a probe's user has it),
+ * told the core with --core: the same records as from the snapshot, whose
+ * cpu_0.ini names the Cortex-M3 (exception names and numbers are the
+ * profile's). */
+static void tool_trace_file(const char *gen, const char *progs)
+{
+	const char *tool = getenv("CSD_TOOL");
+	CHECK(tool != NULL);
+	if (!tool)
+		return;
+	char cmd[4096];
+	snprintf(cmd, sizeof(cmd),
+		 "d=%s/cm3demo--etm3-ca-tpiu; t=$(mktemp -d) && "
+		 "%s decode $d --format jsonl > $t/snap && grep -q '\"name\":\"SysTick\"' $t/snap && "
+		 "%s decode --trace $d/trace.bin --formatted=port --protocol etm3 --reg ETMCR=0x1000 --core cortex-m3 "
+		 "--elf %s/cm3demo.elf --format jsonl > $t/trace && cmp $t/snap $t/trace; r=$?; rm -rf $t; exit $r",
+		 gen, tool, tool, progs);
+	int rc = system(cmd);
+	printf("decode --trace --core cortex-m3 of the TPIU capture against the snapshot: %s\n",
+	       rc == 0 ? "same records" : "differ");
+	CHECK_EQ(rc, 0);
+}
+
 int main(void)
 {
 	const char *gen = getenv("CSD_GEN_M"), *progs = getenv("CSD_PROGRAMS_M");
@@ -138,5 +161,6 @@ int main(void)
 		check_snapshot(path, addr, n, &ev);
 	}
 	free(addr);
+	tool_trace_file(gen, progs);
 	return check_done("test_roundtrip_m");
 }

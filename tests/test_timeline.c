@@ -228,6 +228,27 @@ static void program(const char *tool)
 	CHECK_EQ(check_file(json, &c), 0);
 	CHECK(c.spans + c.instants <= 40 && c.spans > 0);
 	CHECK(file_has(json, "\"cut\":\"--max-events 40 reached"));
+	/* Exactly N where the trace has more: the cap ends the spans open
+	 * when one more event would pass it, not some events before. */
+	static const unsigned caps[] = { 1, 2, 3, 7 };
+	for (size_t k = 0; k < sizeof(caps) / sizeof(caps[0]); k++) {
+		snprintf(cmd, sizeof(cmd), "%s timeline --trace %s " PROG_DECODE_ARGS " --elf %s --max-events %u -o %s 2>&1",
+			 tool, pr.trace, pr.elf, caps[k], json);
+		CHECK_EQ(prog_run_cmd(cmd, out, sizeof(out)), 0);
+		CHECK_EQ(check_file(json, &c), 0);
+		printf("timeline --max-events %u: %ld spans, %ld instants\n", caps[k], c.spans, c.instants);
+		CHECK_EQ(c.spans + c.instants, (long)caps[k]);
+	}
+	/* With a window, only what the window shows counts: the spans open
+	 * before it are cut at its start, none of them earlier. */
+	snprintf(cmd, sizeof(cmd),
+		 "%s timeline --trace %s " PROG_DECODE_ARGS " --elf %s --clock instructions --from 300 --max-events 5 -o %s 2>&1",
+		 tool, pr.trace, pr.elf, json);
+	CHECK_EQ(prog_run_cmd(cmd, out, sizeof(out)), 0);
+	CHECK_EQ(check_file(json, &c), 0);
+	CHECK_EQ(c.spans + c.instants, 5);
+	CHECK_EQ(span_bounds(json, &lo, &hi, "main", &x), 0);
+	CHECK(lo >= 300);
 	perf_data(tool, &pr);
 	prog_cleanup(&pr);
 }

@@ -19,6 +19,7 @@
 #include "symbols.h"
 
 const char *prog = "csdec";
+const char *cli_command;
 
 void die_usage(const char *fmt, ...)
 {
@@ -26,7 +27,10 @@ void die_usage(const char *fmt, ...)
 	va_start(ap, fmt);
 	fprintf(stderr, "%s: ", prog);
 	vfprintf(stderr, fmt, ap);
-	fprintf(stderr, "\nTry '%s --help'.\n", prog);
+	if (cli_command)
+		fprintf(stderr, "\nTry '%s %s --help'.\n", prog, cli_command);
+	else
+		fprintf(stderr, "\nTry '%s --help'.\n", prog);
 	va_end(ap);
 	exit(EXIT_USAGE);
 }
@@ -506,6 +510,41 @@ static void check_etmidr(const struct options *o)
 			  minor, major == 2 ? "; 2 is an ETMv3: --protocol etm3" : "");
 }
 
+/* --core NAME: the core's profile, as a snapshot's core name gives it
+ * (cortex-a9, Cortex-M3...: by the letter after "cortex-"). */
+static int parse_core(const char *v)
+{
+	if (strncasecmp(v, "cortex-", 7) == 0) {
+		const char c = v[7];
+		if (c == 'a' || c == 'A')
+			return CSD_CORE_A;
+		if (c == 'r' || c == 'R')
+			return CSD_CORE_R;
+		if (c == 'm' || c == 'M')
+			return CSD_CORE_M;
+	}
+	die_usage("unknown core '%s' (expected cortex-a, cortex-r or cortex-m, as cortex-a9 or cortex-m3)", v);
+	return CSD_CORE_A;
+}
+
+/* With --trace there is one source: --id names its trace ID, as
+ * --trace-id does (a snapshot's sources have theirs). */
+static void trace_id_from_ids(struct options *o)
+{
+	int id = -1;
+	for (int k = 0; k < MAX_IDS; k++) {
+		if (!o->want[k])
+			continue;
+		if (id >= 0)
+			die_usage("--trace decodes one source: give its trace ID once (--id or --trace-id)");
+		id = k;
+	}
+	if (o->trace_id >= 0 && o->trace_id != id)
+		die_usage("--id 0x%02x and the trace ID 0x%02x given otherwise (--trace-id, --reg ETMTRACEIDR) differ", id,
+			  o->trace_id);
+	o->trace_id = id;
+}
+
 void cli_parse_options(int argc, char **argv, struct options *o, enum cli_mode mode, void (*help)(FILE *),
 		       cli_extra_opt_fn extra, void *user)
 {
@@ -514,6 +553,7 @@ void cli_parse_options(int argc, char **argv, struct options *o, enum cli_mode m
 	memset(o, 0, sizeof(*o));
 	o->format = FMT_TEXT;
 	o->trace_id = -1;
+	o->core_profile = -1;
 	o->frame_format = CSD_FRAME_RAW;
 	o->jobs = 0;
 	for (int i = 1; i < argc; i++) {
@@ -561,6 +601,8 @@ void cli_parse_options(int argc, char **argv, struct options *o, enum cli_mode m
 			o->trace_id = parse_id(v);
 		} else if (decode && (v = cli_opt_value(argc, argv, &i, "--reg"))) {
 			parse_reg(o, v);
+		} else if (decode && (v = cli_opt_value(argc, argv, &i, "--core"))) {
+			o->core_profile = parse_core(v);
 		} else if (decode && (v = cli_opt_value(argc, argv, &i, "--sysfs"))) {
 			if (o->sysfs)
 				die_usage("--sysfs names the one source of --trace: give it once");
@@ -595,10 +637,16 @@ void cli_parse_options(int argc, char **argv, struct options *o, enum cli_mode m
 		die_usage("%s: missing <snapshot-dir>%s", decode ? "decode" : "packets", decode ? " or --trace FILE" : "");
 	if (o->sysfs && !o->trace)
 		die_usage("--sysfs is for --trace: a snapshot has its registers");
+	if (o->core_profile >= 0 && !o->trace)
+		die_usage("--core is for --trace: a snapshot names its cores, and perf records Cortex-A ones");
+	if (o->trace && o->any_id)
+		trace_id_from_ids(o);
 	if (o->sysfs)
 		load_sysfs(o);
 	if (o->trace && !o->protocol)
 		die_usage("--trace needs --protocol etm3|ptm (or --sysfs DIR)");
+	if (o->trace && o->core_profile == CSD_CORE_M && o->protocol == CSD_PROTO_PTM)
+		die_usage("--core: a Cortex-M core has an ETM (--protocol etm3), not a PTM");
 	if (o->trace)
 		check_etmidr(o);
 }

@@ -19,6 +19,8 @@
 enum out_format { FMT_TEXT, FMT_JSONL, FMT_NONE };
 
 extern const char *prog;
+/* The command being run ("decode"...), for usage errors to point at its help; NULL before one is. */
+extern const char *cli_command;
 
 #if defined(__GNUC__)
 #define CLI_PRINTF(a, b) __attribute__((format(printf, a, b)))
@@ -144,6 +146,7 @@ struct options {
 	int have_etmidr;
 	unsigned regs_given;    /* REG_* bits: registers given with --reg (they win over --sysfs) */
 	const char *sysfs;      /* --sysfs DIR: an ETM's coresight-etm3x sysfs directory, copied */
+	int core_profile;       /* --core NAME: enum csd_core_profile (-1: not given) */
 	const char *images[MAX_LIST];
 	int n_images;
 	const char *elfs[MAX_LIST];

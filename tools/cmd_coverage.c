@@ -30,9 +30,9 @@ struct coverage {
 static void usage_coverage(FILE *out)
 {
 	fprintf(out,
-		"Usage: csdec coverage <snapshot-dir> [--id ID]... --elf FILE[@BIAS]... [--lcov FILE] [--insns]\n"
-		"       csdec coverage <perf.data> [--symfs DIR] [decode options] --elf FILE...\n"
-		"       csdec coverage --trace FILE --protocol etm3|ptm [decode options] --elf FILE...\n"
+		"Usage: csdec coverage <snapshot-dir> [--id ID]... [--elf FILE[@BIAS]]... [--lcov FILE] [--insns]\n"
+		"       csdec coverage <perf.data> [--symfs DIR] [decode options] [--elf FILE]...\n"
+		"       csdec coverage --trace FILE --protocol etm3|ptm [decode options] [--elf FILE]...\n"
 		"\n"
 		"What the trace shows executed of a program: per function the instructions\n"
 		"executed of those present and the conditional branches exercised both ways,\n"
@@ -73,7 +73,8 @@ static int coverage_option(void *user, int argc, char **argv, int *i)
 		c->lcov_path = argv[++*i];
 		return 1;
 	}
-	if (strcmp(a, "--format") == 0 || strncmp(a, "--format=", 9) == 0 || strcmp(a, "--insn") == 0)
+	if (strcmp(a, "--format") == 0 || strncmp(a, "--format=", 9) == 0 || strcmp(a, "--insn") == 0 ||
+	    strcmp(a, "--data-only") == 0)
 		die_usage("coverage: %s is an option of decode", a);
 	return 0;
 }

@@ -82,7 +82,7 @@ static int profile_option(void *user, int argc, char **argv, int *i)
 			die_usage("--weight expects instr or cycles, got '%s'", v);
 		p->weight = v[0];
 	} else {
-		if (strcmp(argv[*i], "--insn") == 0)
+		if (strcmp(argv[*i], "--insn") == 0 || strcmp(argv[*i], "--data-only") == 0)
 			die_usage("profile: %s is an option of decode", argv[*i]);
 		return 0;
 	}

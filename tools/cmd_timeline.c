@@ -85,7 +85,10 @@ struct timeline {
 	int64_t from, to;             /* window, instructions or time; -1 none */
 	int from_time, to_time;
 	uint64_t max_events;
-	uint64_t events, spans, instants, open_frames;
+	uint64_t events, spans, instants;
+	/* Frames open on sources in their window: each is one event to come,
+	 * so the cap holds them back from new events. */
+	uint64_t owed;
 	int cut;                      /* the event cap was reached */
 	int any_event;                /* one is written (the next needs a comma) */
 	char cut_note[256];
@@ -114,17 +117,20 @@ static void usage_timeline(FILE *out)
 		"  --elf FILE[@BIAS]  symbols and code of the program; may be repeated\n"
 		"  --clock C          the time axis: timestamps (interpolated by cycles, or by\n"
 		"                     instructions without them), cycles, or insn\n"
-		"                     (instructions); auto (default): the first of these the\n"
-		"                     source traces. The file's metadata names it.\n"
+		"                     (instructions, also accepted as the name); auto\n"
+		"                     (default): the first of these the source traces. The\n"
+		"                     file's metadata names it.\n"
 		"  --from N, --to N   only this part of each source: N is an instruction index\n"
 		"                     (or insn:N), or time:T in the file's time unit; spans open\n"
 		"                     at the edges are cut there\n"
 		"  --max-events N     write at most N spans and instant events (default\n"
-		"                     1000000, 0: no limit); the rest is cut with a message\n"
+		"                     1000000, 0: no limit): where one more would pass N,\n"
+		"                     the spans open end and the rest is cut with a message\n"
 		"  --id ID            only this trace ID; may be repeated\n"
 		"  --jobs N           decode on up to N threads, one source per thread (default:\n"
 		"                     the online cores, one for one source or a capture under\n"
-		"                     1 MiB; 1: all on one); the result is the same\n"
+		"                     1 MiB; 1: all on one; N >= 2 given: a capture's one\n"
+		"                     source is cut into chunks); the result is the same\n"
 		"Other options as for 'csdec decode' (--trace, --protocol, --reg, --image...).\n"
 		"\n"
 		"Exit status: 0 clean, 1 the trace had errors (the timeline of what decoded\n"
@@ -161,13 +167,16 @@ static int timeline_option(void *user, int argc, char **argv, int *i)
 	} else if ((v = cli_opt_value(argc, argv, i, "--max-events"))) {
 		o->t->max_events = parse_number(v, "--max-events count");
 	} else if ((v = cli_opt_value(argc, argv, i, "--clock"))) {
-		int c = strcmp(v, "auto") == 0 ? CLOCK_AUTO : strcmp(v, "insn") == 0 ? CLOCK_INSN :
+		/* ("instructions": the name the file's metadata gives it) */
+		int c = strcmp(v, "auto") == 0 ? CLOCK_AUTO :
+			strcmp(v, "insn") == 0 || strcmp(v, "instructions") == 0 ? CLOCK_INSN :
 			strcmp(v, "cycles") == 0 ? CLOCK_CYCLES : strcmp(v, "timestamps") == 0 ? CLOCK_TIMESTAMPS : -1;
 		if (c < 0)
 			die_usage("--clock expects auto, insn, cycles or timestamps, got '%s'", v);
 		o->t->clock_opt = c;
 	} else {
-		if (strcmp(a, "--format") == 0 || strncmp(a, "--format=", 9) == 0 || strcmp(a, "--insn") == 0)
+		if (strcmp(a, "--format") == 0 || strncmp(a, "--format=", 9) == 0 || strcmp(a, "--insn") == 0 ||
+		    strcmp(a, "--data-only") == 0)
 			die_usage("timeline: %s is an option of decode", a);
 		return 0;
 	}
@@ -243,6 +252,20 @@ static int emitting(const struct tl_source *ts)
 	return ts->in_window && !ts->stopped;
 }
 
+static void cap_reached(struct timeline *t, const struct source_slot *s, struct tl_source *ts);
+
+/* May n more events come into being (a span to come, an instant)? At
+ * the cap, everything ends: what is open is written, nothing more. */
+static int cap_allows(struct timeline *t, const struct source_slot *s, struct tl_source *ts, uint64_t n)
+{
+	if (t->cut)
+		return 0;
+	if (!t->max_events || t->events + t->owed + n <= t->max_events)
+		return 1;
+	cap_reached(t, s, ts);
+	return 0;
+}
+
 static void frame_name(const struct timeline *t, const struct tl_frame *f, char *buf, size_t cap)
 {
 	if (f->kind == FR_EXCEPTION)
@@ -262,8 +285,10 @@ static void emit_frame(struct timeline *t, const struct source_slot *s, struct t
 {
 	char name[300];
 	double start = f->start > ts->win_start ? f->start : ts->win_start;
-	t->open_frames--;
-	if (!emitting(ts) || end < start)
+	if (!emitting(ts))
+		return;
+	t->owed--;
+	if (end < start)
 		return;
 	frame_name(t, f, name, sizeof(name));
 	event_sep(t);
@@ -292,7 +317,7 @@ static void emit_frame(struct timeline *t, const struct source_slot *s, struct t
 static void instant(struct timeline *t, const struct source_slot *s, struct tl_source *ts, const char *name,
 		    const char *detail)
 {
-	if (!emitting(ts) || !ts->started)
+	if (!emitting(ts) || !ts->started || !cap_allows(t, s, ts, 1))
 		return;
 	event_sep(t);
 	fputs("{\"name\":", t->out);
@@ -315,15 +340,19 @@ static void close_all(struct timeline *t, const struct source_slot *s, struct tl
 	ts->pending = 0;
 }
 
-static void push(struct timeline *t, struct tl_source *ts, const struct tl_frame *f)
+static void push(struct timeline *t, const struct source_slot *s, struct tl_source *ts, const struct tl_frame *f)
 {
 	if (ts->depth >= TL_STACK_MAX) {
 		ts->hidden++;
 		t->deep_calls++;
 		return;
 	}
+	if (emitting(ts)) {
+		if (!cap_allows(t, s, ts, 1))
+			return;
+		t->owed++;
+	}
 	ts->stack[ts->depth++] = *f;
-	t->open_frames++;
 }
 
 /* ---- time ---- */
@@ -386,8 +415,7 @@ static void start_track(struct timeline *t, const struct source_slot *s, struct 
 	f.fn = fn_at(t, addr);
 	f.start = ts->now;
 	ts->seg_start = ts->now;
-	push(t, ts, &f);
-	(void)s;
+	push(t, s, ts, &f);
 }
 
 /* Execution arrives at addr: the pending call or handler begins, or a
@@ -414,7 +442,7 @@ static void arrive(struct timeline *t, const struct source_slot *s, struct tl_so
 		f.fn = fn_at(t, addr);
 		f.ret = ts->pend_ret;
 		f.start = ts->now;
-		push(t, ts, &f);
+		push(t, s, ts, &f);
 		ts->check_return = 0;
 		ts->lost = 0;
 		return;
@@ -454,7 +482,7 @@ static void arrive(struct timeline *t, const struct source_slot *s, struct tl_so
 		f.start = ts->seg_start;
 	else
 		f.start = ts->now;
-	push(t, ts, &f);
+	push(t, s, ts, &f);
 }
 
 static struct tl_source *tl_source(struct timeline *t, const struct source_slot *s)
@@ -508,10 +536,15 @@ static void cap_reached(struct timeline *t, const struct source_slot *s, struct 
 
 static int window_check(struct timeline *t, const struct source_slot *s, struct tl_source *ts)
 {
-	if (ts->stopped)
+	/* (After the cap, a source met for the first time is stopped too.) */
+	if (ts->stopped || t->cut)
 		return 0;
 	if (!ts->in_window && t->from >= 0 &&
 	    (t->from_time ? ts->now >= (double)t->from : ts->insns >= (uint64_t)t->from)) {
+		/* The frames open at the window's start are spans to come. */
+		if (!cap_allows(t, s, ts, ts->depth))
+			return 0;
+		t->owed += ts->depth;
 		ts->in_window = 1;
 		ts->win_start = ts->now;
 		if (ts->started)
@@ -520,10 +553,6 @@ static int window_check(struct timeline *t, const struct source_slot *s, struct 
 	if (t->to >= 0 && (t->to_time ? ts->now >= (double)t->to : ts->insns >= (uint64_t)t->to)) {
 		close_all(t, s, ts);
 		ts->stopped = 1;
-		return 0;
-	}
-	if (t->max_events && t->events + t->open_frames + 4 >= t->max_events) {
-		cap_reached(t, s, ts);
 		return 0;
 	}
 	return 1;
@@ -572,7 +601,7 @@ static void on_record(struct run_ctx *ctx, struct source_slot *s, const struct c
 			f.ret = r->addr;
 			f.exc = csd_exception_name(&s->cfg, r->exception);
 			f.start = ts->now;
-			push(t, ts, &f);
+			push(t, s, ts, &f);
 			ts->pending = 1;
 			ts->pend_ret = r->addr;
 		}

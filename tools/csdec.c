@@ -4,7 +4,7 @@
  *
  *   csdec packets <snapshot-dir>|<perf.data> [--id ID]... [--format text|jsonl]
  *   csdec decode  <snapshot-dir>|<perf.data> [--id ID]... [--format text|jsonl|none] [--insn] [--data-only]
- *   csdec decode  --trace FILE --protocol etm3|ptm [--formatted] [--trace-id ID]
+ *   csdec decode  --trace FILE --protocol etm3|ptm [--formatted] [--trace-id ID] [--core NAME]
  *                 [--reg NAME=VALUE]... [--image FILE@ADDR]... [--elf FILE[@BIAS]]...
  *   csdec gen     --qemu-log LOG --elf ELF --protocol ptm|etm3 ... -o DIR
  *
@@ -30,7 +30,7 @@ static void usage(FILE *out)
 		"  packets <snapshot-dir>   list every packet of every trace source\n"
 		"  decode  <snapshot-dir>   the executed instructions, with exceptions, cycles\n"
 		"                           and context (also: decode --trace FILE ...)\n"
-		"                           (packets and decode also read a perf.data file)\n"
+		"                           (every command but gen also reads a perf.data file)\n"
 		"  coverage <snapshot-dir>  executed instructions, lines and branches of a program\n"
 		"                           (--elf): summary, lcov tracefile\n"
 		"  profile  <snapshot-dir>  instructions and cycles per function, callers and\n"
@@ -41,7 +41,10 @@ static void usage(FILE *out)
 		"                           program run recorded by qemu-arm, as a snapshot\n"
 		"                           or as a perf.data file (--perf-data)\n"
 		"\n"
-		"Run 'csdec <command> --help' for the options of a command.\n"
+		"\n"
+		"Options:\n"
+		"  --help                   this text; 'csdec <command> --help' for the options\n"
+		"                           of a command\n"
 		"  --version                print the version\n");
 }
 
@@ -75,22 +78,25 @@ static void usage_decode(FILE *out)
 	fprintf(out,
 		"Usage: csdec decode <snapshot-dir> [--id ID]... [--format text|jsonl|none] [--insn] [--data-only] [--jobs N]\n"
 		"       csdec decode <perf.data> [--symfs DIR] [--buildid-dir DIR] [--vmlinux FILE] [options]\n"
-		"       csdec decode --trace FILE --protocol etm3|ptm [--formatted] [--trace-id ID]\n"
+		"       csdec decode --trace FILE --protocol etm3|ptm [--formatted] [--trace-id ID] [--core NAME]\n"
 		"                    [--reg NAME=VALUE]... [--sysfs DIR] [--image FILE@ADDR]... [--elf FILE[@BIAS]]...\n"
 		"\n"
 		"Decode trace into the instructions the core executed, with exceptions,\n"
 		"cycle counts, timestamps and context changes.\n"
 		"\n"
-		"  --id ID            only this trace ID; may be repeated\n"
-		"  --format FMT       text (default), jsonl (one JSON object per record, with\n"
+		"  --id ID            only this trace ID (decimal or 0x hex); may be repeated;\n"
+		"                     with --trace, the one source's ID (as --trace-id)\n"
+		"  --format FMT       text (default: one line per executed instruction, with\n"
+		"                     the events), jsonl (one JSON object per record, with\n"
 		"                     \"type\"), or none (decode all, print one summary line)\n"
 		"  --order ORDER      time (default): several sources interleaved by their\n"
 		"                     timestamps; capture: in the order of the capture.\n"
 		"                     In time order, records printed before their order is\n"
 		"                     known follow a note {\"type\":\"order\",\"id\":N,\"reason\":...}\n"
-		"  --insn             one record per instruction instead of ranges:\n"
-		"                     {\"type\":\"insn\",\"addr\":\"0x...\",\"isa\":\"A32|T32|...\",\n"
-		"                      \"size\":N,\"cond\":\"pass|fail|unknown\",\"cycles\":N}\n"
+		"  --insn             jsonl: one record per instruction instead of ranges:\n"
+		"                     {\"type\":\"insn\",\"id\":N,\"addr\":\"0x...\",\"isa\":\"A32|T32|...\",\n"
+		"                      \"size\":N,\"opcode\":\"0x...\",\"cond\":\"pass|fail|unknown\",\n"
+		"                      \"cycles\":N} (the text listing is always per instruction)\n"
 		"  --data-only        ETMv3 data trace: only the data accesses (instruction,\n"
 		"                     direction, size, address, value), \"data\" and\n"
 		"                     \"data_lost\" records, with the \"error\" and \"truncated\"\n"
@@ -106,12 +112,16 @@ static void usage_decode(FILE *out)
 		"                     same whatever N\n"
 		"Without a snapshot:\n"
 		"  --trace FILE       the captured trace (- for standard input)\n"
-		"  --protocol P       etm3 or ptm\n"
+		"  --protocol P       etm3 or ptm (with --sysfs: from its ETMIDR unless given)\n"
 		"  --formatted        FILE holds 16-byte CoreSight formatter frames (ETB/ETR);\n"
 		"                     --formatted=port for a TPIU/DSTREAM capture (frames found\n"
 		"                     at its syncs, or without them inferred from its bytes)\n"
 		"  --trace-id ID      the source's trace ID (default 0x10)\n"
-		"  --reg NAME=VALUE   ETMCR, ETMCCER, ETMIDR (the registers during capture)\n"
+		"  --core NAME        the traced core: cortex-a (default), cortex-r or cortex-m\n"
+		"                     (cortex-a9, cortex-m3...): exception names and numbers,\n"
+		"                     and the Cortex-M forms of ETMv3 packets\n"
+		"  --reg NAME=VALUE   ETMCR, ETMCCER, ETMIDR, ETMTRACEIDR (the registers during\n"
+		"                     capture)\n"
 		"  --sysfs DIR        the registers and trace ID from a copy of the ETM's sysfs\n"
 		"                     directory (/sys/bus/coresight/devices/<etm>/); --reg wins\n"
 		"perf.data input (a file perf record -e cs_etm// wrote): records also have\n"
@@ -123,7 +133,8 @@ static void usage_decode(FILE *out)
 		"  --vmlinux FILE     the kernel (ELF), for kernel addresses\n"
 		"Program image (with a snapshot, a perf.data file or --trace):\n"
 		"  --image FILE@ADDR  a raw binary loaded at ADDR; may be repeated\n"
-		"  --elf FILE[@BIAS]  the PT_LOAD segments of an ELF file, moved by BIAS\n"
+		"  --elf FILE[@BIAS]  the PT_LOAD segments of an ELF file, moved by BIAS; its\n"
+		"                     symbols and lines (<func+0x..> file:line) in the listing\n"
 		"\n"
 		"Exit status: 0 clean, 1 the trace had errors (everything decodable was\n"
 		"still printed), 2 usage or I/O error.\n");
@@ -177,6 +188,10 @@ int main(int argc, char **argv)
 		printf("csdec %s\n", csd_version());
 		return EXIT_CLEAN;
 	}
+	static const char *const commands[] = { "packets", "decode", "gen", "coverage", "profile", "timeline" };
+	for (size_t k = 0; k < sizeof(commands) / sizeof(commands[0]); k++)
+		if (strcmp(cmd, commands[k]) == 0)
+			cli_command = commands[k];
 	if (strcmp(cmd, "packets") == 0)
 		return cmd_packets(argc - 1, argv + 1);
 	if (strcmp(cmd, "decode") == 0)

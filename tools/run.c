@@ -145,6 +145,7 @@ static int run_trace_file(struct options *o, struct run_ctx *ctx)
 	/* Without ETMIDR, assume the newest version of each protocol. */
 	cfg.etmidr = o->have_etmidr ? o->etmidr : (o->protocol == CSD_PROTO_PTM ? 0x411CF312u : 0x410CF250u);
 	cfg.trace_id = (uint8_t)(o->trace_id > 0 ? o->trace_id : 0x10);
+	cfg.core_profile = (uint8_t)(o->core_profile >= 0 ? o->core_profile : CSD_CORE_A);
 	csd_image *img = csd_image_new();
 	if (!img)
 		die_io("out of memory");

@@ -331,15 +331,26 @@ def _parse_elfs(elf):
     return out
 
 
+def _core_profile(core):
+    """The profile a core name gives, by the letter after "cortex-" (as the
+    tool's --core and a snapshot's core name)."""
+    name = str(core).lower()
+    if name.startswith("cortex-") and name[7:8] in ("a", "r", "m"):
+        return {"a": 0, "r": 1, "m": 2}[name[7]]
+    raise CsdecError(-1, "core must be cortex-a, cortex-r or cortex-m (as cortex-a9 or cortex-m3), not %r" % (core,))
+
+
 def open(path, protocol=None, etmcr=0, etmccer=0, etmidr=None, trace_id=0x10, formatted=False,
-         elf=None, image=None, ids=None, symfs=None, buildid_dir=None, vmlinux=None):
+         elf=None, image=None, ids=None, symfs=None, buildid_dir=None, vmlinux=None, core=None):
     """Open a trace and return a Trace.
 
     path: a CoreSight snapshot directory, a perf.data file (recognised by
     its magic, as the tool does), or with `protocol` ("etm3" or "ptm") a
     raw capture decoded with the registers etmcr, etmccer, etmidr (default:
     the newest version of the protocol) and trace_id; formatted=True for
-    16-byte formatter frames (ETB/ETR), "port" for a TPIU capture.
+    16-byte formatter frames (ETB/ETR), "port" for a TPIU capture; core:
+    the traced core, as the tool's --core ("cortex-a" by default,
+    "cortex-r", "cortex-m3"...: exception names and Cortex-M packets).
     elf: ELF file(s) of the program (a path, or (path, bias)), image:
     [(raw binary path, load address)], ids: only these trace IDs.
     perf.data only, as the tool's --symfs, --buildid-dir, --vmlinux:
@@ -355,14 +366,19 @@ def open(path, protocol=None, etmcr=0, etmccer=0, etmidr=None, trace_id=0x10, fo
     if symfs is not None or buildid_dir is not None or vmlinux is not None:
         raise CsdecError(L.EINVAL, "%s is for perf.data input" % (
             "symfs" if symfs is not None else "buildid_dir" if buildid_dir is not None else "vmlinux"))
+    if core is not None and protocol is None:
+        raise CsdecError(L.EINVAL, "core is for a raw capture (protocol=): a snapshot names its cores")
     if protocol is not None:
         proto = {"etm3": L.PROTO_ETM3, "ptm": L.PROTO_PTM}.get(protocol)
         if proto is None:
             raise CsdecError(-1, "protocol must be 'etm3' or 'ptm', not %r" % (protocol,))
+        profile = 0 if core is None else _core_profile(core)
+        if profile == 2 and proto == L.PROTO_PTM:
+            raise CsdecError(L.EINVAL, "a Cortex-M core has an ETM (protocol='etm3'), not a PTM")
         if etmidr is None:
             etmidr = 0x411CF312 if proto == L.PROTO_PTM else 0x410CF250
         cfg = L.TraceConfig(size=ctypes.sizeof(L.TraceConfig), protocol=proto, etmcr=etmcr, etmccer=etmccer,
-                            etmidr=etmidr, trace_id=trace_id)
+                            etmidr=etmidr, trace_id=trace_id, core_profile=profile)
         fmt = L.FRAME_PORT if formatted == "port" else L.FRAME_ALIGNED if formatted else L.FRAME_RAW
         if not os.path.isfile(path):
             raise CsdecError(-5, "%s: not a regular file" % path)

@@ -125,6 +125,23 @@ same_records("sample raw", raw, ["decode", "--trace", os.path.join(SAMPLE, "trac
 exc = [r for r in raw.records() if r.type == "exception"]
 check(len(exc) >= 1 and all(e.name == "SVC" and e["return"].startswith("0x") for e in exc), "exception fields")
 
+# A Cortex-M TPIU capture (tests/roundtrip_m.mk) opened raw with core=:
+# the records of its snapshot, whose core name says Cortex-M3 (the
+# profile's exception names: SysTick, PendSV...).
+m_dir = os.path.join(os.environ["CSD_GEN_M"], "cm3demo--etm3-ca-tpiu")
+m_raw = csdec.open(os.path.join(m_dir, "trace.bin"), protocol="etm3", formatted="port", etmcr=0x1000,
+                   core="cortex-m3", elf=os.path.join(os.environ["CSD_PROGRAMS_M"], "cm3demo.elf"))
+same_records("Cortex-M capture with core=", m_raw, ["decode", m_dir, "--format", "jsonl"])
+check("SysTick" in {r.name for r in m_raw.records() if r.type == "exception"}, "core='cortex-m3': Cortex-M names")
+for bad in ({"core": "cortex-x"}, {"core": "cortex-m3", "protocol": "ptm"}):
+    try:
+        args = dict(protocol="etm3")
+        args.update(bad)
+        csdec.open(os.path.join(m_dir, "trace.bin"), **args)
+        check(False, "%r refused" % (bad,))
+    except csdec.CsdecError:
+        check(True, "%r refused" % (bad,))
+
 # the sample snapshot with only the ETMv3 source
 snap = csdec.open(SAMPLE)
 same_records("sample", snap, ["decode", SAMPLE, "--format", "jsonl", "--order", "capture"])
