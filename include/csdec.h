@@ -237,7 +237,7 @@ int csd_frame_next(csd_frame_decoder *dec, struct csd_frame_out *out);
 
 /**
  * Declare the end of the capture. An incomplete last frame is reported by
- * csd_frame_next() as a CSD_FRAME_ERROR. Errors: CSD_EINVAL.
+ * csd_frame_next() as a CSD_FRAME_TRUNCATED. Errors: CSD_EINVAL.
  */
 int csd_frame_finish(csd_frame_decoder *dec);
 
@@ -409,8 +409,10 @@ void csd_etm3_enc_free(csd_etm3_encoder *enc);
  * against the encoder's previous address exactly as the decoder expands
  * them (pkt->addr_bytes forces a longer form; 0 = smallest). Returns the
  * number of bytes written.
- * Errors: CSD_EINVAL (NULL argument), CSD_EBADPKT (type or field cannot be
- * encoded under this configuration), CSD_ENOSPC (cap too small).
+ * Errors: CSD_EINVAL (NULL enc or pkt, or NULL buf with cap > 0),
+ * CSD_EBADPKT (type or field cannot be encoded under this configuration,
+ * or a run longer than INT32_MAX), CSD_ENOSPC (cap too small). buf is
+ * written only on success.
  */
 int csd_etm3_enc_packet(csd_etm3_encoder *enc, const struct csd_packet *pkt, uint8_t *buf, size_t cap);
 
@@ -511,7 +513,7 @@ int csd_image_add_file(csd_image *img, const char *path, uint64_t file_offset, u
  * of the 32-bit address space), CSD_EIO (cannot open/read, not a regular
  * file), CSD_EFORMAT (not a 32-bit little-endian ELF, or headers point
  * outside the file), CSD_ENOMEM. csd_image_error() names the failing check
- * and its file offset.
+ * and its file offset. Segments added before a failure stay in the image.
  */
 int csd_image_add_elf(csd_image *img, const char *path, int64_t bias);
 
@@ -544,7 +546,8 @@ int csd_image_section(const csd_image *img, size_t i, uint64_t *addr, uint64_t *
  * Copy up to `size` bytes at `addr` into buf; returns how many bytes were
  * readable contiguously from addr (stopping at the first inaccessible one;
  * at most INT32_MAX per call).
- * Errors: CSD_EINVAL, CSD_ENOMAP (the byte at addr is not accessible).
+ * Errors: CSD_EINVAL, CSD_ENOMAP (the byte at addr is not accessible),
+ * CSD_ENOMEM (no memory for the address map the sections need).
  */
 int csd_image_read(csd_image *img, uint64_t addr, uint8_t *buf, size_t size);
 
@@ -741,21 +744,22 @@ void csd_flow_free(csd_flow_decoder *dec);
  * kept: the code already classified in the image (valid while the image
  * gains no sections), so a reset decoder starts warm.
  * Errors: CSD_EINVAL (NULL), CSD_ENOMEM (then dec can only be freed:
- * every other call on it fails with CSD_ENOMEM).
+ * every other call on it, but csd_flow_free(), fails with CSD_ENOMEM,
+ * the chunk functions' included).
  */
 int csd_flow_reset(csd_flow_decoder *dec);
 
 /**
  * Give the next bytes of the source (as csd_etm3_pkt_feed()).
  * Errors: CSD_EINVAL (NULL argument, previous input not used up, or called
- * after csd_flow_finish()).
+ * after csd_flow_finish()), CSD_ENOMEM (after a failed csd_flow_reset()).
  */
 int csd_flow_feed(csd_flow_decoder *dec, const struct csd_bytes *in);
 
 /**
  * Deliver the next record. Returns 0 with *rec filled, CSD_EAGAIN when the
  * input is used up, CSD_EEOS after csd_flow_finish() once drained.
- * Errors: CSD_EINVAL.
+ * Errors: CSD_EINVAL, CSD_ENOMEM (after a failed csd_flow_reset()).
  */
 int csd_flow_next(csd_flow_decoder *dec, struct csd_record *rec);
 
@@ -767,16 +771,19 @@ int csd_flow_next(csd_flow_decoder *dec, struct csd_record *rec);
  * return (the two may be mixed); this form saves a call and a copy per
  * record. Returns CSD_EAGAIN when the input is used up, CSD_EEOS after
  * csd_flow_finish() once drained.
- * Errors: CSD_EINVAL (NULL argument).
+ * Errors: CSD_EINVAL (NULL argument), CSD_ENOMEM (after a failed
+ * csd_flow_reset()).
  */
 int csd_flow_next_batch(csd_flow_decoder *dec, const struct csd_record **recs);
 
-/** Declare the end of the source's trace. Errors: CSD_EINVAL. */
+/** Declare the end of the source's trace. Errors: CSD_EINVAL, CSD_ENOMEM
+ *  (after a failed csd_flow_reset()). */
 int csd_flow_finish(csd_flow_decoder *dec);
 
 /**
  * The packet that the flow decoder last consumed (for listings that show
- * packets and records together). Errors: CSD_EINVAL, CSD_ENOENT (none yet).
+ * packets and records together). Errors: CSD_EINVAL, CSD_ENOENT (none yet),
+ * CSD_ENOMEM (after a failed csd_flow_reset()).
  */
 int csd_flow_last_packet(const csd_flow_decoder *dec, struct csd_packet *pkt);
 
@@ -866,7 +873,7 @@ typedef struct csd_flow_state csd_flow_state;
  * when the bytes fed end at a cut point and the decoder is drained
  * (csd_flow_next() returned CSD_EAGAIN).
  * Errors: CSD_EINVAL (NULL argument, records still to deliver, or after
- * csd_flow_finish()), CSD_ENOMEM.
+ * csd_flow_finish()), CSD_ENOMEM (also after a failed csd_flow_reset()).
  */
 int csd_flow_state_save(const csd_flow_decoder *dec, csd_flow_state **out);
 
@@ -880,7 +887,8 @@ int csd_flow_state_save(const csd_flow_decoder *dec, csd_flow_state **out);
  * the entries st's decoder knew (see the section: also 0 if st's decoder
  * has since popped past them where dec has entries below them).
  * Errors: CSD_EINVAL (NULL argument, records still to deliver, or a
- * decoder of another protocol or mode than st's).
+ * decoder of another protocol or mode than st's), CSD_ENOMEM (dec's
+ * csd_flow_reset() failed).
  */
 int csd_flow_state_match(const csd_flow_decoder *dec, const csd_flow_state *st);
 
@@ -890,7 +898,7 @@ int csd_flow_state_match(const csd_flow_decoder *dec, const csd_flow_state *st);
  * (or was itself completed), for csd_flow_state_complete() and
  * csd_flow_state_complete_records(). Returns 1, 0 or an error as
  * csd_flow_state_match() does; st changes only on 1.
- * Errors: CSD_EINVAL (as csd_flow_state_match()).
+ * Errors: CSD_EINVAL, CSD_ENOMEM (as csd_flow_state_match()).
  */
 int csd_flow_state_join(csd_flow_state *st, const csd_flow_decoder *serial);
 
@@ -909,7 +917,7 @@ int csd_flow_state_join(csd_flow_state *st, const csd_flow_decoder *serial);
  * saved or reset since: not st's decoder; or dec having popped past its
  * known return-stack entries since st's point where the serial decoder
  * had entries below them: its records since are not the serial decode's,
- * and nothing is changed).
+ * and nothing is changed), CSD_ENOMEM (dec's csd_flow_reset() failed).
  */
 int csd_flow_state_complete(const csd_flow_state *st, csd_flow_decoder *dec);
 
@@ -1112,7 +1120,7 @@ enum csd_perf_unit {
 
 /** Where a CPU's trace ID comes from (struct csd_perf_cpu `id_from`). */
 enum csd_perf_id_source {
-	CSD_PERF_ID_NONE = 0,      /**< no usable ID (0 or 0x70-0x7f): the CPU's trace cannot be told apart */
+	CSD_PERF_ID_NONE = 0,      /**< no usable ID (0, or 0x70 and above): the CPU's trace cannot be told apart */
 	CSD_PERF_ID_METADATA = 1,  /**< ETMTRACEIDR bits 6:0 of the metadata */
 	CSD_PERF_ID_HW_ID = 2,     /**< a PERF_RECORD_AUX_OUTPUT_HW_ID record of that CPU */
 };
@@ -1256,7 +1264,8 @@ struct csd_perf_event {
  * fails at once) and read its header, attributes, feature sections and
  * the cs_etm metadata, and the AUX_OUTPUT_HW_ID records. On failure *out is
  * NULL and errbuf (if not NULL) receives "PATH: offset N: reason" naming the
- * file offset of the first bad structure.
+ * file offset of the first bad structure ("PATH: reason" when the file
+ * cannot be opened or read).
  * Errors: CSD_EINVAL (NULL path or out), CSD_EIO (cannot open or read, not
  * a regular file), CSD_EFORMAT (not a perf.data file, or a malformed one),
  * CSD_EUNSUPPORTED (pipe-mode, big-endian or version 1 files; AUX trace
@@ -1287,7 +1296,7 @@ const struct csd_perf_build_id *csd_perf_build_id(const csd_perf *pd, size_t i);
  * Returns 0 with *ev filled (ev->size must be set: a struct older than
  * this library's is filled as far as it goes), CSD_EEOS after the last
  * record. A record that cannot be read ends the walk: the same error is
- * returned from then on and csd_perf_error() says where and why.
+ * returned until csd_perf_rewind(), and csd_perf_error() says where and why.
  * Errors: CSD_EINVAL (NULL argument, ev->size smaller than the first
  * version of the struct), CSD_EFORMAT (malformed record), CSD_EIO (read
  * error, or the file ends inside a record).
@@ -1424,7 +1433,9 @@ enum csd_perf_action_type {
 	 *  start (they share nothing with it). */
 	CSD_PERF_ACT_END,
 	/** A queue's capture ended (its decoders' END actions came before it,
-	 *  if it had any: then CSD_PERF_ACTF_DECODED is set). Records held to
+	 *  if it made any). CSD_PERF_ACTF_DECODED is set when the queue had
+	 *  a capture; without it the queue had none (a new queue taking the
+	 *  place of an unused one), and only held records may go. Records held to
 	 *  be merged by time may go out: the next capture's timestamps start
 	 *  afresh. */
 	CSD_PERF_ACT_CAPTURE_END,
@@ -1437,7 +1448,7 @@ enum csd_perf_action_type {
 enum csd_perf_action_flag {
 	CSD_PERF_ACTF_SKIPPED = 1u << 0,    /**< WARNING: a traced CPU's trace is skipped */
 	CSD_PERF_ACTF_PER_THREAD = 1u << 1, /**< SOURCE: a thread's buffer (per-thread recording) */
-	CSD_PERF_ACTF_DECODED = 1u << 2,    /**< CAPTURE_END: the queue had decoders, now ended */
+	CSD_PERF_ACTF_DECODED = 1u << 2,    /**< CAPTURE_END: the queue had a capture (its pieces were read), now ended */
 };
 
 /** One step of a session; fields other than `size` are set by
@@ -1464,8 +1475,9 @@ struct csd_perf_action {
 /**
  * Open the perf.data file at `path` (csd_perf_open()) for a session. On
  * failure *out is NULL and errbuf receives the reason.
- * Errors: those of csd_perf_open(), CSD_EINVAL (NULL or invalid config),
- * CSD_ENOMEM.
+ * Errors: those of csd_perf_open(), CSD_EINVAL (NULL or invalid config; its
+ * size must be at least this header's sizeof(struct
+ * csd_perf_session_config)), CSD_ENOMEM.
  */
 int csd_perf_session_new(const char *path, const struct csd_perf_session_config *cfg, csd_perf_session **out,
 			 char *errbuf, size_t errlen);
@@ -1491,8 +1503,7 @@ size_t csd_perf_session_num_sources(const csd_perf_session *ps);
  * CSD_EEOS. On an error the queues end the same way before the error is
  * returned, and csd_perf_session_error() says why; it is returned again
  * from then on.
- * Errors: CSD_EINVAL (NULL argument or act->size too small; or a section of
- * the base image that an image refuses), CSD_EEOS (end), CSD_ENOENT (no
+ * Errors: CSD_EINVAL (NULL argument or act->size too small), CSD_EEOS (end), CSD_ENOENT (no
  * source to decode: csd_perf_session_num_sources()), the errors of
  * csd_perf_next() and csd_perf_read() (a malformed record, the file cannot
  * be read), CSD_ENOMEM.

@@ -116,7 +116,12 @@ static void flow_sem(const csd_flow_decoder *dec, struct csdi_sem *s)
 
 int csd_flow_state_save(const csd_flow_decoder *dec, csd_flow_state **out)
 {
-	if (!dec || !out || dec->qready || dec->finished)
+	if (!dec || !out)
+		return CSD_EINVAL;
+	/* (A decoder whose reset failed has no packet decoder to ask.) */
+	if (dec->dead)
+		return CSD_ENOMEM;
+	if (dec->qready || dec->finished)
 		return CSD_EINVAL;
 	/* Counted first, then written into a state of that size. */
 	struct csdi_sem s;
@@ -168,7 +173,11 @@ static int rs_match(const struct csdi_flow_rs *c, const struct csdi_flow_rs *s)
 
 int csd_flow_state_match(const csd_flow_decoder *dec, const csd_flow_state *st)
 {
-	if (!dec || !st || dec->qready || st->protocol != dec->cfg.trace.protocol || st->insn_mode != dec->insn_mode)
+	if (!dec || !st)
+		return CSD_EINVAL;
+	if (dec->dead)
+		return CSD_ENOMEM;
+	if (dec->qready || st->protocol != dec->cfg.trace.protocol || st->insn_mode != dec->insn_mode)
 		return CSD_EINVAL;
 	if (st->bad)
 		return 0;
@@ -222,7 +231,11 @@ static void rec_fill(const csd_flow_state *st, struct csd_record *r)
 
 int csd_flow_state_complete(const csd_flow_state *st, csd_flow_decoder *dec)
 {
-	if (!st || !dec || !st->joined || st->protocol != dec->cfg.trace.protocol || st->insn_mode != dec->insn_mode)
+	if (!st || !dec)
+		return CSD_EINVAL;
+	if (dec->dead)
+		return CSD_ENOMEM;
+	if (!st->joined || st->protocol != dec->cfg.trace.protocol || st->insn_mode != dec->insn_mode)
 		return CSD_EINVAL;
 	struct csdi_flow_ts t;
 	dec->ops->ts_get(dec, &t);

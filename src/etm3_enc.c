@@ -443,21 +443,24 @@ int csd_etm3_enc_packet(csd_etm3_encoder *enc, const struct csd_packet *pkt, uin
 
 	switch (pkt->type) {
 	case CSD_PKT_ASYNC: {
-		size_t len = pkt->size ? pkt->size : 6;
-		if (len < 6)
+		/* (Checked before buf is written, as any refused packet.) */
+		const uint64_t len = pkt->size ? pkt->size : 6;
+		if (len < 6 || len > INT32_MAX)
 			return CSD_EBADPKT;
 		if (len > cap)
 			return CSD_ENOSPC;
-		memset(buf, 0, len - 1);
+		memset(buf, 0, (size_t)len - 1);
 		buf[len - 1] = 0x80;
-		return len > INT32_MAX ? CSD_EBADPKT : (int)len;
+		return (int)len;
 	}
 	case CSD_PKT_IGNORE: {
-		size_t len = pkt->size ? pkt->size : 1;
+		const uint64_t len = pkt->size ? pkt->size : 1;
+		if (len > INT32_MAX)
+			return CSD_EBADPKT;
 		if (len > cap)
 			return CSD_ENOSPC;
-		memset(buf, 0x66, len);
-		return len > INT32_MAX ? CSD_EBADPKT : (int)len;
+		memset(buf, 0x66, (size_t)len);
+		return (int)len;
 	}
 	case CSD_PKT_ISYNC:
 		n = enc_isync(enc, pkt, tmp);

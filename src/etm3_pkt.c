@@ -936,7 +936,7 @@ static void run_packet(struct csd_etm3_pkt_decoder *d, uint32_t type, size_t siz
 {
 	pkt->type = type;
 	pkt->offset = d->run_off;
-	pkt->size = size > UINT32_MAX ? UINT32_MAX : (uint32_t)size;
+	pkt->size = size;
 	size_t r = size < CSD_PKT_RAW_MAX ? size : CSD_PKT_RAW_MAX;
 	memset(pkt->raw, d->run_byte, r);
 	if (type == CSD_PKT_ASYNC && size <= CSD_PKT_RAW_MAX)

@@ -73,7 +73,9 @@ static const char *const m_exceptions[24] = {
 
 const char *csd_exception_name(const struct csd_trace_config *cfg, unsigned number)
 {
-	if (cfg && cfg->core_profile == CSD_CORE_M) {
+	/* (A configuration older than core_profile is a Cortex-A's.) */
+	if (cfg && cfg->size >= offsetof(struct csd_trace_config, core_profile) + sizeof(cfg->core_profile) &&
+	    cfg->core_profile == CSD_CORE_M) {
 		if (number < 24)
 			return m_exceptions[number];
 		if (number < 512)
@@ -198,6 +200,8 @@ int csd_flow_last_packet(const csd_flow_decoder *dec, struct csd_packet *pkt)
 {
 	if (!dec || !pkt)
 		return CSD_EINVAL;
+	if (dec->dead)
+		return CSD_ENOMEM;
 	if (!dec->have_pkt)
 		return CSD_ENOENT;
 	*pkt = *dec->pkt;

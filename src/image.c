@@ -417,7 +417,8 @@ static void heap_pop(size_t *h, size_t *n)
 /* Sweep the sections' edges in address order with a heap of the open
  * ones (closed ones leave lazily): each stretch between two edges shows
  * the newest open section. n log n for any overlap. 0 or -1 (no memory:
- * lookups then scan the sections). */
+ * csdi_image_prepare() says so, and lookups find nothing until a later
+ * call builds it). */
 static int build_map(csd_image *img)
 {
 	size_t n = img->nsec;
@@ -548,6 +549,9 @@ int csd_image_read(csd_image *img, uint64_t addr, uint8_t *buf, size_t size)
 	size_t done = 0;
 	if (size > INT32_MAX)
 		size = INT32_MAX;
+	/* (Short of memory for the map, say so rather than "not mapped".) */
+	if (csdi_image_prepare(img) < 0)
+		return CSD_ENOMEM;
 	struct csdi_image_window w;
 	memset(&w, 0, sizeof(w));
 	while (done < size) {

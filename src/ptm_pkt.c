@@ -644,7 +644,7 @@ static void run_packet(struct csd_ptm_pkt_decoder *dec, uint32_t type, uint64_t 
 	*pkt = zero_packet;
 	pkt->type = type;
 	pkt->offset = dec->run_off;
-	pkt->size = len > UINT32_MAX ? UINT32_MAX : (uint32_t)len;
+	pkt->size = len;
 	size_t r = len < CSD_PKT_RAW_MAX ? (size_t)len : CSD_PKT_RAW_MAX;
 	memset(pkt->raw, type == CSD_PKT_IGNORE ? PTM_HDR_IGNORE : 0, r);
 	if (type == CSD_PKT_ASYNC && len <= CSD_PKT_RAW_MAX)

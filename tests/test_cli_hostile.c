@@ -109,6 +109,14 @@ static void special_files(void)
 	snprintf(args, sizeof(args), "decode --trace %s --protocol ptm --elf %s --format none", tmp("t.bin"),
 		 tmp("fifo"));
 	EXPECT(args, 2, "fifo: not a regular file (a FIFO)");
+	/* The same where the ELF file's symbols are read too (the listing,
+	 * coverage, profile, timeline). */
+	static const char *const with_symbols[] = { "decode", "coverage", "profile", "timeline -o /dev/null" };
+	for (size_t k = 0; k < sizeof(with_symbols) / sizeof(with_symbols[0]); k++) {
+		snprintf(args, sizeof(args), "%s --trace %s --protocol ptm --elf %s", with_symbols[k], tmp("t.bin"),
+			 tmp("fifo"));
+		EXPECT(args, 2, "fifo: not a regular file (a FIFO)");
+	}
 	/* /dev/zero would be read for ever; a directory is no trace either. */
 	EXPECT("decode --trace /dev/zero --protocol ptm --format none", 2,
 	       "/dev/zero: not a regular file (a character device)");

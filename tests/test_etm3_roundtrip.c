@@ -2,8 +2,10 @@
  * field corner comes back as it went in, under several configurations.
  * Where the encoding length is checked, the expected length comes from
  * the bit layouts of ARM IHI 0014Q chapter 7 (quoted in comments). */
+#define _DEFAULT_SOURCE /* MAP_ANONYMOUS, MAP_NORESERVE */
 #include <stdint.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "check.h"
 #include "csdec.h"
@@ -675,6 +677,22 @@ static void test_refusals(void)
 	p = pk(CSD_PKT_ASYNC);
 	p.size = 3;
 	CHECK_EQ(csd_etm3_enc_packet(e, &p, b, sizeof(b)), CSD_EBADPKT);
+	/* A run longer than the return value can count is refused before
+	 * anything is written, even where it would fit (pages mapped, never
+	 * touched unless written). */
+	const size_t big = (size_t)INT32_MAX + 2;
+	uint8_t *huge = mmap(NULL, big, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	CHECK(huge != MAP_FAILED);
+	if (huge != MAP_FAILED) {
+		static const uint32_t runs[] = { CSD_PKT_ASYNC, CSD_PKT_IGNORE };
+		for (size_t k = 0; k < 2; k++) {
+			p = pk(runs[k]);
+			p.size = (uint64_t)INT32_MAX + 1;
+			CHECK_EQ(csd_etm3_enc_packet(e, &p, huge, big), CSD_EBADPKT);
+			CHECK(huge[0] == 0 && huge[(size_t)INT32_MAX - 1] == 0 && huge[INT32_MAX] == 0);
+		}
+		munmap(huge, big);
+	}
 	csd_etm3_enc_free(e);
 	csd_etm3_enc_free(NULL);
 	CHECK(csd_etm3_enc_new(NULL) == NULL);

@@ -11,8 +11,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "csdec.h"
+#include "file.h"
 #include "symbols.h"
 
 #ifdef CSD_HAVE_LIBDW
@@ -764,13 +766,22 @@ int symtab_add_elf_mem(struct symtab *st, uint8_t *data, uint64_t size, const ch
 
 int symtab_add_elf(struct symtab *st, const char *path, int64_t bias, char *err, size_t errlen)
 {
-	FILE *f = fopen(path, "rb");
+	/* (Opened only if regular: fopen of a FIFO would wait for a writer.) */
+	const char *what = NULL;
+	const int fd = csdi_open_regular(path, &what);
+	FILE *f = fd >= 0 ? fdopen(fd, "rb") : NULL;
 	struct stat sb;
 	st->nwarn = st->more_warn = 0;
+	if (!f && what) {
+		snprintf(err, errlen, "%s: not a regular file (%s)", path, what);
+		return -1;
+	}
 	if (!f || fstat(fileno(f), &sb) != 0) {
 		snprintf(err, errlen, "%s: %s", path, strerror(errno));
 		if (f)
 			fclose(f);
+		else if (fd >= 0)
+			close(fd);
 		return -1;
 	}
 	if (!S_ISREG(sb.st_mode) || (uint64_t)sb.st_size > ELF_MAX) {
