@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """Summarise a trace with the csdec Python package: instructions, exceptions
-and the most executed addresses of each source.
+and the five most executed addresses (of all sources together).
 
     PYTHONPATH=python python3 examples/trace_summary.py SNAPSHOT-DIR|PERF.DATA [ELF]
 """

@@ -1019,6 +1019,10 @@ static void test_tool_lookups(const char *snap_insn)
 	char args[4096], cmd[4096];
 	struct shape plain = { .version = 1 };
 	const char *path = write_sample("plain.data", &plain);
+	/* Given as a raw capture, it is refused rather than decoded as noise. */
+	snprintf(args, sizeof(args), "decode --trace %s --protocol ptm --format none", path);
+	CHECK_EQ(tool_run(out_b, args), 2);
+	CHECK(strstr(err_text, "is a perf.data file: give it without --trace") != NULL);
 	snprintf(args, sizeof(args), "decode %s --format jsonl --insn", path);
 	CHECK_EQ(tool_run(out_b, args), 0);
 	CHECK(count_str(out_b, "\"type\":\"no_memory\"") > 0);

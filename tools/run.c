@@ -323,6 +323,10 @@ int cli_run(struct options *o, struct run_ctx *ctx, enum slot_kind kind)
 		syms = cli_load_symbols(o);
 		print_text_begin(syms);
 	}
+	/* (A perf.data file decoded as raw trace would be noise without an
+	 * error: its records and images are what make it decodable.) */
+	if (o->trace && strcmp(o->trace, "-") != 0 && cli_is_perf_data(o->trace))
+		die_usage("%s is a perf.data file: give it without --trace (csdec decode %s)", o->trace, o->trace);
 	int perf = !o->trace && cli_is_perf_data(o->dir);
 	if (!perf && (o->symfs || o->buildid_dir || o->vmlinux))
 		die_usage("%s is for perf.data input", o->symfs ? "--symfs" : o->buildid_dir ? "--buildid-dir" : "--vmlinux");

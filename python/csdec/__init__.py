@@ -13,8 +13,11 @@ A thin layer over the C library libcsdec (ctypes):
     addrs = t.instructions()                          # NumPy array (or list)
 
 Errors are CsdecError, whose `code` is the library's (negative) error code.
+open() returns a Trace, or for perf.data a PerfTrace (a Trace whose records
+also carry cpu, pid and tid). `library_path` is the libcsdec the package
+loaded: the one CSDEC_LIB names, else the build tree's or the installed one.
 """
 from ._lib import CsdecError, library_path
-from ._trace import Record, Trace, open
+from ._trace import PerfTrace, Record, Trace, open
 
-__all__ = ["CsdecError", "Record", "Trace", "open", "library_path"]
+__all__ = ["CsdecError", "PerfTrace", "Record", "Trace", "open", "library_path"]

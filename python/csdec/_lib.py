@@ -95,9 +95,6 @@ class PerfAction(ctypes.Structure):
 
 
 def _candidates():
-    env = os.environ.get("CSDEC_LIB")
-    if env:
-        yield env
     here = os.path.dirname(os.path.abspath(__file__))
     # a built tree: python/csdec/ next to build/
     yield os.path.join(here, "..", "..", "build", "libcsdec.so")
@@ -111,6 +108,14 @@ def _candidates():
 
 def _load():
     errors = []
+    env = os.environ.get("CSDEC_LIB")
+    if env:
+        # A library asked for by name is that one or none: not another
+        # one found behind the user's back.
+        try:
+            return ctypes.CDLL(env), env
+        except OSError as e:
+            raise ImportError("csdec: cannot load CSDEC_LIB=%s: %s" % (env, e)) from None
     for path in _candidates():
         if os.sep in path and not os.path.exists(path):
             continue

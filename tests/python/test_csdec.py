@@ -142,6 +142,93 @@ for bad in ({"core": "cortex-x"}, {"core": "cortex-m3", "protocol": "ptm"}):
     except csdec.CsdecError:
         check(True, "%r refused" % (bad,))
 
+# ETMv3 data trace: a run of demo.elf's _start with the two stores of its
+# push, written as an execution log and traced by `csdec gen`, with
+# addresses and values and then data-only: data records with the tool's
+# fields (no offset; insn, dir and size only where instructions are traced).
+tmp_data = tempfile.mkdtemp()
+with builtins.open(os.path.join(tmp_data, "run.log"), "w") as f:
+    f.write("I 10124 T32\nW 7fff0ff8 4 00000007\nW 7fff0ffc 4 0001f001\n")
+    for a in ("10126", "1012a", "1012e", "10132", "10136", "10138", "1013a", "1013c", "10142", "10144"):
+        f.write("I %s T32\n" % a)
+for extra in ([], ["--data-only"]):
+    d = os.path.join(tmp_data, "snap%d" % len(extra))
+    subprocess.run([TOOL, "gen", "--exec-log", os.path.join(tmp_data, "run.log"), "--elf",
+                    os.path.join(SAMPLE, "demo.elf"), "--protocol", "etm3", "--data-trace", "both", "-o", d] + extra,
+                   check=True, capture_output=True)
+    same_records("data trace" + (" (data only)" if extra else ""), csdec.open(d),
+                 ["decode", d, "--format", "jsonl", "--order", "capture"])
+    data = [r for r in csdec.open(d).records() if r.type == "data"]
+    check([r.value for r in data] == ["0x00000007", "0x0001f001"] and [r.addr for r in data] == ["0x7fff0ff8", "0x7fff0ffc"],
+          "data records: addresses and values")
+    check(all(("insn" in r) == (not extra) and "offset" not in r for r in data), "data records: their keys")
+shutil.rmtree(tmp_data)
+
+# Records are values: equal when their fields are, copied and pickled whole.
+import copy
+import pickle
+first = next(iter(csdec.open(SAMPLE).records()))
+check(copy.copy(first) == first and copy.deepcopy(first) == first, "Record copies")
+check(pickle.loads(pickle.dumps(first)) == first and pickle.loads(pickle.dumps(first)).type == first.type,
+      "Record pickles")
+
+# The arguments: one (path, bias) pair for elf=, a single ID for ids=
+# (on a raw capture, its trace ID), and mistakes refused by open() itself.
+elf_pair = csdec.open(SAMPLE, elf=(os.path.join(SAMPLE, "demo.elf"), 0))
+check(len(list(elf_pair.records())) > 0, "elf=(path, bias)")
+check([s[1] for s in csdec.open(SAMPLE, ids=0x11).sources] == [0x11], "ids= a single ID")
+raw_id = csdec.open(os.path.join(SAMPLE, "trace.bin"), protocol="ptm", formatted=True, ids=[0x10],
+                    etmcr=0x10001000, etmccer=0x34C01AC2)
+check(raw_id.sources[0][1] == 0x10 and len(list(raw_id.records())) > 10, "ids= on a raw capture: its trace ID")
+raw = os.path.join(SAMPLE, "trace.bin")
+for label, kw in (("trace_id out of range", dict(path=raw, protocol="ptm", trace_id=0x70)),
+                  ("etmcr over 32 bits", dict(path=raw, protocol="ptm", etmcr=1 << 40)),
+                  ("etmcr not a number", dict(path=raw, protocol="ptm", etmcr="0x1000")),
+                  ("formatted unknown", dict(path=raw, protocol="ptm", formatted="tpiu")),
+                  ("two IDs on a raw capture", dict(path=raw, protocol="ptm", ids=[0x10, 0x11])),
+                  ("ids and trace_id differ", dict(path=raw, protocol="ptm", ids=[0x10], trace_id=0x11)),
+                  ("image not a pair", dict(path=SAMPLE, image=[os.path.join(SAMPLE, "mem_0.bin")])),
+                  ("missing elf", dict(path=SAMPLE, elf="/no/such.elf")),
+                  ("a snapshot with protocol=", dict(path=SAMPLE, protocol="ptm")),
+                  ("a snapshot's .ini file", dict(path=os.path.join(SAMPLE, "snapshot.ini"))),
+                  ("registers for a snapshot", dict(path=SAMPLE, etmcr=0x1000)),
+                  ("no source with the ID", dict(path=SAMPLE, ids=[0x40]))):
+    path = kw.pop("path")
+    try:
+        csdec.open(path, **kw)
+        check(False, label + ": refused")
+    except csdec.CsdecError as e:
+        check(str(e) != "", label + ": refused (%s)" % e)
+try:
+    csdec.open(SAMPLE, ids=[0x40])
+except csdec.CsdecError as e:
+    check(e.code == -7 and "with the requested ID" in str(e), "no source with the ID: ENOENT, as the tool says")
+
+# close() and `with`: the trace is let go, and using it after says so.
+with csdec.open(SAMPLE) as t_closed:
+    check(len(list(t_closed.records())) > 0, "records in a with block")
+try:
+    list(t_closed.records())
+    check(False, "records() after close() refused")
+except csdec.CsdecError:
+    check(True, "records() after close() refused")
+check(csdec.open(SAMPLE).warnings == [], "a snapshot without skipped sources: no warnings")
+# Two sources with one trace ID: the second skipped, with the tool's warning.
+tmp_same = tempfile.mkdtemp()
+same_dir = os.path.join(tmp_same, "s")
+shutil.copytree(SAMPLE, same_dir)
+ini = os.path.join(same_dir, "ETM_1.ini")
+with builtins.open(ini) as f:
+    text = f.read()
+with builtins.open(ini, "w") as f:
+    f.write(text.replace("ETMTRACEIDR(0x080)=0x00000011", "ETMTRACEIDR(0x080)=0x00000010"))
+t_same = csdec.open(same_dir)
+tool_err = subprocess.run([TOOL, "decode", same_dir, "--format", "none"], capture_output=True, text=True).stderr
+check(len(t_same.sources) == 1 and len(t_same.warnings) == 1 and ("warning: " + t_same.warnings[0]) in tool_err,
+      "a skipped source: the tool's warning (%r / %r)" % (t_same.warnings, tool_err))
+shutil.rmtree(tmp_same)
+check(isinstance(csdec.open(SAMPLE), csdec.Trace) and issubclass(csdec.PerfTrace, csdec.Trace), "Trace, PerfTrace")
+
 # the sample snapshot with only the ETMv3 source
 snap = csdec.open(SAMPLE)
 same_records("sample", snap, ["decode", SAMPLE, "--format", "jsonl", "--order", "capture"])
