@@ -14,6 +14,7 @@
  */
 #include <elf.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "check.h"
 #include "ds5_dump.h"
@@ -405,10 +406,41 @@ static void tc2(const char *tool)
 	free(addrs);
 }
 
+/*
+ * A program built from a path relative to its build directory (the
+ * round-trip programs: tests/programs/NAME.c, DW_AT_comp_dir the
+ * repository): the lcov file names the source by its full path, so
+ * genhtml finds it from any directory.
+ */
+static void relative_sources(const char *tool)
+{
+	const char *gen = getenv("CSD_GEN_SNAPSHOTS"), *progs = getenv("CSD_PROGRAMS");
+	char cwd[1024];
+	CHECK(gen != NULL && progs != NULL && getcwd(cwd, sizeof(cwd)) != NULL);
+	if (!gen || !progs)
+		return;
+	char dir[] = "/tmp/csd_cov_rel_XXXXXX", cmd[4096], want[1200];
+	CHECK(mkdtemp(dir) != NULL);
+	snprintf(cmd, sizeof(cmd), "%s coverage %s/recurse-thumb-O0--ts --elf %s/recurse-thumb-O0 --lcov %s/r.info >/dev/null",
+		 tool, gen, progs, dir);
+	CHECK_EQ(prog_run_cmd(cmd, out, sizeof(out)), 0);
+	snprintf(cmd, sizeof(cmd), "grep '^SF:' %s/r.info", dir);
+	CHECK_EQ(prog_run_cmd(cmd, out, sizeof(out)), 0);
+	snprintf(want, sizeof(want), "SF:%s/tests/programs/recurse.c\n", cwd);
+	if (!strstr(out, want))
+		fprintf(stderr, "lcov source names: %s(expected %s)\n", out, want);
+	CHECK(strstr(out, want) != NULL);
+	snprintf(cmd, sizeof(cmd), "cd / && genhtml --quiet -o %s/html %s/r.info 2>&1", dir, dir);
+	CHECK_EQ(prog_run_cmd(cmd, out, sizeof(out)), 0);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	CHECK_EQ(system(cmd), 0);
+}
+
 int main(void)
 {
 	const char *tool = prog_tool();
 	program(tool);
 	tc2(tool);
+	relative_sources(tool);
 	return check_done("test_coverage");
 }

@@ -632,10 +632,58 @@ static void tc2(const char *tool)
 	unlink(cg);
 }
 
+/*
+ * longjmp (tests/programs/longjmp.c): each round's longjmp leaves the calls
+ * of descend(), throw_error() and longjmp itself without their returns.
+ * They end where execution lands in a function that a call in progress was
+ * made from, so main(), which is not recursive, is never inside itself and
+ * no stack is deeper than the program's: main, try_descend, descend at most
+ * 22 deep (10 + round), throw_error and the C library's longjmp or printf
+ * below them.
+ */
+static void longjmp_stacks(const char *tool)
+{
+	const char *gen = getenv("CSD_GEN_SNAPSHOTS"), *progs = getenv("CSD_PROGRAMS");
+	CHECK(gen != NULL && progs != NULL);
+	if (!gen || !progs)
+		return;
+	static const char *const runs[][2] = { { "longjmp-arm-O2--multi", "longjmp-arm-O2" },
+					       { "longjmp-thumb-O0--ts", "longjmp-thumb-O0" } };
+	for (size_t k = 0; k < sizeof(runs) / sizeof(runs[0]); k++) {
+		char cmd[2048];
+		snprintf(cmd, sizeof(cmd), "%s profile %s/%s --elf %s/%s --format folded", tool, gen, runs[k][0], progs,
+			 runs[k][1]);
+		CHECK_EQ(prog_run_cmd(cmd, out, sizeof(out)), 0);
+		size_t stacks = 0, deepest = 0, main_twice = 0;
+		for (const char *l = out; *l;) {
+			/* "frame;frame;... count" */
+			const size_t n = strcspn(l, "\n"), len = strcspn(l, " \n");
+			char stack[4096];
+			snprintf(stack, sizeof(stack), "%.*s", (int)(len < sizeof(stack) ? len : sizeof(stack) - 1), l);
+			size_t depth = 0, mains = 0;
+			char *save = NULL;
+			for (char *f = strtok_r(stack, ";", &save); f; f = strtok_r(NULL, ";", &save)) {
+				depth++;
+				mains += strcmp(f, "main") == 0;
+			}
+			stacks++;
+			deepest = depth > deepest ? depth : deepest;
+			main_twice += mains > 1;
+			l += n + (l[n] != 0);
+		}
+		printf("profile %s (longjmp): %zu stacks, the deepest %zu frames, %zu with main inside main\n",
+		       runs[k][0], stacks, deepest, main_twice);
+		CHECK(stacks > 10);
+		CHECK_EQ(main_twice, 0);
+		CHECK(deepest <= 40);
+	}
+}
+
 int main(void)
 {
 	const char *tool = prog_tool();
 	program(tool);
 	tc2(tool);
+	longjmp_stacks(tool);
 	return check_done("test_profile");
 }

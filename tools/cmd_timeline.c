@@ -200,9 +200,63 @@ static void json_string(FILE *f, const char *s)
 	fputc('"', f);
 }
 
+/*
+ * Times are written on a grid of thousandths of a unit (a nanosecond in
+ * the viewer), a span's start and end each rounded to it and its duration
+ * the difference of the two: rounded separately, a child's end could pass
+ * its parent's by a grid step, and viewers that nest by integer
+ * nanoseconds then see the spans overlap. Beyond TL_FINE_MAX a double no
+ * longer holds thousandths, and the grid is whole units.
+ */
+#define TL_FINE_MAX 9e12
+
+/* x rounded to a whole number (half away from zero), without libm: from
+ * 2^52 on a double is whole already. */
+static double whole(double x)
+{
+	if (x >= 4503599627370496.0 || x <= -4503599627370496.0)
+		return x;
+	return (double)(long long)(x < 0 ? x - 0.5 : x + 0.5);
+}
+
+static int fine_grid(double t)
+{
+	return t < TL_FINE_MAX && t > -TL_FINE_MAX;
+}
+
+static void json_grid(FILE *f, double v, int fine)
+{
+	if (!fine) {
+		fprintf(f, "%.0f", v);
+		return;
+	}
+	const long long q = (long long)v; /* v: whole thousandths */
+	const long long units = q / 1000, frac = q % 1000;
+	if (!frac) {
+		fprintf(f, "%lld", units);
+		return;
+	}
+	char digits[4];
+	snprintf(digits, sizeof(digits), "%03lld", frac < 0 ? -frac : frac);
+	for (int k = 2; k > 0 && digits[k] == '0'; k--)
+		digits[k] = 0;
+	fprintf(f, "%s%lld.%s", q < 0 && units == 0 ? "-" : "", units, digits);
+}
+
 static void json_time(FILE *f, double t)
 {
-	fprintf(f, "%.15g", t);
+	const int fine = fine_grid(t);
+	json_grid(f, fine ? whole(t * 1000.0) : whole(t), fine);
+}
+
+/* A span's start and end on one grid (*s, *e); returns whether it is
+ * the fine one. */
+static int span_grid(double start, double end, double *s, double *e)
+{
+	const int fine = fine_grid(start) && fine_grid(end);
+	*s = fine ? whole(start * 1000.0) : whole(start);
+	*e = fine ? whole(end * 1000.0) : whole(end);
+	return fine;
 }
 
 static void event_sep(struct timeline *t)
@@ -294,18 +348,20 @@ static void emit_frame(struct timeline *t, const struct source_slot *s, struct t
 	event_sep(t);
 	fputs("{\"name\":", t->out);
 	json_string(t->out, name);
-	if (end == start) {
+	double gs, ge;
+	const int fine = span_grid(start, end, &gs, &ge);
+	if (ge == gs) {
 		/* a zero-length span cannot be told apart from its parent */
 		fprintf(t->out, ",\"cat\":\"%s\",\"ph\":\"i\",\"s\":\"t\",\"pid\":%" PRId64 ",\"tid\":%u,\"ts\":",
 			f->kind == FR_EXCEPTION ? "exception" : "function", ts->pid, s->id);
-		json_time(t->out, start);
+		json_grid(t->out, gs, fine);
 		t->instants++;
 	} else {
 		fprintf(t->out, ",\"cat\":\"%s\",\"ph\":\"X\",\"pid\":%" PRId64 ",\"tid\":%u,\"ts\":",
 			f->kind == FR_EXCEPTION ? "exception" : "function", ts->pid, s->id);
-		json_time(t->out, start);
+		json_grid(t->out, gs, fine);
 		fputs(",\"dur\":", t->out);
-		json_time(t->out, end - start);
+		json_grid(t->out, ge - gs, fine);
 		t->spans++;
 	}
 	/* no args: speedscope names a frame by its name and args together */
@@ -466,14 +522,27 @@ static void arrive(struct timeline *t, const struct source_slot *s, struct tl_so
 	ts->lost = 0;
 	if (t->dynamic || ts->hidden)
 		return;
-	/* Into another function without a call or a return seen: a tail
-	 * call (the frame is replaced, returning where it would have), or
-	 * from the frame open since the track began, a return to a caller the
-	 * trace never saw, whose frame opens at the start of the track. */
 	const struct sym_func *fn = fn_at(t, addr);
 	struct tl_frame *top = &ts->stack[ts->depth - 1];
 	if (!fn || fn == top->fn || top->kind == FR_EXCEPTION)
 		return;
+	/* Into the middle of a function whose frame is open lower down: a
+	 * return that skips frames (longjmp lands after its setjmp, whose
+	 * own return was long ago), as the profile takes it. A tail call
+	 * goes to a function's first instruction. */
+	if (addr != fn->start) {
+		unsigned k = ts->depth - 1, seen = 0;
+		while (k > 0 && seen++ < TL_RETURN_SEARCH)
+			if (ts->stack[--k].fn == fn) {
+				while (ts->depth > k + 1)
+					emit_frame(t, s, ts, &ts->stack[--ts->depth], ts->now);
+				return;
+			}
+	}
+	/* Into another function without a call or a return seen: a tail
+	 * call (the frame is replaced, returning where it would have), or
+	 * from the frame open since the track began, a return to a caller the
+	 * trace never saw, whose frame opens at the start of the track. */
 	struct tl_frame f = *top;
 	emit_frame(t, s, ts, &ts->stack[--ts->depth], ts->now);
 	f.entry = addr;

@@ -11,7 +11,11 @@
  * execution, after a taken branch (or an exception return, or trace coming
  * back on), arrives at its return address; its inclusive cost is what the
  * source executed in between. Returns that skip frames (longjmp, an
- * exception that never returns) pop everything above the frame they reach.
+ * exception that never returns) pop everything above the frame they reach;
+ * with symbols, so does a branch from another function into the middle of
+ * a function that a call in progress was made from (longjmp lands after
+ * its setjmp, whose own return was long ago), which is no tail call: those
+ * go to a function's first instruction.
  * An exception whose handler is not traced (trace resumes at the return
  * address) is not a call, nor is a call whose first instruction falls in
  * a trace gap.
@@ -512,6 +516,24 @@ static int push_frame(struct prof *p, struct src_state *s, struct frame *f)
 	return SLOT_OK;
 }
 
+/* With symbols: execution came from another function to `first`, inside a
+ * function (not at its entry) that the call in progress at *frame was made
+ * from: 1, that frame found (the frames from it up have ended without
+ * their returns). */
+static int unwound_to(const struct prof *p, const struct src_state *s, uint64_t first, unsigned *frame)
+{
+	const uint32_t fn = static_fn(p, first);
+	if (fn == FN_UNKNOWN || fn == s->last_fn || p->fn[fn].entry == first)
+		return 0;
+	unsigned i = s->depth, looked = 0;
+	while (i > 0 && looked++ < RETURN_SEARCH)
+		if (s->stack[--i].caller == fn) {
+			*frame = i;
+			return 1;
+		}
+	return 0;
+}
+
 /* Instructions first..last (n of them, [first, end) of instruction set
  * isa), the last one's flags, and the cycles of them all. */
 static int on_insns(struct prof *p, struct src_state *s, const struct csd_record *r, uint64_t first, uint64_t last,
@@ -547,6 +569,8 @@ static int on_insns(struct prof *p, struct src_state *s, const struct csd_record
 				found = 1;
 				break;
 			}
+		if (!found && !s->lost && !p->dynamic)
+			found = unwound_to(p, s, first, &i);
 		if (found) {
 			uint32_t caller = s->stack[i].caller;
 			s->ctx = s->stack[i].ctx0;

@@ -543,6 +543,7 @@ static struct {
 	int (*lineaddr)(Dwarf_Line *, Dwarf_Addr *);
 	int (*lineno)(Dwarf_Line *, int *);
 	const char *(*linesrc)(Dwarf_Line *, Dwarf_Word *, Dwarf_Word *);
+	const char *(*formstring)(Dwarf_Attribute *); /* (optional: comp_dir) */
 	int (*lineendsequence)(Dwarf_Line *, bool *);
 	int (*end)(Dwarf *);
 	struct dynlib lib;
@@ -571,6 +572,7 @@ static int dw_load(void)
 	libdw.lineno = (int (*)(Dwarf_Line *, int *))dynlib_sym(l, "dwarf_lineno");
 	libdw.linesrc = (const char *(*)(Dwarf_Line *, Dwarf_Word *, Dwarf_Word *))dynlib_sym(l, "dwarf_linesrc");
 	libdw.lineendsequence = (int (*)(Dwarf_Line *, bool *))dynlib_sym(l, "dwarf_lineendsequence");
+	libdw.formstring = (const char *(*)(Dwarf_Attribute *))dynlib_sym(l, "dwarf_formstring");
 	libdw.end = (int (*)(Dwarf *))dynlib_sym(l, "dwarf_end");
 	libdw.ok = libdw.elf_version && libdw.elf_memory && libdw.elf_end && libdw.begin_elf && libdw.nextcu &&
 		   libdw.offdie && libdw.attr && libdw.formudata && libdw.getsrclines && libdw.onesrcline &&
@@ -617,8 +619,26 @@ static int may_have_dwarf(const struct elf_in *in)
 	return 0;
 }
 
+/* A line table's file name as the files that read it want it: a relative
+ * name is relative to the unit's compilation directory (DW_AT_comp_dir),
+ * not to wherever csdec runs, so it is joined to that directory where the
+ * file is found there (lcov's SF: and callgrind's fl= then work from any
+ * directory). Where it is not (a program built on another machine, a
+ * tree moved since), the name stays as the table gives it. */
+static long intern_source(struct symtab *st, const char *src, const char *comp_dir)
+{
+	if (src[0] == '/' || !comp_dir || comp_dir[0] != '/')
+		return intern_file(st, src);
+	char path[4096];
+	int len = snprintf(path, sizeof(path), "%s/%s", comp_dir, src);
+	if (len <= 0 || (size_t)len >= sizeof(path) || access(path, F_OK) != 0)
+		return intern_file(st, src);
+	return intern_file(st, path);
+}
+
 /* The rows of one compilation unit's line table. */
-static int read_cu_lines(struct symtab *st, Dwarf_Lines *lines, size_t n, int64_t bias, size_t *rows)
+static int read_cu_lines(struct symtab *st, Dwarf_Lines *lines, size_t n, int64_t bias, const char *comp_dir,
+			 size_t *rows)
 {
 	const char *last_src = NULL;
 	long last_file = -1;
@@ -634,7 +654,7 @@ static int read_cu_lines(struct symtab *st, Dwarf_Lines *lines, size_t n, int64_
 			continue;
 		libdw.lineendsequence(l, &end);
 		/* Rows of one file entry share its name: looked up once. */
-		long fi = src == last_src ? last_file : intern_file(st, src);
+		long fi = src == last_src ? last_file : intern_source(st, src, comp_dir);
 		if (fi < 0 || grow((void **)&st->rows, &st->caprows, st->nrows, sizeof(*st->rows)) < 0)
 			return -1;
 		last_src = src;
@@ -685,8 +705,13 @@ static int read_lines(struct elf_in *in, uint8_t *data)
 				int seen_it = seen_before(&seen, stmt);
 				if (seen_it < 0)
 					rc = -1;
-				else if (!seen_it && libdw.getsrclines(&cu, &lines, &n) == 0)
-					rc = read_cu_lines(st, lines, n, bias, &rows);
+				else if (!seen_it && libdw.getsrclines(&cu, &lines, &n) == 0) {
+					Dwarf_Attribute cd;
+					const char *comp_dir = libdw.formstring && libdw.attr(&cu, DW_AT_comp_dir, &cd)
+								       ? libdw.formstring(&cd)
+								       : NULL;
+					rc = read_cu_lines(st, lines, n, bias, comp_dir, &rows);
+				}
 			}
 			off = next;
 		}
