@@ -203,7 +203,7 @@ enum csd_frame_event {
 
 struct csd_frame_out {
 	uint32_t event;         /**< enum csd_frame_event */
-	struct csd_bytes bytes; /**< CSD_FRAME_DATA: valid until the next call */
+	struct csd_bytes bytes; /**< CSD_FRAME_DATA: valid until the next call on the demultiplexer, so a decoder fed them must have used them up (returned CSD_EAGAIN) before then */
 	uint64_t offset;        /**< CSD_FRAME_SYNC / _ERROR / _ALIGN_INFERRED / _TRUNCATED: capture offset */
 	const char *reason;     /**< CSD_FRAME_ERROR, _ALIGN_INFERRED, _TRUNCATED: static English text */
 };
@@ -847,6 +847,26 @@ int csd_flow_last_packet(const csd_flow_decoder *dec, struct csd_packet *pkt);
  * count of such pops with its decoder (it stays valid after the decoder is
  * freed). A join by csd_flow_state_match() alone leaves the chunk's
  * decoder without those entries (a later return to them is not known).
+ *
+ * In steps, for chunk A = data[a, c) and the next, B = data[c, e), with
+ * p1 < p2 < ... B's first few sync points after c (csd_sync_scan(data +
+ * c, e - c, ...) plus c; the cut itself is no point: a decoder fed
+ * nothing there has no state to match):
+ *  1. B's decoder: feed data[c, p1), drain, csd_flow_state_save() into
+ *     st1; the same up to p2 (st2), ...; then the rest of B, drained,
+ *     keeping B's records in order. (If B is the last chunk,
+ *     csd_flow_finish() and drain.)
+ *  2. A's decoder (the serial one, or one joined before): after A's own
+ *     bytes, feed data[c, p1), drain, csd_flow_state_join(st1, A); on 0,
+ *     feed up to p2, drain, join st2, ... .
+ *  3. On 1 at point k: the serial records are A's so far, then B's from
+ *     csd_flow_state_records(stk) on, through
+ *     csd_flow_state_complete_records(stk, ...); csd_flow_state_complete(stk,
+ *     B) before B's decoder decodes anything more (B is now the serial
+ *     decoder). A's decoder is done.
+ *  4. No match: A's decoder decodes all of B (B's records are dropped)
+ *     and goes on to the next chunk's points.
+ * Free each state with csd_flow_state_free() once it is no longer joined.
  * ---------------------------------------------------------------------- */
 
 /**
@@ -855,7 +875,9 @@ int csd_flow_last_packet(const csd_flow_decoder *dec, struct csd_packet *pkt);
  * bytes then 0x80 (the same in ETMv3 and PTM; a longer run of zeros is
  * cut at its first zero). Each is at least min_gap bytes after the
  * previous one, the first at least min_gap bytes after position 0 (chunk
- * 0 begins there); min_gap 0 gives every A-sync. Stores up to cap
+ * 0 begins there, so an A-sync at 0 is never given); min_gap 0 gives
+ * every A-sync after position 0. A chunk's sync points (below) are those
+ * of a scan of its own bytes, data + cut. Stores up to cap
  * positions in ascending order into cuts and their number into *count;
  * with cap reached it stops there (scan again from after the last).
  * Errors: CSD_EINVAL (NULL count, NULL data with size > 0, NULL cuts with
