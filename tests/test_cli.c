@@ -222,6 +222,28 @@ int main(void)
 		snprintf(want, sizeof(want), "Try 'csdec %.*s --help'", (int)strcspn(takers[k], " "), takers[k]);
 		CHECK(strstr(out, want) != NULL);
 	}
+	/* Options of --trace given with a snapshot would do nothing: refused,
+	 * as is a file that is neither a snapshot nor a perf.data file, and a
+	 * bad value says which option's. */
+	static const char *const trace_only[][2] = {
+		{ "--reg ETMCR=0", "--reg is for --trace" }, { "--protocol ptm", "--protocol is for --trace" },
+		{ "--formatted", "--formatted is for --trace" }, { "--trace-id 0x13", "--trace-id is for --trace" },
+		{ "--formatted=tpiu", "bad --formatted value 'tpiu'" }, { "--elf x@zz", "bad --elf bias 'zz'" },
+		{ "--image x@zz", "bad --image address 'zz'" },
+	};
+	for (size_t k = 0; k < sizeof(trace_only) / sizeof(trace_only[0]); k++) {
+		snprintf(cmd, sizeof(cmd), "%s decode %s %s 2>&1", tool, snapdir, trace_only[k][0]);
+		CHECK_EQ(run(cmd, out, sizeof(out)), 2);
+		if (!strstr(out, trace_only[k][1]))
+			fprintf(stderr, "decode ... %s: %s", trace_only[k][0], out);
+		CHECK(strstr(out, trace_only[k][1]) != NULL);
+	}
+	snprintf(cmd, sizeof(cmd), "%s decode %s/trace.bin 2>&1", tool, snapdir);
+	CHECK_EQ(run(cmd, out, sizeof(out)), 2);
+	CHECK(strstr(out, "trace.bin is neither a snapshot directory nor a perf.data file") != NULL);
+	snprintf(cmd, sizeof(cmd), "%s coverage %s 2>&1 >/dev/full", tool, snapdir);
+	run(cmd, out, sizeof(out));
+	CHECK(strstr(out, "write error: No space left on device") != NULL);
 	snprintf(cmd, sizeof(cmd), "%s decode --trace %s/trace.bin 2>/dev/null", tool, snapdir);
 	CHECK_EQ(run(cmd, out, sizeof(out)), 2); /* --protocol missing */
 

@@ -597,6 +597,8 @@ void cli_parse_options(int argc, char **argv, struct options *o, enum cli_mode m
 			o->frame_format = CSD_FRAME_PORT;
 		} else if (decode && strcmp(a, "--formatted=aligned") == 0) {
 			o->frame_format = CSD_FRAME_ALIGNED;
+		} else if (decode && strncmp(a, "--formatted=", 12) == 0) {
+			die_usage("bad --formatted value '%s' (expected aligned or port)", a + 12);
 		} else if (decode && (v = cli_opt_value(argc, argv, &i, "--trace-id"))) {
 			o->trace_id = parse_id(v);
 		} else if (decode && (v = cli_opt_value(argc, argv, &i, "--reg"))) {
@@ -639,6 +641,12 @@ void cli_parse_options(int argc, char **argv, struct options *o, enum cli_mode m
 		die_usage("--sysfs is for --trace: a snapshot has its registers");
 	if (o->core_profile >= 0 && !o->trace)
 		die_usage("--core is for --trace: a snapshot names its cores, and perf records Cortex-A ones");
+	/* (Given with a snapshot or a perf.data file they would change
+	 * nothing, and a user who gives them expects them to.) */
+	if (!o->trace && (o->regs_given || o->protocol || o->frame_format != CSD_FRAME_RAW || o->trace_id >= 0))
+		die_usage("%s is for --trace: a snapshot and a perf.data file carry their own registers and trace IDs",
+			  o->regs_given ? "--reg" : o->protocol ? "--protocol" : o->frame_format != CSD_FRAME_RAW ? "--formatted"
+										   : "--trace-id");
 	if (o->trace && o->any_id)
 		trace_id_from_ids(o);
 	if (o->sysfs)
@@ -672,7 +680,9 @@ static uint64_t split_at(const char *spec, char *path, size_t cap, const char *w
 		die_usage("%s: path too long", what);
 	memcpy(path, spec, n);
 	path[n] = 0;
-	return parse_number(at + 1, what);
+	char label[64];
+	snprintf(label, sizeof(label), "%s %s", what, required ? "address" : "bias");
+	return parse_number(at + 1, label);
 }
 
 void cli_load_extra_images(const struct options *o, csd_image *img)

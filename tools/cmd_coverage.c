@@ -12,6 +12,7 @@
  * when it was seen taken and not taken. The counting and the reports are
  * in cov_accum.c; the sources are decoded as ranges.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -130,12 +131,13 @@ int csd_cmd_coverage(int argc, char **argv)
 		if (f && cov_write_lcov(c.acc, f) < 0)
 			die_io("coverage: %s", cov_error(c.acc));
 		if (!f || fclose(f) != 0) {
-			fprintf(stderr, "%s: %s: cannot write\n", prog, c.lcov_path);
+			fprintf(stderr, "%s: %s: cannot write: %s\n", prog, c.lcov_path, strerror(errno));
 			status = EXIT_USAGE;
 		}
 	}
+	errno = 0;
 	if (fflush(stdout) != 0 || ferror(stdout)) {
-		fprintf(stderr, "%s: write error\n", prog);
+		fprintf(stderr, "%s: write error: %s\n", prog, errno ? strerror(errno) : "output stream failed");
 		status = EXIT_USAGE;
 	}
 	cov_free(c.acc);

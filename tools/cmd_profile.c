@@ -4,6 +4,7 @@
  * reports are in prof_accum.c; sources are decoded as ranges except where
  * only instructions give each its cycles (prof_needs_insns).
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -141,12 +142,13 @@ int csd_cmd_profile(int argc, char **argv)
 			if (f && prof_write_callgrind(p.acc, f, argc, argv) < 0)
 				die_io("profile: %s", prof_error(p.acc));
 			if (!f || fclose(f) != 0) {
-				fprintf(stderr, "%s: %s: cannot write\n", prog, p.callgrind_path);
+				fprintf(stderr, "%s: %s: cannot write: %s\n", prog, p.callgrind_path, strerror(errno));
 				status = EXIT_USAGE;
 			}
 		}
+		errno = 0;
 		if (fflush(stdout) != 0 || ferror(stdout)) {
-			fprintf(stderr, "%s: write error\n", prog);
+			fprintf(stderr, "%s: write error: %s\n", prog, errno ? strerror(errno) : "output stream failed");
 			status = EXIT_USAGE;
 		}
 	}

@@ -13,6 +13,7 @@
  * before it in the file, and viewers nest them by time and duration.
  * Memory is a bounded stack per source and a bounded table of tracks.
  */
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -757,7 +758,7 @@ int csd_cmd_timeline(int argc, char **argv)
 	t->dynamic = !st || symtab_num_funcs(st) == 0;
 	FILE *f = strcmp(to.out_path, "-") == 0 ? stdout : fopen(to.out_path, "w");
 	if (!f) {
-		fprintf(stderr, "%s: %s: cannot write\n", prog, to.out_path);
+		fprintf(stderr, "%s: %s: cannot write: %s\n", prog, to.out_path, strerror(errno));
 		symtab_free(st);
 		free(t);
 		return EXIT_USAGE;
@@ -805,8 +806,9 @@ int csd_cmd_timeline(int argc, char **argv)
 		if (t->cut)
 			fprintf(stderr, "%s: timeline: %s\n", prog, t->cut_note);
 	}
+	errno = 0;
 	if ((f == stdout ? fflush(f) : fclose(f)) != 0 || (f == stdout && ferror(f))) {
-		fprintf(stderr, "%s: %s: write error\n", prog, to.out_path);
+		fprintf(stderr, "%s: %s: write error: %s\n", prog, to.out_path, errno ? strerror(errno) : "output stream failed");
 		status = EXIT_USAGE;
 	}
 	for (size_t i = 0; i < TL_SOURCES; i++)

@@ -328,6 +328,12 @@ int cli_run(struct options *o, struct run_ctx *ctx, enum slot_kind kind)
 	if (o->trace && strcmp(o->trace, "-") != 0 && cli_is_perf_data(o->trace))
 		die_usage("%s is a perf.data file: give it without --trace (csdec decode %s)", o->trace, o->trace);
 	int perf = !o->trace && cli_is_perf_data(o->dir);
+	struct stat st;
+	if (!o->trace && !perf && strcmp(o->dir, "-") == 0)
+		die_usage("give a snapshot directory or a perf.data file; standard input is read with --trace -");
+	if (!o->trace && !perf && stat(o->dir, &st) == 0 && !S_ISDIR(st.st_mode))
+		die_usage("%s is neither a snapshot directory nor a perf.data file (a raw capture is given with --trace "
+			  "%s --protocol etm3|ptm)", o->dir, o->dir);
 	if (!perf && (o->symfs || o->buildid_dir || o->vmlinux))
 		die_usage("%s is for perf.data input", o->symfs ? "--symfs" : o->buildid_dir ? "--buildid-dir" : "--vmlinux");
 	int rc = o->trace ? run_trace_file(o, ctx) : perf ? cli_run_perf(o, ctx, kind) : run_snapshot(o, ctx, kind);
