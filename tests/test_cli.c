@@ -241,6 +241,24 @@ int main(void)
 	snprintf(cmd, sizeof(cmd), "%s decode %s/trace.bin 2>&1", tool, snapdir);
 	CHECK_EQ(run(cmd, out, sizeof(out)), 2);
 	CHECK(strstr(out, "trace.bin is neither a snapshot directory nor a perf.data file") != NULL);
+	/* Trace that nothing decodes is said: an ID the capture lacks, and
+	 * a capture's ID that no source of the snapshot claims (trace.ini
+	 * naming a source that does not exist). A snapshot's source without
+	 * trace (a core that ran nothing) is not. */
+	snprintf(cmd, sizeof(cmd), "%s decode --trace examples/sample/trace.bin --protocol ptm --formatted --trace-id 0x33 "
+		 "--format none 2>&1", tool);
+	CHECK_EQ(run(cmd, out, sizeof(out)), 0);
+	CHECK(strstr(out, "no trace of ID 0x33 (the capture has 0x10, 0x11)") != NULL);
+	snprintf(cmd, sizeof(cmd), "cp -r examples/sample %s/misnamed && sed -i 's/^PTM_0=/PTM_9=/' %s/misnamed/trace.ini && "
+		 "%s decode %s/misnamed --format none 2>&1", tmpdir, tmpdir, tool, tmpdir);
+	CHECK_EQ(run(cmd, out, sizeof(out)), 0);
+	CHECK(strstr(out, "bytes of trace ID 0x10 and no source with that ID: not decoded") != NULL);
+	snprintf(cmd, sizeof(cmd), "%s decode %s/misnamed --format none --id 0x11 2>&1", tool, tmpdir);
+	CHECK_EQ(run(cmd, out, sizeof(out)), 0);
+	CHECK(strstr(out, "warning") == NULL);
+	snprintf(cmd, sizeof(cmd), "%s decode %s/traces/TC2 --format none 2>&1", tool, check_shared_dir());
+	CHECK_EQ(run(cmd, out, sizeof(out)), 0);
+	CHECK(strstr(out, "warning") == NULL);
 	snprintf(cmd, sizeof(cmd), "%s coverage %s 2>&1 >/dev/full", tool, snapdir);
 	run(cmd, out, sizeof(out));
 	CHECK(strstr(out, "write error: No space left on device") != NULL);

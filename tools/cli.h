@@ -72,6 +72,14 @@ struct run_ctx {
 	uint64_t errors;
 	uint64_t frame_errors;
 	uint64_t skipped_sources;  /* sources that could not be decoded (warned about) */
+	/* A formatted capture's bytes per trace ID this buffer (run.c), for
+	 * the warnings of trace without a source and sources without trace;
+	 * IDs whose sources were skipped or not asked for (--id) are quiet. */
+	uint64_t id_bytes[MAX_IDS];
+	uint8_t id_quiet[MAX_IDS];
+	/* --trace: the one source asked for, whose missing trace is said (a
+	 * snapshot's sources without trace are cores that ran nothing). */
+	int warn_no_trace;
 	/* What to do with each record / packet (NULL: print per `format`). */
 	cli_record_fn on_record;
 	cli_packet_fn on_packet;

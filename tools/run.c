@@ -36,6 +36,7 @@ static void drain_frames(struct run_ctx *ctx, csd_frame_decoder *fd, struct jobs
 		}
 		if (fo.event != CSD_FRAME_DATA || fo.bytes.id >= MAX_IDS)
 			continue;
+		ctx->id_bytes[fo.bytes.id] += fo.bytes.size;
 		struct source_slot *s = ctx->slot[fo.bytes.id];
 		if (!s)
 			continue;
@@ -45,6 +46,29 @@ static void drain_frames(struct run_ctx *ctx, csd_frame_decoder *fd, struct jobs
 			jobs_data(jobs, s, &fo.bytes);
 		else if (cli_slot_feed(s, &fo.bytes) == 0)
 			cli_drain_slot(ctx, s);
+	}
+}
+
+/* After a formatted capture: trace of an ID no source has (a source the
+ * snapshot names wrongly, a --trace-id that is not the capture's) is not
+ * decoded, and a source whose ID the capture never carries decodes
+ * nothing; either would pass without a word. */
+static void warn_ids(struct run_ctx *ctx, const char *path)
+{
+	char ids[MAX_IDS * 6] = "";
+	size_t len = 0;
+	for (int id = 0; id < MAX_IDS; id++)
+		if (ctx->id_bytes[id] && len + 6 < sizeof(ids))
+			len += (size_t)snprintf(ids + len, sizeof(ids) - len, "%s0x%02x", len ? ", " : "", id);
+	for (int id = 0; id < MAX_IDS; id++) {
+		if (ctx->id_quiet[id])
+			continue;
+		if (ctx->id_bytes[id] && !ctx->slot[id])
+			fprintf(stderr, "%s: warning: %s: %" PRIu64 " bytes of trace ID 0x%02x and no source with that ID: "
+					"not decoded\n", prog, path, ctx->id_bytes[id], id);
+		else if (!ctx->id_bytes[id] && ctx->slot[id] && ctx->warn_no_trace)
+			fprintf(stderr, "%s: warning: %s: no trace of ID 0x%02x (the capture has %s)\n", prog, path, id,
+				len ? ids : "no trace of any ID");
 	}
 }
 
@@ -126,6 +150,9 @@ static int run_buffer(struct run_ctx *ctx, const char *path, uint32_t frame_form
 	if (ctx->merge)
 		merge_flush(ctx->merge, ctx);
 	cli_check_output(ctx);
+	if (frame_format != CSD_FRAME_RAW && rc == 0)
+		warn_ids(ctx, path);
+	memset(ctx->id_bytes, 0, sizeof(ctx->id_bytes));
 	csd_frame_free(fd);
 	free(chunk);
 	if (f != stdin)
@@ -154,6 +181,11 @@ static int run_trace_file(struct options *o, struct run_ctx *ctx)
 	if (cli_slot_init(&slot, SLOT_FLOW, &cfg, img, cli_slot_insn(o, ctx, &cfg)) < 0)
 		die_io("cannot create a decoder for this configuration");
 	ctx->slot[cfg.trace_id] = &slot;
+	/* (A capture's other IDs, an ITM's say, are not asked for: only a
+	 * missing one of its own is said.) */
+	memset(ctx->id_quiet, 1, sizeof(ctx->id_quiet));
+	ctx->id_quiet[cfg.trace_id] = 0;
+	ctx->warn_no_trace = 1;
 	ctx->chunk_ok = 1;
 	int io = run_buffer(ctx, o->trace, o->frame_format, cfg.trace_id, 1) < 0;
 	ctx->chunk_ok = 0;
@@ -173,6 +205,8 @@ static void skip_source(struct run_ctx *ctx, const struct csd_snapshot_source *s
 	fprintf(stderr, "%s: warning: source %s (trace ID 0x%02x) in buffer %s skipped: %s\n", prog, src->name,
 		src->config.trace_id, buf->name, why);
 	ctx->skipped_sources++;
+	if (src->config.trace_id < MAX_IDS)
+		ctx->id_quiet[src->config.trace_id] = 1;
 }
 
 /* The next dump from index i on that csd_snapshot_load_image(snap, dev)
@@ -246,6 +280,8 @@ static int run_snapshot(struct options *o, struct run_ctx *ctx, int kind)
 		int nslots = 0;
 		uint8_t raw_id = 0;
 		memset(ctx->slot, 0, sizeof(ctx->slot));
+		for (int id = 0; id < MAX_IDS; id++)
+			ctx->id_quiet[id] = o->any_id && !o->want[id];
 		for (size_t si = 0; si < csd_snapshot_num_sources(snap); si++) {
 			const struct csd_snapshot_source *src = csd_snapshot_source(snap, si);
 			uint8_t id = src->config.trace_id;
@@ -253,8 +289,10 @@ static int run_snapshot(struct options *o, struct run_ctx *ctx, int kind)
 				continue;
 			if (src->config.protocol != CSD_PROTO_ETM3 && src->config.protocol != CSD_PROTO_PTM)
 				continue;
-			if (o->any_id && !o->want[id])
+			if (o->any_id && !o->want[id]) {
+				ctx->id_quiet[id] = 1;
 				continue;
+			}
 			char why[256];
 			if (buf->frame_format != CSD_FRAME_RAW && (id == 0 || id >= 0x70)) {
 				/* Formatter frames carry IDs 0x01-0x6f only. */
