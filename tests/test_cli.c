@@ -253,6 +253,10 @@ int main(void)
 		 "%s decode %s/misnamed --format none 2>&1", tmpdir, tmpdir, tool, tmpdir);
 	CHECK_EQ(run(cmd, out, sizeof(out)), 0);
 	CHECK(strstr(out, "bytes of trace ID 0x10 and no source with that ID: not decoded") != NULL);
+	snprintf(cmd, sizeof(cmd), "cp -r examples/sample %s/misformat && sed -i 's/^format=coresight/format=coresigt/' "
+		 "%s/misformat/trace.ini && %s decode %s/misformat --format none 2>&1", tmpdir, tmpdir, tool, tmpdir);
+	CHECK_EQ(run(cmd, out, sizeof(out)), 1);
+	CHECK(strstr(out, "warning: buffer ETB_0: unknown format 'coresigt'") != NULL);
 	snprintf(cmd, sizeof(cmd), "%s decode %s/misnamed --format none --id 0x11 2>&1", tool, tmpdir);
 	CHECK_EQ(run(cmd, out, sizeof(out)), 0);
 	CHECK(strstr(out, "warning") == NULL);

@@ -282,6 +282,13 @@ static int run_snapshot(struct options *o, struct run_ctx *ctx, int kind)
 		memset(ctx->slot, 0, sizeof(ctx->slot));
 		for (int id = 0; id < MAX_IDS; id++)
 			ctx->id_quiet[id] = o->any_id && !o->want[id];
+		/* The library reads a format it does not know as unformatted
+		 * (csd_snapshot_buffer): a misspelt "coresight" would then be
+		 * decoded as one source's raw bytes. */
+		if (*buf->format && strcasecmp(buf->format, "source_data") != 0 &&
+		    strcasecmp(buf->format, "coresight") != 0 && strcasecmp(buf->format, "dstream_coresight") != 0)
+			fprintf(stderr, "%s: warning: buffer %s: unknown format '%s' (source_data, coresight or "
+					"dstream_coresight), read as source_data (unformatted)\n", prog, buf->name, buf->format);
 		for (size_t si = 0; si < csd_snapshot_num_sources(snap); si++) {
 			const struct csd_snapshot_source *src = csd_snapshot_source(snap, si);
 			uint8_t id = src->config.trace_id;
