@@ -434,7 +434,10 @@ static void timestamp(struct csdi_gen *g)
 {
 	flush_atoms(g);
 	struct csd_packet p = packet(CSD_PKT_TIMESTAMP);
-	g->ts += 1000 + g->st.traced;
+	/* From the run's instruction count, which every source of the run
+	 * shares: their timestamps are then one clock (a merge by time sees
+	 * the run's order), whatever packets each emits. */
+	g->ts = 1000 + 8 * g->st.insns;
 	p.timestamp = g->ts;
 	if (g->ptm)
 		ptm_take_cycles(g, &p);

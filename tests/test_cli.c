@@ -52,6 +52,45 @@ static void make_snapshot(const char *dir, const uint8_t *bytes, size_t n)
 	}
 }
 
+/* csdec gen: a log with no instruction, or of another program than the
+ * ELF's, is refused (exit 2) rather than turned into a trace of nothing;
+ * the sources of one run share one timestamp clock. */
+static void gen_mistakes(const char *tool, const char *dir)
+{
+	const char *progs = getenv("CSD_PROGRAMS"), *progs_m = getenv("CSD_PROGRAMS_M");
+	CHECK(progs != NULL && progs_m != NULL);
+	if (!progs || !progs_m)
+		return;
+	static char out[1 << 20];
+	char cmd[4096];
+	snprintf(cmd, sizeof(cmd), ": > %s/empty.log && %s gen --qemu-log %s/empty.log --elf %s/hello-arm-O0 --protocol ptm "
+		 "-o %s/g1 2>&1", dir, tool, dir, progs, dir);
+	CHECK_EQ(run(cmd, out, sizeof(out)), 2);
+	CHECK(strstr(out, "no executed instruction in it") != NULL);
+	snprintf(cmd, sizeof(cmd), "%s gen --qemu-log %s/hello-arm-O0.log --elf %s/cm3demo.elf --protocol ptm -o %s/g2 2>&1",
+		 tool, progs, progs_m, dir);
+	CHECK_EQ(run(cmd, out, sizeof(out)), 2);
+	CHECK(strstr(out, "is the log of this program?") != NULL);
+	snprintf(cmd, sizeof(cmd), "%s gen --qemu-log %s/hello-arm-O0.log --elf %s/hello-arm-O0 --protocol ptm --protocol etm3 "
+		 "--timestamps -o %s/g3 2>/dev/null && %s decode %s/g3 --format jsonl --order capture | grep timestamp",
+		 tool, progs, progs, dir, tool, dir);
+	CHECK_EQ(run(cmd, out, sizeof(out)), 0);
+	unsigned long long last[2] = { 0, 0 };
+	for (const char *l = out; (l = strstr(l, "\"type\":\"timestamp\",\"id\":")) != NULL; l++) {
+		unsigned id = 0;
+		unsigned long long ts = 0;
+		const char *t = strstr(l, "\"timestamp\":");
+		if (sscanf(l, "\"type\":\"timestamp\",\"id\":%u", &id) == 1 && t && sscanf(t, "\"timestamp\":%llu", &ts) == 1 &&
+		    (id == 0x10 || id == 0x11))
+			last[id - 0x10] = ts;
+	}
+	printf("gen, two sources of one run: last timestamps %llu and %llu\n", last[0], last[1]);
+	CHECK(last[0] > 0 && last[1] > 0);
+	/* (each source's last one comes at its own last packet, a few
+	 * instructions apart) */
+	CHECK(last[0] * 100 > last[1] * 95 && last[1] * 100 > last[0] * 95);
+}
+
 int main(void)
 {
 	const char *tool = getenv("CSD_TOOL");
@@ -269,6 +308,7 @@ int main(void)
 	snprintf(cmd, sizeof(cmd), "%s decode --trace %s/trace.bin 2>/dev/null", tool, snapdir);
 	CHECK_EQ(run(cmd, out, sizeof(out)), 2); /* --protocol missing */
 
+	gen_mistakes(tool, tmpdir);
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", tmpdir);
 	CHECK_EQ(system(cmd), 0);
 	return check_done("test_cli");

@@ -686,6 +686,11 @@ static void test_tool(const char *progdir)
 		{ "--protocol ptm --formatted=port --perf-data %s", "--formatted=port does not apply" },
 		{ "--protocol ptm --perf-data %s --perf-aux-size 8", "out of range" },
 		{ "--protocol ptm --perf-data /nonexistent/dir/p.data%.0s", "cannot write /nonexistent/dir/p.data" },
+		/* options that would change nothing */
+		{ "--protocol ptm --perf-aux-size 1024 -o %s.d", "--perf-aux-size is for --perf-data" },
+		{ "--protocol ptm --perf-data-version 1 -o %s.d", "--perf-data-version is for --perf-data" },
+		{ "--protocol ptm --protocol ptm --perf-data %s --perf-aux-size 1024", "is for one source" },
+		{ "--protocol etm3 --return-stack --perf-data %s", "--return-stack is the PTM's" },
 	};
 	for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
 		char opts[512];

@@ -104,7 +104,7 @@ static void gen_usage(FILE *out)
 	fprintf(out,
 		"Usage: csdec gen --qemu-log LOG --elf ELF --protocol ptm|etm3 [options] -o DIR\n"
 		"       csdec gen --qemu-log LOG --elf ELF --protocol ptm|etm3 [options] --perf-data FILE\n"
-		"       csdec gen --exec-log LOG --elf ELF --protocol etm3 [--data-trace MODE] [options] -o DIR\n"
+		"       csdec gen --exec-log LOG --elf ELF --protocol etm3|ptm [--data-trace MODE] [options] -o DIR|--perf-data FILE\n"
 		"\n"
 		"Write the trace an ETMv3 or PTM would have produced for a program run\n"
 		"recorded by 'qemu-arm -singlestep -d exec,nochain -D LOG ./prog', as a\n"
@@ -383,6 +383,7 @@ int csd_cmd_gen(int argc, char **argv)
 	const char *log = NULL, *exec_log = NULL, *elf = NULL, *outdir = NULL, *perf_path = NULL;
 	unsigned perf_version = 2;
 	uint64_t perf_aux_size = CSDI_PERF_AUX_SIZE_DEFAULT;
+	const char *perf_only = NULL;  /* a perf.data option given (for the check below) */
 	int protocols[MAX_SOURCES], nproto = 0;
 	int ca = 0, ts = 0, rs = 0, cid_bytes = 0, trace_id = 0x10, mprof = 0, ooo = 0, data_only = 0;
 	uint32_t data_bits = 0;   /* ETMCR[3:2] */
@@ -433,11 +434,13 @@ int csd_cmd_gen(int argc, char **argv)
 			if (pv != 1 && pv != 2)
 				gen_fail("perf.data version '%s' is not 1 or 2", v);
 			perf_version = (unsigned)pv;
+			perf_only = "--perf-data-version";
 			i++;
 		} else if (!strcmp(a, "--perf-aux-size") && v) {
 			perf_aux_size = gen_number(v, "AUX buffer size");
 			if (perf_aux_size < 16 || perf_aux_size > (1ull << 32))
 				gen_fail("AUX buffer size '%s' out of range (16 .. 2^32)", v);
+			perf_only = "--perf-aux-size";
 			i++;
 		} else if (!strcmp(a, "--protocol") && v) {
 			if (nproto == MAX_SOURCES)
@@ -507,6 +510,19 @@ int csd_cmd_gen(int argc, char **argv)
 		gen_fail("%s", "--data-trace and --out-of-order need the data accesses of --exec-log");
 	if (ooo && !data_bits)
 		gen_fail("%s", "--out-of-order needs --data-trace");
+	/* (Options that would change nothing are refused: whoever gives one
+	 * expects it to.) */
+	if (ooo && data_bits == 2)
+		gen_fail("%s", "--out-of-order moves data values: --data-trace address traces none");
+	if (perf_only && !perf_path)
+		gen_fail("%s is for --perf-data", perf_only);
+	if (perf_only && !strcmp(perf_only, "--perf-aux-size") && nproto > 1)
+		gen_fail("%s", "--perf-aux-size is for one source (one --protocol)");
+	int any_ptm = 0;
+	for (int i = 0; i < nproto; i++)
+		any_ptm |= protocols[i] == CSD_PROTO_PTM;
+	if (rs && !any_ptm)
+		gen_fail("%s", "--return-stack is the PTM's (ETMCR bit 29): no --protocol ptm source has one");
 	if (data_only && !data_bits)
 		gen_fail("%s", "--data-only needs --data-trace");
 	if (data_only && (ca || ts))
@@ -665,6 +681,24 @@ int csd_cmd_gen(int argc, char **argv)
 	for (int i = 0; i < c->nsrc; i++) {
 		if (csdi_gen_finish(c->src[i].gen) < 0)
 			ok = 0;
+		/* A log that is not the program's (or not such a log at all)
+		 * would give a trace of nothing, or of trace on and off. */
+		const struct csdi_gen_stats *gs = csdi_gen_stats(c->src[i].gen);
+		char why[1024];
+		if (i == 0 && gs->insns == 0) {
+			snprintf(why, sizeof(why), "%s: no executed instruction in it (%s)", log,
+				 exec_log ? "'I <pc> A32|T32' lines" : "recorded with qemu-arm -singlestep -d exec,nochain?");
+			gen_fail("%s", why);
+		}
+		if (i == 0 && gs->traced == 0) {
+			snprintf(why, sizeof(why), "none of the %" PRIu64 " instructions of %s is in %s's code: is the log of "
+				 "this program?", gs->insns, log, elf);
+			gen_fail("%s", why);
+		}
+		if (i == 0 && gs->traced < gs->insns / 2)
+			fprintf(stderr, "csdec gen: warning: only %" PRIu64 " of the %" PRIu64 " instructions of %s are in "
+					"%s's code; the rest is not traced (a log of another program, or libraries not in "
+					"the ELF?)\n", gs->traced, gs->insns, log, elf);
 		const struct csdi_gen_stats *st = csdi_gen_stats(c->src[i].gen);
 		fprintf(stderr, "csdec gen: %s (trace ID 0x%02x): %" PRIu64 " instructions, %" PRIu64
 			" traced, %" PRIu64 " bytes, %" PRIu64 " packets\n",

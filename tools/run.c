@@ -303,7 +303,8 @@ static int run_snapshot(struct options *o, struct run_ctx *ctx, int kind)
 			char why[256];
 			if (buf->frame_format != CSD_FRAME_RAW && (id == 0 || id >= 0x70)) {
 				/* Formatter frames carry IDs 0x01-0x6f only. */
-				skip_source(ctx, src, buf, id == 0 ? "ID 0 cannot appear in a formatted buffer" :
+				skip_source(ctx, src, buf, id == 0 ? "ID 0 cannot appear in a formatted buffer (has its device file "
+								     "no ETMTRACEIDR in its [regs]?)" :
 								 "IDs 0x70-0x7f are reserved; a formatted buffer cannot carry them");
 				continue;
 			}
