@@ -8,7 +8,7 @@
  * run (the instruction set from the -d exec log, record by record, the
  * addresses having to agree) into an execution log for `csdec gen
  * --exec-log`, with value 0, and generates ETMv3 traces with data trace of
- * addresses only (`--data-trace address`), in order and out of order.
+ * addresses only (`--data-trace address`).
  * `csdec decode --format jsonl` (instructions, and ranges) must give back
  * every instruction, and every access's instruction, direction, size and
  * address, each right after its instruction's record.
@@ -164,7 +164,9 @@ int main(void)
 	glob_t names;
 	CHECK_EQ(glob(path, 0, NULL, &names), 0);
 	static const char *const variants[] = { "arm-O0", "arm-O2", "thumb-O0", "thumb-O2" };
-	static const char *const orders[] = { "", "--out-of-order" };
+	/* (Address mode only: --out-of-order moves load values, which it does
+	 * not trace, so gen refuses it there; test_data_roundtrip has it.) */
+	static const char *const orders[] = { "" };
 	size_t runs = 0, all_insns = 0, all_accs = 0, all_stores = 0, all_sizes8 = 0, all_strex_reads = 0;
 	for (size_t n = 0; n < names.gl_pathc; n++) {
 		char name[256];
