@@ -761,8 +761,8 @@ static void symbols(void)
 	} bad[] = {
 		{ 0, 0x7F, 40, "40 bytes, too short for an ELF header" },
 		{ 1, 'X', 0, "not an ELF file (bytes 0-3" },
-		{ 4, 2, 0, "ELF class 2 at offset 4" },
-		{ 5, 2, 0, "ELF data encoding 2 at offset 5" },
+		{ 4, 2, 0, "not a 32-bit little-endian ELF (class 2 at offset 4, data encoding 1 at offset 5)" },
+		{ 5, 2, 0, "not a 32-bit little-endian ELF (class 1 at offset 4, data encoding 2 at offset 5)" },
 		{ 46, 20, 0, "section header size 20 (e_shentsize, at offset 46)" },
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {

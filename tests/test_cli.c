@@ -296,6 +296,20 @@ int main(void)
 		 "%s/misformat/trace.ini && %s decode %s/misformat --format none 2>&1", tmpdir, tmpdir, tool, tmpdir);
 	CHECK_EQ(run(cmd, out, sizeof(out)), 1);
 	CHECK(strstr(out, "warning: buffer ETB_0: unknown format 'coresigt'") != NULL);
+	/* A snapshot with nothing to decode says what it lacks. */
+	static const char *const lacks[][3] = {
+		{ "s/\\[device_list\\]/[device_lst]/", "snapshot.ini", "is snapshot.ini's [device_list] there?" },
+		{ "s/\\[trace\\]/[trce]/", "snapshot.ini", "(no trace buffer: snapshot.ini's [trace] metadata=" },
+		{ "s/\\[source_buffers\\]/[source_buffer]/", "trace.ini", "trace.ini's [source_buffers] links them" },
+	};
+	for (size_t k = 0; k < sizeof(lacks) / sizeof(lacks[0]); k++) {
+		snprintf(cmd, sizeof(cmd), "rm -rf %s/lacks && cp -r examples/sample %s/lacks && sed -i '%s' %s/lacks/%s && "
+			 "%s decode %s/lacks --format none 2>&1", tmpdir, tmpdir, lacks[k][0], tmpdir, lacks[k][1], tool, tmpdir);
+		CHECK_EQ(run(cmd, out, sizeof(out)), 2);
+		if (!strstr(out, lacks[k][2]))
+			fprintf(stderr, "%s: %s", lacks[k][0], out);
+		CHECK(strstr(out, lacks[k][2]) != NULL);
+	}
 	snprintf(cmd, sizeof(cmd), "%s decode %s/misnamed --format none --id 0x11 2>&1", tool, tmpdir);
 	CHECK_EQ(run(cmd, out, sizeof(out)), 0);
 	CHECK(strstr(out, "warning") == NULL);

@@ -345,10 +345,31 @@ static int run_snapshot(struct options *o, struct run_ctx *ctx, int kind)
 	}
 	for (int i = 0; i < images.n; i++)
 		csd_image_free(images.img[i]);
+	/* What the snapshot lacks, where it is not a source asked for or
+	 * skipped: a section or key misspelt leaves nothing to decode. */
+	char why[160] = "";
+	if (!decoded_any && !o->any_id && !ctx->skipped_sources) {
+		size_t nsrc = 0, linked = 0;
+		for (size_t si = 0; si < csd_snapshot_num_sources(snap); si++) {
+			const struct csd_snapshot_source *src = csd_snapshot_source(snap, si);
+			if (src->config.protocol == CSD_PROTO_ETM3 || src->config.protocol == CSD_PROTO_PTM) {
+				nsrc++;
+				linked += src->buffer >= 0;
+			}
+		}
+		if (!nsrc)
+			snprintf(why, sizeof(why), " (no device file of class trace_source with an ETMv3 or PTM type%s)",
+				 csd_snapshot_num_sources(snap) ? "" : "; is snapshot.ini's [device_list] there?");
+		else if (!csd_snapshot_num_buffers(snap))
+			snprintf(why, sizeof(why), " (no trace buffer: snapshot.ini's [trace] metadata= and its file's "
+						   "[trace_buffers] buffers= name them)");
+		else if (!linked)
+			snprintf(why, sizeof(why), " (none is in a buffer: trace.ini's [source_buffers] links them)");
+	}
 	csd_snapshot_free(snap);
 	if (!decoded_any) {
-		fprintf(stderr, "%s: %s: no ETMv3 or PTM trace source%s\n", prog, o->dir,
-			o->any_id ? " with the requested ID" : ctx->skipped_sources ? " that could be decoded" : "");
+		fprintf(stderr, "%s: %s: no ETMv3 or PTM trace source%s%s\n", prog, o->dir,
+			o->any_id ? " with the requested ID" : ctx->skipped_sources ? " that could be decoded" : "", why);
 		return EXIT_USAGE;
 	}
 	return cli_finish_status(ctx, io, kind == SLOT_FLOW);

@@ -753,14 +753,10 @@ int symtab_add_elf_mem(struct symtab *st, uint8_t *data, uint64_t size, const ch
 		snprintf(err, errlen, "%s: not an ELF file (bytes 0-3 are not 7f 45 4c 46)", name);
 		return -1;
 	}
-	if (data[EI_CLASS] != ELFCLASS32) {
-		snprintf(err, errlen, "%s: ELF class %u at offset %d: not a 32-bit ELF file (class %d)", name,
-			 data[EI_CLASS], EI_CLASS, ELFCLASS32);
-		return -1;
-	}
-	if (data[EI_DATA] != ELFDATA2LSB) {
-		snprintf(err, errlen, "%s: ELF data encoding %u at offset %d: not little-endian (%d)", name,
-			 data[EI_DATA], EI_DATA, ELFDATA2LSB);
+	/* (Worded as the image's check of the same file: csd_image_add_elf.) */
+	if (data[EI_CLASS] != ELFCLASS32 || data[EI_DATA] != ELFDATA2LSB) {
+		snprintf(err, errlen, "%s: not a 32-bit little-endian ELF (class %u at offset %d, data encoding %u at offset %d)",
+			 name, data[EI_CLASS], EI_CLASS, data[EI_DATA], EI_DATA);
 		return -1;
 	}
 	memcpy(&in.eh, data, sizeof(in.eh));
