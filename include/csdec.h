@@ -1176,6 +1176,12 @@ struct csd_perf_info {
 	/** Feature strings; "" when the file does not have them. */
 	const char *hostname, *os_release, *perf_version, *arch, *cpu_desc, *cpuid;
 	const char *cmdline;      /**< the perf command line, words joined by spaces */
+	/** NULL, or why not all feature sections were read: the file ends
+	 *  inside them (copied or written short after its records). The
+	 *  records are read all the same; features from the first one cut on
+	 *  are absent (the build-ID table among them, if so: lookups then go
+	 *  by path). "offset N: ..." as csd_perf_error() words it. */
+	const char *features_cut;
 };
 
 /** An entry of the build-ID table (HEADER_BUILD_ID feature). */

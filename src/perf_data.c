@@ -143,6 +143,7 @@ struct csd_perf {
 	unsigned trailer_size;
 	struct csd_perf_info info;
 	char *strings[7];              /* owned feature strings */
+	char features_note[200];       /* info.features_cut */
 	struct csd_perf_cpu *cpus;
 	size_t ncpus;
 	struct csd_perf_build_id *bids;
@@ -713,10 +714,16 @@ static int read_features(csd_perf *pd, const uint8_t *h)
 	if (total == 0)
 		return CSD_OK;
 	uint64_t table = pd->data_end;
-	if (table > pd->file_size || (uint64_t)total * 16 > pd->file_size - table)
-		return fail_at(pd, CSD_EFORMAT, table,
-			       "the table of %d feature sections passes the end of the file (0x%" PRIx64 ")", total,
-			       pd->file_size);
+	/* A file that ends in its features (after its records) is read as
+	 * far as it goes, as one that ends in its records is: noted, and the
+	 * features from there on are absent. */
+	if (table > pd->file_size || (uint64_t)total * 16 > pd->file_size - table) {
+		snprintf(pd->features_note, sizeof(pd->features_note),
+			 "offset 0x%" PRIx64 ": the table of %d feature sections passes the end of the file (0x%" PRIx64 ")",
+			 table, total, pd->file_size);
+		pd->info.features_cut = pd->features_note;
+		return CSD_OK;
+	}
 	static const struct {
 		int bit;
 		int slot;
@@ -727,7 +734,7 @@ static int read_features(csd_perf *pd, const uint8_t *h)
 	const char **dst[6] = { &pd->info.hostname, &pd->info.os_release, &pd->info.perf_version,
 				&pd->info.arch, &pd->info.cpu_desc, &pd->info.cpuid };
 	/* Every section must lie in the file, read or not: a file cut there
-	 * is still a cut file. */
+	 * is noted as cut, and nothing from that section on is read. */
 	for (int bit = 0; bit < 256; bit++) {
 		uint64_t word = bits[bit / 64], below = word & ((UINT64_C(1) << (bit % 64)) - 1);
 		if (!((word >> (bit % 64)) & 1))
@@ -743,10 +750,14 @@ static int read_features(csd_perf *pd, const uint8_t *h)
 			return rc;
 		s.off = le64(e);
 		s.size = le64(e + 8);
-		if (s.off > pd->file_size || s.size > pd->file_size - s.off)
-			return fail_at(pd, CSD_EFORMAT, s.entry,
-				       "feature %d's section [0x%" PRIx64 ", +0x%" PRIx64 ") passes the end of the file (0x%" PRIx64
-				       ")", bit, s.off, s.size, pd->file_size);
+		if (s.off > pd->file_size || s.size > pd->file_size - s.off) {
+			snprintf(pd->features_note, sizeof(pd->features_note),
+				 "offset 0x%" PRIx64 ": feature %d's section [0x%" PRIx64 ", +0x%" PRIx64
+				 ") passes the end of the file (0x%" PRIx64 ")",
+				 s.entry, bit, s.off, s.size, pd->file_size);
+			pd->info.features_cut = pd->features_note;
+			return CSD_OK;
+		}
 		int wanted = bit == FEAT_BUILD_ID || bit == FEAT_NRCPUS || bit == FEAT_CMDLINE;
 		for (size_t k = 0; k < sizeof(strs) / sizeof(strs[0]); k++)
 			wanted |= strs[k].bit == bit;

@@ -1087,6 +1087,11 @@ static void step(csd_perf_session *ps)
 	case ST_SUMMARY:
 		if (!ps->rc && ps->walk_rc != CSD_EEOS)
 			fail(ps, ps->walk_rc, "%s", csd_perf_error(ps->pd));
+		/* A file that ends inside its feature sections, after its
+		 * records: every record was given, and then the error, as for a
+		 * file that ends in its records. */
+		else if (!ps->rc && csd_perf_info(ps->pd)->features_cut)
+			fail(ps, CSD_EFORMAT, "%s: %s", ps->path, csd_perf_info(ps->pd)->features_cut);
 		ps->state = ST_DONE;
 		return;
 	case ST_DONE:

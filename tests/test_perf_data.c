@@ -815,6 +815,13 @@ static int open_walk(const uint8_t *data, size_t n, size_t limit, const char *wh
 		walk_all(pd, &w);
 		rc = w.rc == CSD_EEOS ? 0 : w.rc;
 		snprintf(err, sizeof(err), "%s", csd_perf_error(pd));
+		/* A file cut (or bent) in its features, after its records: the
+		 * records are all read and the cut noted, with its offset (the
+		 * session ends with it as its error, the tool exits 2). */
+		if (rc == 0 && csd_perf_info(pd)->features_cut) {
+			rc = CSD_EFORMAT;
+			snprintf(err, sizeof(err), "%s", csd_perf_info(pd)->features_cut);
+		}
 		CHECK(w.events <= n);
 		/* Every piece lies in the file. */
 		csd_perf_free(pd);
@@ -1019,6 +1026,22 @@ static void test_tool_lookups(const char *snap_insn)
 	char args[4096], cmd[4096];
 	struct shape plain = { .version = 1 };
 	const char *path = write_sample("plain.data", &plain);
+	/* Cut inside its feature sections (after every record): every
+	 * record is printed, then the cut is named and the status is 2. */
+	{
+		char cut_path[1300];
+		snprintf(args, sizeof(args), "decode %s --format jsonl", path);
+		CHECK_EQ(tool_run(out_b, args), 0);
+		char *whole = strdup(out_b);
+		snprintf(cut_path, sizeof(cut_path), "%s.cut", path);
+		snprintf(cmd, sizeof(cmd), "head -c $(( $(stat -c %%s %s) - 24 )) %s > %s", path, path, cut_path);
+		CHECK_EQ(system(cmd), 0);
+		snprintf(args, sizeof(args), "decode %s --format jsonl", cut_path);
+		CHECK_EQ(tool_run(out_b, args), 2);
+		CHECK(strstr(err_text, "passes the end of the file") != NULL && strstr(err_text, "offset 0x") != NULL);
+		CHECK(whole && strlen(whole) > 100 && strcmp(out_b, whole) == 0);
+		free(whole);
+	}
 	/* Given as a raw capture, it is refused rather than decoded as noise. */
 	snprintf(args, sizeof(args), "decode --trace %s --protocol ptm --format none", path);
 	CHECK_EQ(tool_run(out_b, args), 2);
