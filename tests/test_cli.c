@@ -20,6 +20,15 @@ static int run(const char *cmd, char *out, size_t cap)
 	return cli_run_cmd(cmd, NULL, out, cap);
 }
 
+/* cmd exits with `status` and says `says` (its output shown where not). */
+static void expect_says(const char *cmd, int status, const char *says, char *out, size_t cap)
+{
+	CHECK_EQ(run(cmd, out, cap), status);
+	if (!strstr(out, says))
+		fprintf(stderr, "%s: expected \"%s\" in:\n%s", cmd, says, out);
+	CHECK(strstr(out, says) != NULL);
+}
+
 static void write_text(const char *dir, const char *name, const char *text)
 {
 	char path[1024];
@@ -231,21 +240,17 @@ int main(void)
 	CHECK_EQ(run(cmd, out, sizeof(out)), 1);
 	CHECK(strstr(out, "\"id\":19,") != NULL);
 	CHECK_EQ(strcmp(out, by_trace_id), 0);
-	snprintf(cmd, sizeof(cmd), "%s decode --trace %s/trace.bin --protocol ptm --id 0x13 --id 0x14 2>/dev/null", tool,
-		 snapdir);
-	CHECK_EQ(run(cmd, out, sizeof(out)), 2);
-	snprintf(cmd, sizeof(cmd), "%s decode --trace %s/trace.bin --protocol ptm --id 0x13 --trace-id 0x14 2>/dev/null",
-		 tool, snapdir);
-	CHECK_EQ(run(cmd, out, sizeof(out)), 2);
-	/* --core: only with --trace, a known profile, and no PTM on a Cortex-M. */
-	snprintf(cmd, sizeof(cmd), "%s decode %s --core cortex-m3 2>/dev/null", tool, snapdir);
-	CHECK_EQ(run(cmd, out, sizeof(out)), 2);
-	snprintf(cmd, sizeof(cmd), "%s decode --trace %s/trace.bin --protocol ptm --core cortex-x 2>/dev/null", tool,
-		 snapdir);
-	CHECK_EQ(run(cmd, out, sizeof(out)), 2);
-	snprintf(cmd, sizeof(cmd), "%s decode --trace %s/trace.bin --protocol ptm --core cortex-m4 2>/dev/null", tool,
-		 snapdir);
-	CHECK_EQ(run(cmd, out, sizeof(out)), 2);
+	/* ... and --core: only with --trace, a known profile, and no PTM on a
+	 * Cortex-M. */
+	static const char *const usage_errors[] = { "--id 0x13 --id 0x14", "--id 0x13 --trace-id 0x14", "--core cortex-x",
+						    "--core cortex-m4" };
+	for (size_t k = 0; k < sizeof(usage_errors) / sizeof(usage_errors[0]); k++) {
+		snprintf(cmd, sizeof(cmd), "%s decode --trace %s/trace.bin --protocol ptm %s 2>&1", tool, snapdir,
+			 usage_errors[k]);
+		expect_says(cmd, 2, "Try 'csdec decode --help'", out, sizeof(out));
+	}
+	snprintf(cmd, sizeof(cmd), "%s decode %s --core cortex-m3 2>&1", tool, snapdir);
+	expect_says(cmd, 2, "--core is for --trace", out, sizeof(out));
 	snprintf(cmd, sizeof(cmd), "%s decode --trace %s/trace.bin --protocol ptm --trace-id 0x13 --core Cortex-A15 --format jsonl",
 		 tool, snapdir);
 	CHECK_EQ(run(cmd, out, sizeof(out)), 1);
@@ -272,10 +277,7 @@ int main(void)
 	};
 	for (size_t k = 0; k < sizeof(trace_only) / sizeof(trace_only[0]); k++) {
 		snprintf(cmd, sizeof(cmd), "%s decode %s %s 2>&1", tool, snapdir, trace_only[k][0]);
-		CHECK_EQ(run(cmd, out, sizeof(out)), 2);
-		if (!strstr(out, trace_only[k][1]))
-			fprintf(stderr, "decode ... %s: %s", trace_only[k][0], out);
-		CHECK(strstr(out, trace_only[k][1]) != NULL);
+		expect_says(cmd, 2, trace_only[k][1], out, sizeof(out));
 	}
 	snprintf(cmd, sizeof(cmd), "%s decode %s/trace.bin 2>&1", tool, snapdir);
 	CHECK_EQ(run(cmd, out, sizeof(out)), 2);
@@ -305,10 +307,7 @@ int main(void)
 	for (size_t k = 0; k < sizeof(lacks) / sizeof(lacks[0]); k++) {
 		snprintf(cmd, sizeof(cmd), "rm -rf %s/lacks && cp -r examples/sample %s/lacks && sed -i '%s' %s/lacks/%s && "
 			 "%s decode %s/lacks --format none 2>&1", tmpdir, tmpdir, lacks[k][0], tmpdir, lacks[k][1], tool, tmpdir);
-		CHECK_EQ(run(cmd, out, sizeof(out)), 2);
-		if (!strstr(out, lacks[k][2]))
-			fprintf(stderr, "%s: %s", lacks[k][0], out);
-		CHECK(strstr(out, lacks[k][2]) != NULL);
+		expect_says(cmd, 2, lacks[k][2], out, sizeof(out));
 	}
 	snprintf(cmd, sizeof(cmd), "%s decode %s/misnamed --format none --id 0x11 2>&1", tool, tmpdir);
 	CHECK_EQ(run(cmd, out, sizeof(out)), 0);
