@@ -866,7 +866,8 @@ int csd_flow_last_packet(const csd_flow_decoder *dec, struct csd_packet *pkt);
  *     decoder). A's decoder is done.
  *  4. No match: A's decoder decodes all of B (B's records are dropped)
  *     and goes on to the next chunk's points.
- * Free each state with csd_flow_state_free() once it is no longer joined.
+ * Free each state with csd_flow_state_free() once its chunk's records are
+ * completed (one that matched nothing: once the search has passed it).
  * ---------------------------------------------------------------------- */
 
 /**
