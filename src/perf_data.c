@@ -230,6 +230,27 @@ static int fail_at(csd_perf *pd, int rc, uint64_t offset, const char *fmt, ...)
 	return rc;
 }
 
+/* The file ends inside its feature sections, at the one at `offset`
+ * (info.features_cut, worded as fail_at's without the path): those from
+ * there on are not read; the records are. */
+static int features_cut(csd_perf *pd, uint64_t offset, const char *fmt, ...)
+#if defined(__GNUC__)
+	__attribute__((format(printf, 3, 4)))
+#endif
+	;
+static int features_cut(csd_perf *pd, uint64_t offset, const char *fmt, ...)
+{
+	int n = snprintf(pd->features_note, sizeof(pd->features_note), "offset 0x%" PRIx64 ": ", offset);
+	if (n > 0 && (size_t)n < sizeof(pd->features_note)) {
+		va_list ap;
+		va_start(ap, fmt);
+		vsnprintf(pd->features_note + n, sizeof(pd->features_note) - (size_t)n, fmt, ap);
+		va_end(ap);
+	}
+	pd->info.features_cut = pd->features_note;
+	return CSD_OK;
+}
+
 /* Read exactly n bytes at off, which the caller has checked lie in the
  * file. */
 static int read_at(csd_perf *pd, uint64_t off, void *buf, size_t n)
@@ -717,13 +738,9 @@ static int read_features(csd_perf *pd, const uint8_t *h)
 	/* A file that ends in its features (after its records) is read as
 	 * far as it goes, as one that ends in its records is: noted, and the
 	 * features from there on are absent. */
-	if (table > pd->file_size || (uint64_t)total * 16 > pd->file_size - table) {
-		snprintf(pd->features_note, sizeof(pd->features_note),
-			 "offset 0x%" PRIx64 ": the table of %d feature sections passes the end of the file (0x%" PRIx64 ")",
-			 table, total, pd->file_size);
-		pd->info.features_cut = pd->features_note;
-		return CSD_OK;
-	}
+	if (table > pd->file_size || (uint64_t)total * 16 > pd->file_size - table)
+		return features_cut(pd, table, "the table of %d feature sections passes the end of the file (0x%" PRIx64 ")",
+				    total, pd->file_size);
 	static const struct {
 		int bit;
 		int slot;
@@ -750,14 +767,10 @@ static int read_features(csd_perf *pd, const uint8_t *h)
 			return rc;
 		s.off = le64(e);
 		s.size = le64(e + 8);
-		if (s.off > pd->file_size || s.size > pd->file_size - s.off) {
-			snprintf(pd->features_note, sizeof(pd->features_note),
-				 "offset 0x%" PRIx64 ": feature %d's section [0x%" PRIx64 ", +0x%" PRIx64
-				 ") passes the end of the file (0x%" PRIx64 ")",
-				 s.entry, bit, s.off, s.size, pd->file_size);
-			pd->info.features_cut = pd->features_note;
-			return CSD_OK;
-		}
+		if (s.off > pd->file_size || s.size > pd->file_size - s.off)
+			return features_cut(pd, s.entry,
+					    "feature %d's section [0x%" PRIx64 ", +0x%" PRIx64 ") passes the end of the file (0x%" PRIx64
+					    ")", bit, s.off, s.size, pd->file_size);
 		int wanted = bit == FEAT_BUILD_ID || bit == FEAT_NRCPUS || bit == FEAT_CMDLINE;
 		for (size_t k = 0; k < sizeof(strs) / sizeof(strs[0]); k++)
 			wanted |= strs[k].bit == bit;

@@ -48,13 +48,27 @@ void die_io(const char *fmt, ...)
 
 /* A write error (a full disk, a closed pipe when SIGPIPE is ignored) ends
  * the run at once: decoding on would only produce more output to lose. */
+static void say_write_error(const char *name, int e)
+{
+	fprintf(stderr, "%s: %s%swrite error: %s\n", prog, name ? name : "", name ? ": " : "",
+		e ? strerror(e) : "output stream failed");
+}
+
 void cli_check_output(struct run_ctx *ctx)
 {
 	if (ferror(ctx->out)) {
-		int e = errno;
-		fprintf(stderr, "%s: write error: %s\n", prog, e ? strerror(e) : "output stream failed");
+		say_write_error(NULL, errno);
 		exit(EXIT_USAGE);
 	}
+}
+
+int cli_end_output(FILE *f, const char *name)
+{
+	errno = 0;
+	if (f == stdout ? fflush(f) == 0 && !ferror(f) : fclose(f) == 0)
+		return 0;
+	say_write_error(name, errno);
+	return -1;
 }
 
 int cli_slot_feed(struct source_slot *s, const struct csd_bytes *b)

@@ -273,6 +273,10 @@ void cli_count_packet_text(struct run_ctx *ctx, struct source_slot *s, const str
 void cli_print_packet(const struct run_ctx *ctx, FILE *out, const struct source_slot *s, const struct csd_packet *p);
 /* Stop the run (exit 2) when the output stream has failed. */
 void cli_check_output(struct run_ctx *ctx);
+/* A command's output done: standard output flushed, or its own file f
+ * (named `name`) closed. 0, or -1 after saying why (as cli_check_output,
+ * `name` first where given). */
+int cli_end_output(FILE *f, const char *name);
 void cli_report_frame_error(struct run_ctx *ctx, const struct csd_frame_out *fo);
 /* Add the --image and --elf files to img (exits on errors). */
 void cli_load_extra_images(const struct options *o, csd_image *img);

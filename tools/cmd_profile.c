@@ -146,11 +146,8 @@ int csd_cmd_profile(int argc, char **argv)
 				status = EXIT_USAGE;
 			}
 		}
-		errno = 0;
-		if (fflush(stdout) != 0 || ferror(stdout)) {
-			fprintf(stderr, "%s: write error: %s\n", prog, errno ? strerror(errno) : "output stream failed");
+		if (cli_end_output(stdout, NULL) < 0)
 			status = EXIT_USAGE;
-		}
 	}
 	prof_free(p.acc);
 	symtab_free(st);

@@ -244,12 +244,6 @@ static void json_grid(FILE *f, double v, int fine)
 	fprintf(f, "%s%lld.%s", q < 0 && units == 0 ? "-" : "", units, digits);
 }
 
-static void json_time(FILE *f, double t)
-{
-	const int fine = fine_grid(t);
-	json_grid(f, fine ? whole(t * 1000.0) : whole(t), fine);
-}
-
 /* A span's start and end on one grid (*s, *e); returns whether it is
  * the fine one. */
 static int span_grid(double start, double end, double *s, double *e)
@@ -258,6 +252,14 @@ static int span_grid(double start, double end, double *s, double *e)
 	*s = fine ? whole(start * 1000.0) : whole(start);
 	*e = fine ? whole(end * 1000.0) : whole(end);
 	return fine;
+}
+
+/* An instant's time, on the grid of a span that starts and ends there. */
+static void json_time(FILE *f, double t)
+{
+	double g, same;
+	const int fine = span_grid(t, t, &g, &same);
+	json_grid(f, g, fine);
 }
 
 static void event_sep(struct timeline *t)
@@ -806,11 +808,8 @@ int csd_cmd_timeline(int argc, char **argv)
 		if (t->cut)
 			fprintf(stderr, "%s: timeline: %s\n", prog, t->cut_note);
 	}
-	errno = 0;
-	if ((f == stdout ? fflush(f) : fclose(f)) != 0 || (f == stdout && ferror(f))) {
-		fprintf(stderr, "%s: %s: write error: %s\n", prog, to.out_path, errno ? strerror(errno) : "output stream failed");
+	if (cli_end_output(f, to.out_path) < 0)
 		status = EXIT_USAGE;
-	}
 	for (size_t i = 0; i < TL_SOURCES; i++)
 		free(t->src[i]);
 	free(t);

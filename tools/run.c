@@ -284,9 +284,8 @@ static int run_snapshot(struct options *o, struct run_ctx *ctx, int kind)
 			ctx->id_quiet[id] = o->any_id && !o->want[id];
 		/* The library reads a format it does not know as unformatted
 		 * (csd_snapshot_buffer): a misspelt "coresight" would then be
-		 * decoded as one source's raw bytes. */
-		if (*buf->format && strcasecmp(buf->format, "source_data") != 0 &&
-		    strcasecmp(buf->format, "coresight") != 0 && strcasecmp(buf->format, "dstream_coresight") != 0)
+		 * decoded as one source's raw bytes. Unformatted is source_data. */
+		if (buf->frame_format == CSD_FRAME_RAW && *buf->format && strcasecmp(buf->format, "source_data") != 0)
 			fprintf(stderr, "%s: warning: buffer %s: unknown format '%s' (source_data, coresight or "
 					"dstream_coresight), read as source_data (unformatted)\n", prog, buf->name, buf->format);
 		for (size_t si = 0; si < csd_snapshot_num_sources(snap); si++) {
@@ -296,10 +295,8 @@ static int run_snapshot(struct options *o, struct run_ctx *ctx, int kind)
 				continue;
 			if (src->config.protocol != CSD_PROTO_ETM3 && src->config.protocol != CSD_PROTO_PTM)
 				continue;
-			if (o->any_id && !o->want[id]) {
-				ctx->id_quiet[id] = 1;
+			if (o->any_id && !o->want[id])
 				continue;
-			}
 			char why[256];
 			if (buf->frame_format != CSD_FRAME_RAW && (id == 0 || id >= 0x70)) {
 				/* Formatter frames carry IDs 0x01-0x6f only. */
